@@ -1,0 +1,31 @@
+"""Typed errors the core returns (never raises) for bad input."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    """``events.json`` (or ``base_config.json``) cannot be read as a JP stream.
+
+    ``index`` is the 0-based entry index when the problem is inside one entry;
+    ``line``/``column`` are set when the JSON itself is malformed.
+    """
+
+    message: str
+    index: int | None = None
+    type_tag: str | None = None
+    line: int | None = None
+    column: int | None = None
+    document: str = "events.json"
+
+    def place(self) -> str:
+        """Where the problem is, for a one-line error message."""
+        if self.line is not None:
+            return f"line {self.line}, column {self.column}"
+        if self.index is not None:
+            kind = f" ({self.type_tag})" if self.type_tag else ""
+            return f"entry {self.index}{kind}"
+        return "top level"
+
+    def describe(self) -> str:
+        return f"{self.place()}: {self.message}"

@@ -1,0 +1,104 @@
+"""Event IDs (RFD 097): generation convention, fresh IDs, load-time assignment and repair."""
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from .entries import IdOrigin
+
+ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
+ID_LENGTH = 7
+
+IdSource: TypeAlias = Callable[[], str]
+"""Yields candidate IDs; the stream retries until one is unused."""
+
+MAX_ATTEMPTS = 10_000
+
+
+class IdSourceExhausted(RuntimeError):
+    """The injected ID source kept returning IDs already in use."""
+
+
+def ids_from_random_bytes(random_bytes: Callable[[int], bytes]) -> IdSource:
+    """An ``IdSource`` of 7-character lowercase base-36 IDs drawn from ``random_bytes``.
+
+    Bytes >= 252 are rejected so every character is uniform over the alphabet.
+    """
+
+    def next_id() -> str:
+        chars: list[str] = []
+        while len(chars) < ID_LENGTH:
+            for byte in random_bytes(ID_LENGTH * 2):
+                if byte < 252:
+                    chars.append(ALPHABET[byte % 36])
+                    if len(chars) == ID_LENGTH:
+                        break
+        return "".join(chars)
+
+    return next_id
+
+
+def sequential_ids(prefix: str = "e") -> IdSource:
+    """A deterministic ``IdSource`` for tests and fixtures: ``e000001``, ``e000002``, …"""
+    counter = iter(range(1, 36**ID_LENGTH))
+
+    def next_id() -> str:
+        number = next(counter)
+        return f"{prefix}{number:0{ID_LENGTH - len(prefix)}d}"
+
+    return next_id
+
+
+def from_list(ids: Iterable[str]) -> IdSource:
+    """An ``IdSource`` that returns the given IDs in order (for forcing collisions in tests)."""
+    iterator: Iterator[str] = iter(ids)
+    return lambda: next(iterator)
+
+
+def fresh_id(source: IdSource, used: Callable[[str], bool]) -> str:
+    """Draw from ``source`` until an ID is non-empty and not ``used``."""
+    for _ in range(MAX_ATTEMPTS):
+        candidate = source()
+        if candidate and not used(candidate):
+            return candidate
+    raise IdSourceExhausted(f"no unused event ID after {MAX_ATTEMPTS} attempts")
+
+
+@dataclass(frozen=True, slots=True)
+class IdPlan:
+    """The IDs the loaded entries end up with, and what load had to do to get there."""
+
+    ids: tuple[str, ...]
+    origins: tuple[IdOrigin, ...]
+    duplicated: frozenset[str]
+
+
+def plan_loaded_ids(written: list[str | None], source: IdSource) -> IdPlan:
+    """Keep every non-empty written ID; assign missing ones; regenerate later duplicates.
+
+    Fresh IDs never collide with any ID written anywhere in the file, so an
+    assigned ID cannot create a false duplicate of a later entry.
+    """
+    counts = Counter(identifier for identifier in written if identifier)
+    duplicated = frozenset(identifier for identifier, count in counts.items() if count > 1)
+    used: set[str] = set(counts)
+    seen: set[str] = set()
+    ids: list[str] = []
+    origins: list[IdOrigin] = []
+    for identifier in written:
+        if not identifier:
+            new = fresh_id(source, used.__contains__)
+            used.add(new)
+            ids.append(new)
+            origins.append("assigned")
+        elif identifier in seen:
+            new = fresh_id(source, used.__contains__)
+            used.add(new)
+            ids.append(new)
+            origins.append("repaired")
+        else:
+            seen.add(identifier)
+            ids.append(identifier)
+            origins.append("file")
+    return IdPlan(tuple(ids), tuple(origins), duplicated)

@@ -1,0 +1,53 @@
+"""JP's base64 storage encoding of tool arguments, tool output and metadata.
+
+On disk every string leaf of ``metadata`` and ``tool_call_request.arguments``
+and the ``tool_call_response.content`` string are standard base64 (``+/``,
+``=`` padded) of UTF-8. Reading is lenient: a string that is not canonical
+standard base64 of valid UTF-8 is kept exactly as written (so a hand-edited
+plaintext value stays readable), and is encoded like any other on save.
+"""
+
+import binascii
+
+from .json_value import Json
+
+
+def decode_string(text: str) -> str:
+    """Decode one stored string, or return it unchanged when it is not canonical base64 of UTF-8."""
+    try:
+        raw = binascii.a2b_base64(text, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return text
+    if binascii.b2a_base64(raw, newline=False) != text.encode("ascii"):
+        return text
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return text
+
+
+def encode_string(text: str) -> str:
+    """Encode one string the way JP stores it."""
+    return binascii.b2a_base64(text.encode("utf-8"), newline=False).decode("ascii")
+
+
+def decode_leaves(value: Json) -> Json:
+    """Decode every string leaf of a JSON tree (object keys are never encoded)."""
+    if isinstance(value, str):
+        return decode_string(value)
+    if isinstance(value, dict):
+        return {key: decode_leaves(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [decode_leaves(item) for item in value]
+    return value
+
+
+def encode_leaves(value: Json) -> Json:
+    """Encode every string leaf of a JSON tree."""
+    if isinstance(value, str):
+        return encode_string(value)
+    if isinstance(value, dict):
+        return {key: encode_leaves(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [encode_leaves(item) for item in value]
+    return value

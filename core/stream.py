@@ -1,0 +1,390 @@
+"""``ConversationStream``: an immutable JP event stream with stable IDs and request links.
+
+Every insertion path (``push``, ``extend``, ``start_turn``, the turn
+builder's flush and ``sanitize``'s synthetic entries) goes through one place
+that assigns a fresh ``event_id`` (RFD 097) and stamps the ``request_id`` of
+the active originating request on the five answering families (RFD 098). The
+active request is turn-scoped: a ``turn_start`` clears it, a ``chat_request``
+sets it, and an answering event before the turn's first request stays
+unlinked. IDs or links supplied with a new payload are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+from pyrsistent import PSet, PVector, pset, pvector
+from returns.result import Failure, Result, Success
+
+from .codec import (
+    InvalidDocument,
+    InvalidEntry,
+    decode_document,
+    encode_document,
+    read_entry,
+    write_entry,
+)
+from .entries import Entry
+from .errors import StreamError
+from .event_ids import IdSource, fresh_id, plan_loaded_ids
+from .json_value import Json, JsonObject
+from .payloads import ChatRequest, ConfigDelta, Payload, TurnStart, is_conversation_event, is_linkable
+from .turn_summary import normalize_summary
+from .turns import Turn, split_turns
+
+if TYPE_CHECKING:
+    from .builder import TurnBuilder
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSummaryError:
+    """Why a turn summary was not stored or cleared."""
+
+    reason: Literal["unknown_turn", "blank_summary"]
+    turn_id: str
+
+    def describe(self) -> str:
+        if self.reason == "unknown_turn":
+            return f"no turn_start with event_id {self.turn_id!r}"
+        return "the summary is blank once normalized to one line"
+
+
+@dataclass(frozen=True, slots=True)
+class AmbiguousLink:
+    """A ``request_id`` that points at an ID duplicated in the file: saving would silently resolve it."""
+
+    index: int
+    event_id: str
+    request_id: str
+
+
+def _id_set(entries: Iterable[Entry]) -> PSet[str]:
+    return pset(entry.event_id for entry in entries)
+
+
+def _no_id_source() -> str:
+    raise RuntimeError("this stream was built without an ID source; use from_json or empty")
+
+
+@dataclass(frozen=True)
+class ConversationStream:
+    """A conversation's entries in file order, plus its base config.
+
+    ``legacy_head`` holds the leading ``config_delta`` of a legacy file (no
+    ``base_config.json``) verbatim; ``upgraded()`` turns it into a base config.
+    ``duplicated_ids`` is load-scoped: the IDs that more than one entry carried
+    in the file, which no reference may resolve to.
+    """
+
+    entries: PVector[Entry]
+    base_config: JsonObject | None = None
+    legacy_head: JsonObject | None = None
+    duplicated_ids: frozenset[str] = frozenset()
+    new_id: IdSource = field(default=_no_id_source, compare=False, repr=False)
+    ids: PSet[str] = field(default_factory=pset, compare=False, repr=False)
+
+    # Loading and saving -----------------------------------------------------------------------
+
+    @classmethod
+    def empty(cls, base_config: JsonObject, *, new_id: IdSource) -> ConversationStream:
+        """A new current-format stream with no entries."""
+        return cls(pvector(), base_config, None, frozenset(), new_id, pset())
+
+    @classmethod
+    def from_json(
+        cls, events: bytes, base_config: bytes | None = None, *, new_id: IdSource
+    ) -> Result[ConversationStream, StreamError]:
+        """Load ``events.json`` (and ``base_config.json`` for the current format).
+
+        Without ``base_config`` the legacy format is expected: element 0 is the
+        base ``config_delta``. Missing or empty IDs are assigned and later
+        duplicates regenerated; nothing else is changed.
+        """
+        try:
+            return Success(cls._load(events, base_config, new_id))
+        except InvalidDocument as error:
+            return Failure(error.error)
+        except InvalidEntry as error:
+            return Failure(StreamError(error.message, index=error.index, type_tag=error.type_tag))
+
+    @classmethod
+    def _load(cls, events: bytes, base_config: bytes | None, new_id: IdSource) -> ConversationStream:
+        document = decode_document(events, "events.json")
+        if not isinstance(document, list):
+            raise InvalidEntry("events.json must be a JSON array of entries")
+        base: JsonObject | None = None
+        head: JsonObject | None = None
+        items: list[Json] = document
+        offset = 0
+        if base_config is not None:
+            parsed = decode_document(base_config, "base_config.json")
+            if not isinstance(parsed, dict):
+                raise InvalidDocument("base_config.json must be a JSON object", 1, 1, "base_config.json")
+            base = parsed
+        else:
+            first = document[0] if document else None
+            if not (isinstance(first, dict) and first.get("type") == "config_delta" and "timestamp" in first):
+                raise InvalidEntry(
+                    "without base_config.json (legacy format) the first entry must be the base config_delta", 0
+                )
+            head, items, offset = first, document[1:], 1
+        read = [read_entry(item, position + offset) for position, item in enumerate(items)]
+        plan = plan_loaded_ids([entry.written_id for entry in read], new_id)
+        entries = pvector(
+            Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
+            for entry, identifier, origin in zip(read, plan.ids, plan.origins, strict=True)
+        )
+        return cls(entries, base, head, plan.duplicated, new_id, pset(plan.ids))
+
+    def to_json(self) -> bytes:
+        """The ``events.json`` bytes for this stream, in its own format (legacy keeps its head entry)."""
+        items: list[JsonObject] = [write_entry(entry) for entry in self.entries]
+        if self.legacy_head is not None:
+            items.insert(0, self.legacy_head)
+        return encode_document(items)
+
+    def base_config_json(self) -> bytes | None:
+        """The ``base_config.json`` bytes, or ``None`` for a legacy stream."""
+        return None if self.base_config is None else encode_document(self.base_config)
+
+    @property
+    def is_legacy(self) -> bool:
+        return self.legacy_head is not None
+
+    def upgraded(self) -> ConversationStream:
+        """The current-format equivalent of a legacy stream: its head's ``delta`` becomes the base config."""
+        head = self.legacy_head
+        if head is None:
+            return self
+        delta = head.get("delta")
+        base = delta if isinstance(delta, dict) else {
+            key: value for key, value in head.items() if key not in ("type", "timestamp", "event_id", "delta")
+        }
+        return replace(self, base_config=base, legacy_head=None)
+
+    def ambiguous_links(self) -> tuple[AmbiguousLink, ...]:
+        """Links to a duplicated ID. A save would make the surviving ID look like the intended target."""
+        if not self.duplicated_ids:
+            return ()
+        return tuple(
+            AmbiguousLink(index, entry.event_id, entry.request_id)
+            for index, entry in enumerate(self.entries)
+            if entry.request_id is not None and entry.request_id in self.duplicated_ids
+        )
+
+    # Reading ----------------------------------------------------------------------------------------
+
+    def turns(self) -> tuple[Turn, ...]:
+        return split_turns(self.entries)
+
+    def find(self, event_id: str) -> int | None:
+        """The position of the entry with ``event_id``."""
+        if event_id not in self.ids:
+            return None
+        for position, entry in enumerate(self.entries):
+            if entry.event_id == event_id:
+                return position
+        return None
+
+    def events(self) -> tuple[Entry, ...]:
+        """The conversation events (global entries left out)."""
+        return tuple(entry for entry in self.entries if is_conversation_event(entry.payload))
+
+    def __len__(self) -> int:
+        """The number of conversation events, as JP counts them (``turn_start`` included)."""
+        return len(self.events())
+
+    # Insertion ----------------------------------------------------------------------------------------
+
+    def active_request(self, position: int | None = None) -> str | None:
+        """The originating request an answering event inserted at ``position`` would link to."""
+        end = len(self.entries) if position is None else position
+        for index in range(end - 1, -1, -1):
+            payload = self.entries[index].payload
+            if isinstance(payload, TurnStart):
+                return None
+            if isinstance(payload, ChatRequest):
+                return self.entries[index].event_id
+        return None
+
+    def _wrap(self, payloads: Iterable[Payload | Entry], position: int) -> tuple[list[Entry], PSet[str]]:
+        ids = self.ids
+        active = self.active_request(position)
+        wrapped: list[Entry] = []
+        for item in payloads:
+            payload = item.payload if isinstance(item, Entry) else item
+            event_id = fresh_id(self.new_id, ids.__contains__)
+            ids = ids.add(event_id)
+            if isinstance(payload, TurnStart):
+                active = None
+            request_id = active if is_linkable(payload) else None
+            if isinstance(payload, ChatRequest):
+                active = event_id
+            wrapped.append(Entry(event_id, payload, request_id, "inserted"))
+        return wrapped, ids
+
+    def insert(self, position: int, payloads: Iterable[Payload | Entry]) -> ConversationStream:
+        """Insert payloads at ``position``, each with a fresh ID and its request link stamped."""
+        wrapped, ids = self._wrap(payloads, position)
+        if position == len(self.entries):
+            entries = self.entries.extend(wrapped)
+        else:
+            existing = list(self.entries)
+            entries = pvector(existing[:position] + wrapped + existing[position:])
+        return replace(self, entries=entries, ids=ids)
+
+    def push(self, payload: Payload | Entry) -> ConversationStream:
+        """Append one payload (an ``Entry``'s own IDs are ignored: the stream owns them)."""
+        return self.insert(len(self.entries), (payload,))
+
+    def extend(self, payloads: Iterable[Payload | Entry]) -> ConversationStream:
+        """Append payloads in order, stamping each as if pushed one by one."""
+        return self.insert(len(self.entries), payloads)
+
+    def start_turn(self, request: ChatRequest, started_at: str | None = None) -> ConversationStream:
+        """Open a new turn: a ``turn_start`` (at ``started_at``, default the request's time) and the request."""
+        return self.extend((TurnStart(started_at or request.timestamp), request))
+
+    def turn_builder(self) -> TurnBuilder:
+        """A buffered builder for the current turn, validated all or nothing on ``build()``."""
+        from .builder import TurnBuilder
+
+        return TurnBuilder(self)
+
+    def with_entries(self, entries: Sequence[Entry]) -> ConversationStream:
+        """This stream with its entries replaced (used by the whole-stream operations)."""
+        return replace(self, entries=pvector(entries), ids=_id_set(entries))
+
+    # Removal near the end ----------------------------------------------------------------------------
+
+    def _last_event_position(self) -> int | None:
+        for index in range(len(self.entries) - 1, -1, -1):
+            if is_conversation_event(self.entries[index].payload):
+                return index
+        return None
+
+    def pop(self) -> tuple[ConversationStream, Entry | None]:
+        """Remove the last conversation event (trailing global entries stay).
+
+        When the event belonged to a turn that keeps its ``turn_start``, that
+        turn's summary no longer describes it and is cleared.
+        """
+        position = self._last_event_position()
+        if position is None:
+            return self, None
+        popped = self.entries[position]
+        remaining = [entry for index, entry in enumerate(self.entries) if index != position]
+        stream = self.with_entries(remaining)
+        if not isinstance(popped.payload, TurnStart):
+            stream = stream._clear_trailing_summary()
+        return stream, popped
+
+    def _clear_trailing_summary(self) -> ConversationStream:
+        turns = self.turns()
+        if not turns:
+            return self
+        turn_id = turns[-1].id()
+        if turn_id is None:
+            return self
+        return self.clear_turn_summary(turn_id).value_or(self)
+
+    def last_turn_event(self) -> Entry | None:
+        """The event ``pop()`` would remove."""
+        position = self._last_event_position()
+        return None if position is None else self.entries[position]
+
+    def pop_if(self, predicate: Callable[[Entry], bool]) -> tuple[ConversationStream, Entry | None]:
+        """Pop the last conversation event only when it matches ``predicate``."""
+        last = self.last_turn_event()
+        if last is None or not predicate(last):
+            return self, None
+        return self.pop()
+
+    def pop_while(self, predicate: Callable[[Entry], bool]) -> tuple[ConversationStream, tuple[Entry, ...]]:
+        """Pop while the last conversation event matches; the popped events in pop order."""
+        stream, popped = self, []
+        while True:
+            stream, entry = stream.pop_if(predicate)
+            if entry is None:
+                return stream, tuple(popped)
+            popped.append(entry)
+
+    def trim_chat_request(self) -> tuple[ConversationStream, Entry | None]:
+        """Pop back to the last ``chat_request`` and return it.
+
+        Conversation events passed on the way (even a ``turn_start``) are
+        dropped; global entries passed are put back at the end in their order.
+        Without any request every conversation event is removed.
+        """
+        kept_globals: list[Entry] = []
+        entries = list(self.entries)
+        request: Entry | None = None
+        while entries:
+            entry = entries.pop()
+            if isinstance(entry.payload, ChatRequest):
+                request = entry
+                break
+            if not is_conversation_event(entry.payload):
+                kept_globals.append(entry)
+        stream = self.with_entries(entries + kept_globals[::-1])
+        return stream._clear_trailing_summary(), request
+
+    def trim_trailing_empty_turn(self) -> ConversationStream:
+        """Remove the last conversation event when it is a ``turn_start`` (at most one)."""
+        return self.pop_if(lambda entry: isinstance(entry.payload, TurnStart))[0]
+
+    # Turn summaries ----------------------------------------------------------------------------------
+
+    def _turn_start_position(self, turn_id: str) -> int | None:
+        position = self.find(turn_id)
+        if position is None or not isinstance(self.entries[position].payload, TurnStart):
+            return None
+        return position
+
+    def set_turn_summary(self, turn_id: str, text: str) -> Result[ConversationStream, TurnSummaryError]:
+        """Store ``text`` (normalized to one line) on the ``turn_start`` with ``event_id == turn_id``.
+
+        Addressing by ID means a result for a turn that was removed meanwhile
+        finds nothing and is dropped.
+        """
+        position = self._turn_start_position(turn_id)
+        if position is None:
+            return Failure(TurnSummaryError("unknown_turn", turn_id))
+        summary = normalize_summary(text)
+        if summary is None:
+            return Failure(TurnSummaryError("blank_summary", turn_id))
+        return Success(self._with_summary(position, summary))
+
+    def clear_turn_summary(self, turn_id: str) -> Result[ConversationStream, TurnSummaryError]:
+        """Remove the summary from the ``turn_start`` with ``event_id == turn_id``."""
+        position = self._turn_start_position(turn_id)
+        if position is None:
+            return Failure(TurnSummaryError("unknown_turn", turn_id))
+        return Success(self._with_summary(position, None))
+
+    def _with_summary(self, position: int, summary: str | None) -> ConversationStream:
+        entry = self.entries[position]
+        payload = entry.payload
+        assert isinstance(payload, TurnStart)
+        if payload.summary == summary:
+            return self
+        updated = replace(entry, payload=replace(payload, summary=summary))
+        return replace(self, entries=self.entries.set(position, updated))
+
+    def with_payload(self, position: int, payload: Payload) -> ConversationStream:
+        """Replace one entry's payload in place, keeping its ID, link and layout."""
+        entry = self.entries[position]
+        return replace(self, entries=self.entries.set(position, replace(entry, payload=payload)))
+
+    # Whole-stream operations ---------------------------------------------------------------------------
+
+    def sanitize(self) -> ConversationStream:
+        """JP's seven ordered repairs (jp-format §4.8); see ``turnmark.core.sanitize``."""
+        from .sanitize import sanitize
+
+        return sanitize(self)
+
+    def config_deltas(self) -> tuple[ConfigDelta, ...]:
+        return tuple(entry.payload for entry in self.entries if isinstance(entry.payload, ConfigDelta))

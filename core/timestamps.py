@@ -1,0 +1,23 @@
+"""JP timestamps: kept as their exact text (up to nine fraction digits), validated, formatted."""
+
+import re
+from datetime import UTC, datetime
+
+_NAIVE = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
+_RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})"
+_TIMESTAMP = re.compile(f"(?:{_NAIVE})|(?:{_RFC3339})")
+
+EPOCH = "1970-01-01 00:00:00.0"
+
+
+def is_timestamp(text: str) -> bool:
+    """True for JP's naive UTC form (``2026-04-10 17:04:20.531233``) or RFC 3339 with an offset."""
+    return _TIMESTAMP.fullmatch(text) is not None
+
+
+def format_timestamp(moment: datetime) -> str:
+    """Format a moment the way JP writes it: UTC, no zone, ``.0`` or trailing zeros stripped."""
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment
+    base = utc.strftime("%Y-%m-%d %H:%M:%S")
+    fraction = f"{utc.microsecond:06d}000".rstrip("0") or "0"
+    return f"{base}.{fraction}"

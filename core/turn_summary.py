@@ -1,0 +1,51 @@
+"""Turn summary text (RFD 126): normalizing a stored summary and the mechanical fallback."""
+
+import re
+import unicodedata
+
+FALLBACK_MAX_CHARS = 72
+
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI, e.g. colours and cursor movement
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC, e.g. terminal titles and hyperlinks
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS, SOS, PM, APC strings
+    r"|\x1b[@-Z\\-_]"  # two-byte escapes
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _visible(char: str) -> bool:
+    category = unicodedata.category(char)
+    if category == "Cc":
+        return False
+    return not (category == "Cf" and char != "\u200d")
+
+
+def one_line(text: str) -> str:
+    """Collapse ``text`` to one line: escape sequences and control characters removed, whitespace runs to one space."""
+    without_escapes = _ESCAPE_SEQUENCE.sub("", text)
+    spaced = _WHITESPACE.sub(" ", without_escapes)
+    return "".join(char for char in spaced if _visible(char)).strip()
+
+
+def normalize_summary(text: str) -> str | None:
+    """The form a turn summary is stored in, or ``None`` when nothing visible is left."""
+    line = one_line(text)
+    return line or None
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut ``text`` to at most ``limit`` characters, marking a cut with ``…``."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rstrip() + "…"
+
+
+def mechanical_summary(request_content: str) -> str | None:
+    """RFD 126's fallback: the first non-empty line of a request, on one line, at most 72 characters."""
+    for line in request_content.splitlines():
+        collapsed = one_line(line)
+        if collapsed:
+            return truncate(collapsed, FALLBACK_MAX_CHARS)
+    return None

@@ -1,0 +1,91 @@
+"""Turns exactly as JP defines them (jp-format §4.2).
+
+Walking the conversation events only: a ``turn_start`` opens a new turn only
+when the current turn already holds an event, so a leading ``turn_start``
+opens turn 0 and events before the first ``turn_start`` form an implicit turn
+0. Global entries (config deltas, compactions, unknown entries) belong to the
+turn that is current where they stand and never open one.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .entries import Entry
+from .payloads import ChatRequest, TurnStart, is_conversation_event
+from .turn_summary import mechanical_summary
+
+
+def turn_indices(entries: Sequence[Entry]) -> list[int]:
+    """The turn index of every entry, in stream order (shared by turns, compaction and retain)."""
+    indices: list[int] = []
+    index = 0
+    current_has_event = False
+    for entry in entries:
+        payload = entry.payload
+        if is_conversation_event(payload):
+            if isinstance(payload, TurnStart) and current_has_event:
+                index += 1
+            current_has_event = True
+        indices.append(index)
+    return indices
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One turn: its index and the stream positions and entries that belong to it."""
+
+    index: int
+    positions: tuple[int, ...]
+    entries: tuple[Entry, ...]
+
+    @property
+    def start(self) -> Entry | None:
+        """The turn's leading ``turn_start`` entry; ``None`` for an implicit turn 0."""
+        for entry in self.entries:
+            if is_conversation_event(entry.payload):
+                return entry if isinstance(entry.payload, TurnStart) else None
+        return None
+
+    def id(self) -> str | None:
+        """The ``event_id`` of the turn's ``turn_start``: the turn's identity."""
+        start = self.start
+        return start.event_id if start else None
+
+    def summary(self) -> str | None:
+        """The turn summary stored on the ``turn_start``, if any."""
+        start = self.start
+        if start is None:
+            return None
+        payload = start.payload
+        return payload.summary if isinstance(payload, TurnStart) else None
+
+    def events(self) -> tuple[Entry, ...]:
+        """The conversation events of the turn (global entries left out)."""
+        return tuple(entry for entry in self.entries if is_conversation_event(entry.payload))
+
+    def requests(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in self.entries if isinstance(entry.payload, ChatRequest))
+
+    def fallback_summary(self) -> str | None:
+        """First non-empty line of the turn's first request, on one line, at most 72 characters."""
+        for entry in self.entries:
+            if isinstance(entry.payload, ChatRequest):
+                return mechanical_summary(entry.payload.content)
+        return None
+
+
+def mechanical_turn_summary(turn: Turn) -> str | None:
+    """RFD 126's name for ``Turn.fallback_summary``."""
+    return turn.fallback_summary()
+
+
+def split_turns(entries: Sequence[Entry]) -> tuple[Turn, ...]:
+    """Group a stream's entries into turns; a stream without conversation events has none."""
+    if not any(is_conversation_event(entry.payload) for entry in entries):
+        return ()
+    groups: dict[int, tuple[list[int], list[Entry]]] = {}
+    for position, (entry, index) in enumerate(zip(entries, turn_indices(entries), strict=True)):
+        positions, members = groups.setdefault(index, ([], []))
+        positions.append(position)
+        members.append(entry)
+    return tuple(Turn(index, tuple(p), tuple(m)) for index, (p, m) in groups.items())
