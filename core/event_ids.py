@@ -72,6 +72,8 @@ class IdPlan:
     ids: tuple[str, ...]
     origins: tuple[IdOrigin, ...]
     duplicated: frozenset[str]
+    repairs: tuple[tuple[int, str], ...]
+    """``(entry index, the duplicated ID it carried)`` for each regenerated entry."""
 
 
 def plan_loaded_ids(written: list[str | None], source: IdSource) -> IdPlan:
@@ -86,7 +88,8 @@ def plan_loaded_ids(written: list[str | None], source: IdSource) -> IdPlan:
     seen: set[str] = set()
     ids: list[str] = []
     origins: list[IdOrigin] = []
-    for identifier in written:
+    repairs: list[tuple[int, str]] = []
+    for index, identifier in enumerate(written):
         if not identifier:
             new = fresh_id(source, used.__contains__)
             used.add(new)
@@ -97,8 +100,9 @@ def plan_loaded_ids(written: list[str | None], source: IdSource) -> IdPlan:
             used.add(new)
             ids.append(new)
             origins.append("repaired")
+            repairs.append((index, identifier))
         else:
             seen.add(identifier)
             ids.append(identifier)
             origins.append("file")
-    return IdPlan(tuple(ids), tuple(origins), duplicated)
+    return IdPlan(tuple(ids), tuple(origins), duplicated, tuple(repairs))

@@ -75,13 +75,15 @@ class ConversationStream:
     ``legacy_head`` holds the leading ``config_delta`` of a legacy file (no
     ``base_config.json``) verbatim; ``upgraded()`` turns it into a base config.
     ``duplicated_ids`` is load-scoped: the IDs that more than one entry carried
-    in the file, which no reference may resolve to.
+    in the file, which no reference may resolve to; ``id_repairs`` names the
+    entries (by index at load) that got a new ID because of it.
     """
 
     entries: PVector[Entry]
     base_config: JsonObject | None = None
     legacy_head: JsonObject | None = None
     duplicated_ids: frozenset[str] = frozenset()
+    id_repairs: tuple[tuple[int, str], ...] = ()
     new_id: IdSource = field(default=_no_id_source, compare=False, repr=False)
     ids: PSet[str] = field(default_factory=pset, compare=False, repr=False)
 
@@ -90,7 +92,7 @@ class ConversationStream:
     @classmethod
     def empty(cls, base_config: JsonObject, *, new_id: IdSource) -> ConversationStream:
         """A new current-format stream with no entries."""
-        return cls(pvector(), base_config, None, frozenset(), new_id, pset())
+        return cls(pvector(), base_config, new_id=new_id)
 
     @classmethod
     def from_json(
@@ -136,7 +138,7 @@ class ConversationStream:
             Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
             for entry, identifier, origin in zip(read, plan.ids, plan.origins, strict=True)
         )
-        return cls(entries, base, head, plan.duplicated, new_id, pset(plan.ids))
+        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, pset(plan.ids))
 
     def to_json(self) -> bytes:
         """The ``events.json`` bytes for this stream, in its own format (legacy keeps its head entry)."""
@@ -175,6 +177,10 @@ class ConversationStream:
         )
 
     # Reading ----------------------------------------------------------------------------------------
+
+    def file_index(self, position: int) -> int:
+        """The index in the ``events.json`` array of the entry at ``position`` (a legacy head comes first)."""
+        return position + (1 if self.legacy_head is not None else 0)
 
     def turns(self) -> tuple[Turn, ...]:
         return split_turns(self.entries)

@@ -21,3 +21,15 @@ def format_timestamp(moment: datetime) -> str:
     base = utc.strftime("%Y-%m-%d %H:%M:%S")
     fraction = f"{utc.microsecond:06d}000".rstrip("0") or "0"
     return f"{base}.{fraction}"
+
+
+def sort_key(text: str) -> tuple[datetime, int]:
+    """Order timestamps by the moment they name (naive ones are UTC), to the nanosecond."""
+    match = re.fullmatch(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(.*)", text)
+    if match is None:
+        return datetime.min.replace(tzinfo=UTC), 0
+    day, clock, fraction, zone = match.groups()
+    zone = zone.replace("z", "Z").replace("Z", "+00:00") or "+00:00"
+    moment = datetime.fromisoformat(f"{day}T{clock}{zone}").astimezone(UTC)
+    nanos = int((fraction or "0")[:9].ljust(9, "0"))
+    return moment, nanos

@@ -1,0 +1,146 @@
+"""What ``turns``, ``check`` and ``conversations`` report about a stream, as plain data.
+
+The shapes here are the documented ``--format json`` output; the shell only
+adds where the conversation lives and renders text.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .json_value import JsonObject
+from .links import count_links, resolve_links
+from .stream import ConversationStream
+from .turns import Turn
+
+LabelSource = Literal["summary", "fallback"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One line of ``turnmark turns``."""
+
+    index: int
+    id: str | None
+    id_transient: bool
+    summary: str | None
+    fallback: str | None
+    requests: int
+    events: int
+
+    @property
+    def label(self) -> str | None:
+        return self.summary if self.summary is not None else self.fallback
+
+    @property
+    def label_source(self) -> LabelSource | None:
+        if self.summary is not None:
+            return "summary"
+        return "fallback" if self.fallback is not None else None
+
+    def to_json(self) -> JsonObject:
+        return {
+            "index": self.index,
+            "id": self.id,
+            "id_transient": self.id_transient,
+            "summary": self.summary,
+            "fallback": self.fallback,
+            "label": self.label,
+            "label_source": self.label_source,
+            "requests": self.requests,
+            "events": self.events,
+        }
+
+
+def turn_row(turn: Turn) -> TurnRow:
+    start = turn.start
+    return TurnRow(
+        index=turn.index,
+        id=turn.id(),
+        id_transient=start.transient_id if start else False,
+        summary=turn.summary(),
+        fallback=turn.fallback_summary(),
+        requests=len(turn.requests()),
+        events=len(turn.events()),
+    )
+
+
+def turn_rows(stream: ConversationStream) -> tuple[TurnRow, ...]:
+    return tuple(turn_row(turn) for turn in stream.turns())
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Everything ``check`` says about one stream."""
+
+    entries: int
+    events: int
+    transient_ids: int
+    links: JsonObject
+    unresolved: tuple[JsonObject, ...]
+    duplicated_ids: tuple[JsonObject, ...]
+    save_blocked_by: tuple[JsonObject, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.unresolved and not self.save_blocked_by
+
+    def to_json(self) -> JsonObject:
+        return {
+            "ok": self.ok,
+            "entries": self.entries,
+            "events": self.events,
+            "transient_ids": self.transient_ids,
+            "links": self.links,
+            "unresolved": list(self.unresolved),
+            "duplicated_ids": list(self.duplicated_ids),
+            "save_blocked_by": list(self.save_blocked_by),
+        }
+
+
+def check_report(stream: ConversationStream) -> CheckReport:
+    """Link states, duplicated IDs and save blockers; every ``index`` is the entry's place in ``events.json``."""
+    entries = stream.entries
+    at = stream.file_index
+    links = resolve_links(entries, stream.duplicated_ids)
+    counts = count_links(links)
+    unresolved = tuple(
+        {
+            "index": at(link.index),
+            "event_id": link.event_id,
+            "type": entries[link.index].type_tag,
+            "request_id": link.request_id,
+            "reason": link.reason,
+            "target_type": link.target_type,
+        }
+        for link in links
+        if link.state == "unresolved"
+    )
+    duplicated = tuple(
+        {
+            "event_id": identifier,
+            "entries": sorted(
+                [at(index) for index, entry in enumerate(entries) if entry.event_id == identifier]
+                + [at(index) for index, written in stream.id_repairs if written == identifier]
+            ),
+        }
+        for identifier in sorted(stream.duplicated_ids)
+    )
+    blocked = tuple(
+        {"index": at(link.index), "event_id": link.event_id, "request_id": link.request_id}
+        for link in stream.ambiguous_links()
+    )
+    return CheckReport(
+        entries=len(entries),
+        events=len(stream),
+        transient_ids=sum(1 for entry in entries if entry.transient_id),
+        links={
+            "linked": counts.linked,
+            "resolved": counts.resolved,
+            "unlinked": counts.unlinked,
+            "unresolved": counts.unresolved,
+            "unresolved_by_reason": counts.by_reason,
+        },
+        unresolved=unresolved,
+        duplicated_ids=duplicated,
+        save_blocked_by=blocked,
+    )

@@ -1,0 +1,351 @@
+"""The ``turnmark`` command line (typer)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from turnmark.core.event_ids import IdSource
+from turnmark.core.links import REASON_TEXT
+from turnmark.core.report import CheckReport, TurnRow, check_report, turn_rows
+from turnmark.core.timestamps import sort_key
+
+from .entropy import random_event_ids
+from .output import chrome, emit_json, emit_line, fail
+from .storage import ConversationError, LoadedConversation, read_conversation
+from .workspace import ConversationRef, Workspace, WorkspaceError, list_conversations, require_workspace, select_conversation
+
+EDITING_HELP = """
+Every entry of events.json carries an "event_id": a short ID that stays with
+the entry when you edit its content. Events that answer a request (responses,
+tool calls and results, inquiries) carry a "request_id": the event_id of the
+chat_request they answer (their originating request).
+
+If you delete a chat_request, the events that answered it keep a request_id
+that no longer resolves: they are "unresolved", and turnmark reports them
+instead of guessing which request they belong to. Delete them too, or relink
+them by setting their request_id by hand to the event_id of the request they
+answer. If you copy an entry, both copies have the same event_id; the later
+copy gets a new ID when the file is loaded, and a request_id that pointed at
+the copied ID is ambiguous until you fix it by hand.
+"""
+
+
+class OutputFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+@dataclass
+class Settings:
+    """What the global options chose, plus the dependencies tests may replace."""
+
+    workspace: Path | None = None
+    format: OutputFormat = OutputFormat.text
+    cfg: list[str] = field(default_factory=list)
+    new_id: IdSource = field(default_factory=random_event_ids)
+
+    def resolve_format(self, local: OutputFormat | None) -> OutputFormat:
+        return local or self.format
+
+    def workspace_root(self) -> Workspace:
+        return require_workspace(self.workspace or Path.cwd())
+
+
+app = typer.Typer(
+    name="turnmark",
+    help=(
+        "Keep long JP assistant conversations navigable and safe to edit by hand: stable event IDs, "
+        "request links and one-line turn summaries for the .jp/conversations folders JP writes."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option("--format", "-F", help="Output format: text for people, json for scripts (documented shape)."),
+]
+ConversationArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[CONV]",
+        help="Conversation: ID (17727484633 or jp-c17727484633), directory name, or path. "
+        "Default: the most recently active one.",
+        show_default=False,
+    ),
+]
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path | None,
+        typer.Option("--workspace", "-w", help="Workspace directory (or any directory inside it). Default: the nearest ancestor of the current directory with a .jp/ folder."),
+    ] = None,
+    cfg: Annotated[
+        list[str] | None,
+        typer.Option("--cfg", "-c", metavar="KEY=VALUE", help="Config override KEY=VALUE, JP's assignment syntax (repeatable)."),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-F", help="Output format for every command: text or json.")
+    ] = OutputFormat.text,
+) -> None:
+    settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+    settings.workspace = workspace
+    settings.cfg = list(cfg or [])
+    settings.format = output_format
+    ctx.obj = settings
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    settings = ctx.obj
+    assert isinstance(settings, Settings)
+    return settings
+
+
+def _default_conversation(workspace: Workspace, settings: Settings, refs: list[ConversationRef]) -> ConversationRef:
+    """The most recently active conversation (by ``last_activated_at``)."""
+    best: tuple[tuple[object, ...], ConversationRef] | None = None
+    for ref in refs:
+        try:
+            loaded_metadata = _metadata_activity(ref)
+        except ConversationError:
+            continue
+        key = (sort_key(loaded_metadata), ref.id)
+        if best is None or key > best[0]:
+            best = (key, ref)
+    if best is None:
+        raise WorkspaceError(f"no conversations in {workspace.conversations_dir}")
+    return best[1]
+
+
+def _metadata_activity(ref: ConversationRef) -> str:
+    from turnmark.core.conversation import parse_metadata
+
+    from .storage import METADATA, _newest
+
+    directory = _newest(ref.directories, (METADATA,))
+    try:
+        data = (directory / METADATA).read_bytes()
+    except OSError as error:
+        raise ConversationError(str(error)) from error
+    return parse_metadata(data).map(lambda metadata: metadata.last_activated_at).value_or("")
+
+
+def _pick(settings: Settings, wanted: str | None) -> ConversationRef:
+    if wanted is not None and Path(wanted).is_dir() and (Path(wanted) / "events.json").is_file():
+        from .workspace import conversation_at
+
+        return conversation_at(Path(wanted))
+    workspace = settings.workspace_root()
+    refs = list_conversations(workspace)
+    if wanted is None:
+        return _default_conversation(workspace, settings, refs)
+    return select_conversation(workspace, wanted, refs)
+
+
+def _conversation_json(loaded: LoadedConversation) -> dict[str, object]:
+    ref = loaded.ref
+    return {
+        "id": ref.display_id,
+        "dirname": loaded.directory.name,
+        "title": loaded.title,
+        "format": "legacy" if loaded.stream.is_legacy else "current",
+    }
+
+
+# turns --------------------------------------------------------------------------------------------
+
+TRANSIENT_MARK = "*"
+FALLBACK_MARK = "~ "
+
+
+def _turn_line(row: TurnRow) -> str:
+    identifier = row.id if row.id is not None else "(none)"
+    identifier += TRANSIENT_MARK if row.id_transient else ""
+    if row.summary is not None:
+        text = row.summary
+    elif row.fallback is not None:
+        text = FALLBACK_MARK + row.fallback
+    else:
+        text = FALLBACK_MARK + ("(empty turn)" if row.events <= 1 else "(no request in this turn)")
+    return f"{identifier:<8} {text}"
+
+
+@app.command(
+    epilog="Lines are rebase-style: <event_id> <summary>. Markers: '~' = no summary stored yet, the first line "
+    "of the turn's request is shown instead; '*' = transient event_id (assigned at load, saved on the next write); "
+    "'(none)' = an implicit first turn with no turn_start (it cannot carry a summary until one is inserted).",
+)
+def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
+    """List the turns of a conversation, one line per turn: <event_id> <summary>."""
+    settings = _settings(ctx)
+    try:
+        loaded = read_conversation(_pick(settings, conversation), settings.new_id)
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    rows = turn_rows(loaded.stream)
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"conversation": _conversation_json(loaded), "turns": [row.to_json() for row in rows]})
+        return
+    title = f"  {loaded.title}" if loaded.title else ""
+    chrome(f"{loaded.ref.display_id}{title} ({len(rows)} turns)")
+    for row in rows:
+        emit_line(_turn_line(row))
+    if any(row.summary is None for row in rows):
+        chrome("~ no summary stored: the first line of the turn's request is shown instead")
+    if any(row.id_transient for row in rows):
+        chrome("* transient event_id: assigned at load, it changes on every load until the conversation is saved")
+
+
+# check --------------------------------------------------------------------------------------------
+
+
+def _check_lines(report: CheckReport) -> list[str]:
+    links = report.links
+    lines = []
+    for item in report.unresolved:
+        reason = item["reason"]
+        lines.append(
+            f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
+            f"{item['request_id']!r} is unresolved ({reason}: {REASON_TEXT[reason]}); it is left out of "
+            "what the model sees"
+        )
+    for item in report.duplicated_ids:
+        entries = ", ".join(str(index) for index in item["entries"])
+        lines.append(
+            f"  event_id {item['event_id']!r} was on entries {entries}: the later copies got new IDs at load "
+            "(written on the next save)"
+        )
+    for item in report.save_blocked_by:
+        lines.append(
+            f"  entry {item['index']} (event_id {item['event_id']}) links to the duplicated ID "
+            f"{item['request_id']!r}: turnmark refuses to save this conversation until request_id names "
+            "exactly one chat_request"
+        )
+    if report.transient_ids:
+        lines.append(f"  {report.transient_ids} entries have no event_id in the file yet (assigned on the next save)")
+    lines.insert(
+        0,
+        f"{links['linked']} linked ({links['resolved']} resolved, {links['unresolved']} unresolved), "
+        f"{links['unlinked']} unlinked, {report.entries} entries",
+    )
+    return lines
+
+
+@app.command(epilog=EDITING_HELP)
+def check(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    all_conversations: Annotated[bool, typer.Option("--all", "-a", help="Check every conversation.")] = False,
+    output_format: FormatOption = None,
+) -> None:
+    """Check request links and event IDs: unresolved links (with the reason), IDs duplicated by a hand edit.
+
+    Exit status: 0 when every link resolves, 1 when something is unresolved or a save would be refused,
+    2 when a conversation cannot be read.
+    """
+    settings = _settings(ctx)
+    try:
+        if all_conversations:
+            if conversation is not None:
+                raise WorkspaceError("give either a conversation or --all, not both")
+            refs = list_conversations(settings.workspace_root())
+        else:
+            refs = [_pick(settings, conversation)]
+    except WorkspaceError as error:
+        raise fail(str(error)) from error
+    results: list[dict[str, object]] = []
+    problems = errors = 0
+    for ref in refs:
+        try:
+            loaded = read_conversation(ref, settings.new_id)
+        except ConversationError as error:
+            errors += 1
+            chrome(f"error: {error}")
+            results.append({"id": ref.display_id, "dirname": ref.dirname, "error": str(error)})
+            continue
+        report = check_report(loaded.stream)
+        problems += 0 if report.ok else 1
+        results.append({**_conversation_json(loaded), **report.to_json(), "error": None})
+        if settings.resolve_format(output_format) is OutputFormat.text:
+            status = "ok" if report.ok else "PROBLEMS"
+            emit_line(f"{ref.display_id}  {status}  " + "\n".join(_check_lines(report)))
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"ok": problems == 0 and errors == 0, "conversations": results})
+    if errors:
+        raise typer.Exit(2)
+    if problems:
+        raise typer.Exit(1)
+
+
+# conversations --------------------------------------------------------------------------------------
+
+
+@app.command()
+def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
+    """List the workspace's conversations: ID, turns, summarized turns, link problems, title."""
+    settings = _settings(ctx)
+    try:
+        workspace = settings.workspace_root()
+    except WorkspaceError as error:
+        raise fail(str(error)) from error
+    rows: list[dict[str, object]] = []
+    errors = 0
+    for ref in list_conversations(workspace):
+        try:
+            loaded = read_conversation(ref, settings.new_id)
+        except ConversationError as error:
+            errors += 1
+            chrome(f"error: {error}")
+            rows.append({"id": ref.display_id, "dirname": ref.dirname, "error": str(error)})
+            continue
+        stream = loaded.stream
+        report = check_report(stream)
+        all_turns = turn_rows(stream)
+        rows.append(
+            {
+                **_conversation_json(loaded),
+                "path": workspace.relative(loaded.directory),
+                "last_activated_at": loaded.metadata.last_activated_at if loaded.metadata else None,
+                "turns": len(all_turns),
+                "summarized_turns": sum(1 for row in all_turns if row.summary is not None),
+                "entries": report.entries,
+                "unresolved_links": len(report.unresolved),
+                "duplicated_ids": len(report.duplicated_ids),
+                "error": None,
+            }
+        )
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"workspace": str(workspace.root), "conversations": rows})
+    else:
+        emit_line(f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<14} TITLE")
+        for row in rows:
+            emit_line(_conversation_line(row))
+    if errors:
+        raise typer.Exit(2)
+
+
+def _conversation_line(row: dict[str, object]) -> str:
+    if row.get("error"):
+        return f"{row['id']!s:<16} {'-':>5} {'-':>10}  {'unreadable':<14} {row['dirname']}"
+    unresolved, duplicated = row["unresolved_links"], row["duplicated_ids"]
+    problems = []
+    if unresolved:
+        problems.append(f"{unresolved} unresolved")
+    if duplicated:
+        problems.append(f"{duplicated} dup IDs")
+    links = ", ".join(problems) or "ok"
+    summarized = f"{row['summarized_turns']}/{row['turns']}"
+    return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<14} {row['title'] or ''}"
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,189 @@
+"""Loading and saving conversations the way JP does (jp-runtime §3.3-3.5).
+
+Reads pick the newer of the workspace copy and JP's user-local copy (stream
+files and metadata judged separately, the user-local copy winning ties).
+Writes happen only under the conversation lock, on a stream loaded under
+that lock: each file goes to ``<file>.tmp`` and is renamed over the target,
+unchanged bytes are not written, and the order is ``metadata.json``,
+``base_config.json``, ``events.json`` (so an interrupted upgrade of a legacy
+conversation stays loadable). A legacy conversation is upgraded on its first
+save.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from returns.result import Failure, Success
+
+from turnmark.core.conversation import Metadata, parse_metadata
+from turnmark.core.errors import StreamError
+from turnmark.core.event_ids import IdSource
+from turnmark.core.stream import AmbiguousLink, ConversationStream
+
+from .locking import ConversationLock, lock_holder, try_lock
+from .workspace import ConversationRef
+
+EVENTS = "events.json"
+BASE_CONFIG = "base_config.json"
+METADATA = "metadata.json"
+
+
+class ConversationError(Exception):
+    """A conversation cannot be read or written; ``str()`` is a one-line message naming the file and place."""
+
+
+class ConversationLocked(ConversationError):
+    """Another process (``jp`` or turnmark) holds the conversation's lock."""
+
+
+class SaveRefused(ConversationError):
+    """Saving would silently resolve an ambiguous request link."""
+
+    def __init__(self, path: Path, links: tuple[AmbiguousLink, ...], legacy: bool) -> None:
+        offset = 1 if legacy else 0
+        named = ", ".join(
+            f"entry {link.index + offset} (event_id {link.event_id}) -> {link.request_id}" for link in links
+        )
+        super().__init__(
+            f"{path}: refusing to save: request_id points at an event_id that more than one entry had: {named}; "
+            "edit events.json so the ID is unique and each request_id names the request it answers"
+        )
+        self.links = links
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _newest(directories: tuple[Path, ...], names: tuple[str, ...]) -> Path:
+    """The directory whose files are newest; the first (user-local) wins ties."""
+    return max(directories, key=lambda d: (max(_mtime(d / name) for name in names), -directories.index(d)))
+
+
+def _read_optional(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConversation:
+    """A conversation as read: where from, its metadata and its stream."""
+
+    ref: ConversationRef
+    directory: Path
+    stream: ConversationStream
+    metadata: Metadata | None
+    metadata_error: str | None = None
+
+    @property
+    def title(self) -> str | None:
+        return self.metadata.title if self.metadata else None
+
+
+def describe(path: Path, error: StreamError) -> str:
+    file = path if path.name == error.document else path.parent / error.document
+    return f"{file}: {error.describe()}"
+
+
+def read_conversation(ref: ConversationRef, new_id: IdSource) -> LoadedConversation:
+    """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message."""
+    directories = ref.directories
+    directory = _newest(directories, (EVENTS, BASE_CONFIG))
+    events_path = directory / EVENTS
+    try:
+        events = events_path.read_bytes()
+    except OSError as error:
+        raise ConversationError(f"{events_path}: cannot read: {error.strerror or error}") from error
+    base_config = _read_optional(directory / BASE_CONFIG)
+    match ConversationStream.from_json(events, base_config, new_id=new_id):
+        case Failure(problem):
+            raise ConversationError(describe(events_path, problem))
+        case Success(stream):
+            pass
+    metadata_dir = _newest(directories, (METADATA,))
+    metadata: Metadata | None = None
+    metadata_error: str | None = None
+    raw_metadata = _read_optional(metadata_dir / METADATA)
+    if raw_metadata is None:
+        metadata_error = f"{metadata_dir / METADATA}: missing"
+    else:
+        match parse_metadata(raw_metadata):
+            case Success(parsed):
+                metadata = parsed
+            case Failure(problem):
+                metadata_error = describe(metadata_dir / METADATA, problem)
+    return LoadedConversation(ref, directory, stream, metadata, metadata_error)
+
+
+def write_if_changed(path: Path, data: bytes) -> bool:
+    """Write ``data`` atomically (``<file>.tmp`` + rename) unless the file already holds it."""
+    if _read_optional(path) == data:
+        return False
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return True
+
+
+def save_stream(lock: ConversationLock, loaded: LoadedConversation, stream: ConversationStream) -> list[Path]:
+    """Persist ``stream`` to every copy of the conversation; return the files actually written.
+
+    Requires the conversation's lock, held since ``loaded`` was read. An
+    unchanged stream writes nothing (a legacy file stays legacy, transient
+    IDs stay unsaved).
+    """
+    if not lock.held or lock.conversation_id != loaded.ref.id:
+        raise ConversationError(f"{loaded.directory}: not saved: the conversation's lock is not held")
+    if stream == loaded.stream:
+        return []
+    ambiguous = stream.ambiguous_links()
+    if ambiguous:
+        raise SaveRefused(loaded.directory / EVENTS, ambiguous, stream.is_legacy)
+    current = stream.upgraded()
+    base_config = current.base_config_json()
+    events = current.to_json()
+    written: list[Path] = []
+    for directory in loaded.ref.directories:
+        if base_config is not None and write_if_changed(directory / BASE_CONFIG, base_config):
+            written.append(directory / BASE_CONFIG)
+        if write_if_changed(directory / EVENTS, events):
+            written.append(directory / EVENTS)
+    return written
+
+
+def edit_conversation(
+    ref: ConversationRef,
+    change: Callable[[ConversationStream], ConversationStream],
+    new_id: IdSource,
+) -> tuple[ConversationStream, list[Path]]:
+    """Lock, load, change and save one conversation; never waits for a lock held elsewhere."""
+    lock = try_lock(ref)
+    if lock is None:
+        holder = lock_holder(ref)
+        by = f" by {holder}" if holder else ""
+        raise ConversationLocked(f"{ref.display_id} is locked{by} (a running jp?); try again when it is done")
+    with lock:
+        loaded = read_conversation(ref, new_id)
+        stream = change(loaded.stream)
+        return stream, save_stream(lock, loaded, stream)
