@@ -215,8 +215,7 @@ def _check_lines(report: CheckReport) -> list[str]:
         reason = item["reason"]
         lines.append(
             f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
-            f"{item['request_id']!r} is unresolved ({reason}: {REASON_TEXT[reason]}); it is left out of "
-            "what the model sees"
+            f"{item['request_id']!r} is unresolved ({reason}: {REASON_TEXT[reason]})"
         )
     for item in report.duplicated_ids:
         entries = ", ".join(str(index) for index in item["entries"])
@@ -231,7 +230,10 @@ def _check_lines(report: CheckReport) -> list[str]:
             "exactly one chat_request"
         )
     if report.transient_ids:
-        lines.append(f"  {report.transient_ids} entries have no event_id in the file yet (assigned on the next save)")
+        lines.append(
+            f"  {report.transient_ids} of {report.entries} entries have an event_id assigned at load "
+            "(missing or repaired in the file); it is written on the next save"
+        )
     lines.insert(
         0,
         f"{links['linked']} linked ({links['resolved']} resolved, {links['unresolved']} unresolved), "
@@ -326,7 +328,7 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"workspace": str(workspace.root), "conversations": rows})
     else:
-        emit_line(f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<14} TITLE")
+        emit_line(f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE")
         for row in rows:
             emit_line(_conversation_line(row))
     if errors:
@@ -335,7 +337,7 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
 
 def _conversation_line(row: dict[str, object]) -> str:
     if row.get("error"):
-        return f"{row['id']!s:<16} {'-':>5} {'-':>10}  {'unreadable':<14} {row['dirname']}"
+        return f"{row['id']!s:<16} {'-':>5} {'-':>10}  {'unreadable':<24} {row['dirname']}"
     unresolved, duplicated = row["unresolved_links"], row["duplicated_ids"]
     problems = []
     if unresolved:
@@ -344,7 +346,7 @@ def _conversation_line(row: dict[str, object]) -> str:
         problems.append(f"{duplicated} dup IDs")
     links = ", ".join(problems) or "ok"
     summarized = f"{row['summarized_turns']}/{row['turns']}"
-    return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<14} {row['title'] or ''}"
+    return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<24} {row['title'] or ''}"
 
 
 def main() -> None:

@@ -1,0 +1,43 @@
+# turnmark recipes. `just setup` once, then `just test`.
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+venv := justfile_directory() / ".venv"
+bin := venv / "bin"
+
+# create the virtual environment and install turnmark with its development tools
+setup:
+    test -x {{bin}}/python || python3 -m venv {{venv}}
+    {{bin}}/pip install -q -e '.[dev]'
+
+# the whole test suite: tests, type checks, lint
+test: pytest typecheck lint
+
+pytest *ARGS:
+    {{bin}}/python -m pytest {{ARGS}}
+
+# mypy sees the package as turnmark.core / turnmark.shell through a link tree
+typecheck:
+    mkdir -p .typecheck/turnmark
+    touch .typecheck/turnmark/__init__.py
+    ln -sfn ../../core .typecheck/turnmark/core
+    ln -sfn ../../shell .typecheck/turnmark/shell
+    {{bin}}/mypy .typecheck/turnmark tests bench
+
+lint:
+    {{bin}}/ruff check core shell tests bench
+    {{bin}}/ruff format --check core shell tests bench
+
+# reformat and fix what ruff can
+fmt:
+    {{bin}}/ruff format core shell tests bench
+    {{bin}}/ruff check --fix core shell tests bench
+
+# benchmarks: ratios against a baseline measured in the same run
+bench:
+    {{bin}}/python bench/load_save.py
+
+# the main job on the bundled fixtures
+demo:
+    {{bin}}/turnmark --workspace fixtures/workspace conversations
+    {{bin}}/turnmark --workspace fixtures/workspace turns 17800000010
+    {{bin}}/turnmark --workspace fixtures/workspace check --all || true

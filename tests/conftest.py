@@ -1,0 +1,59 @@
+"""Shared fixtures: the real corpus (skipped when absent), fixture workspaces, deterministic IDs."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from turnmark.core.event_ids import IdSource, sequential_ids
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures" / "workspace"
+
+
+def corpus_root() -> Path:
+    """``$TURNMARK_CORPUS`` or ``../shared/corpus`` beside the repository."""
+    configured = os.environ.get("TURNMARK_CORPUS")
+    return Path(configured) if configured else REPO.parent / "shared" / "corpus"
+
+
+def corpus_conversations() -> list[Path]:
+    conversations = corpus_root() / ".jp" / "conversations"
+    if not conversations.is_dir():
+        return []
+    return sorted(path for path in conversations.iterdir() if path.is_dir() and not path.name.startswith("."))
+
+
+def corpus_params() -> list[object]:
+    """One pytest param per corpus conversation, or a single skipped param saying why."""
+    found = corpus_conversations()
+    if not found:
+        reason = f"corpus not found at {corpus_root()} (set TURNMARK_CORPUS to a folder holding .jp/conversations)"
+        return [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="no-corpus")]
+    return [pytest.param(path, id=path.name.split("-")[0]) for path in found]
+
+
+@pytest.fixture
+def ids() -> IdSource:
+    return sequential_ids()
+
+
+@pytest.fixture
+def user_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty JP user data directory, so tests never see the machine's real one."""
+    path = tmp_path / "user-data"
+    path.mkdir()
+    monkeypatch.setenv("JP_USER_DATA_DIR", str(path))
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, user_data: Path) -> Iterator[Path]:
+    """A copy of the bundled fixture workspace in a temporary directory."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES, root)
+    yield root
