@@ -1,0 +1,129 @@
+"""The CLI against real fixture workspaces: text and JSON output snapshots, exit codes, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from typer.testing import CliRunner
+
+from turnmark.core.event_ids import sequential_ids
+from turnmark.shell.cli import Settings, app
+
+ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
+
+
+class Run:
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+
+    def __call__(self, *args: str, code: int = 0) -> tuple[str, str]:
+        result = CliRunner().invoke(
+            app, ["--workspace", str(self.workspace), *args], obj=Settings(new_id=sequential_ids()), env=ENV
+        )
+        assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
+        return self.clean(result.stdout), self.clean(result.stderr)
+
+    def clean(self, text: str) -> str:
+        return text.replace(str(self.workspace), "<ws>")
+
+
+@pytest.fixture
+def run(workspace: Path) -> Run:
+    return Run(workspace)
+
+
+def test_conversations_text(run: Run, snapshot: SnapshotAssertion) -> None:
+    assert run("conversations")[0] == snapshot
+
+
+def test_conversations_json(run: Run, snapshot: SnapshotAssertion) -> None:
+    out, _ = run("conversations", "--format", "json")
+    listing = json.loads(out)
+    assert [row["id"] for row in listing["conversations"]] == ["jp-c17790000000", "jp-c17800000010", "jp-c17800000030"]
+    assert out == snapshot
+
+
+@pytest.mark.parametrize("conversation", ["17800000010", "jp-c17790000000", "17800000030-drop-a-digression"])
+def test_turns_text(run: Run, snapshot: SnapshotAssertion, conversation: str) -> None:
+    assert run("turns", conversation) == snapshot
+
+
+@pytest.mark.parametrize("conversation", ["17800000010", "17790000000"])
+def test_turns_json(run: Run, snapshot: SnapshotAssertion, conversation: str) -> None:
+    out, _ = run("turns", conversation, "--format", "json")
+    assert out == snapshot
+
+
+def test_turns_defaults_to_the_most_recently_active_conversation(run: Run) -> None:
+    out, err = run("--format", "json", "turns")
+    assert json.loads(out)["conversation"]["id"] == "jp-c17800000030"
+    assert err == ""
+
+
+def test_turns_by_path(run: Run, workspace: Path) -> None:
+    path = workspace / ".jp" / "conversations" / "17800000010-add-retry-backoff-to-the-stream-handler"
+    out, _ = run("turns", str(path / "events.json"))
+    assert out.splitlines()[0] == "k3m9x2a  Add retry backoff to stream handler"
+
+
+def test_check_a_clean_conversation(run: Run, snapshot: SnapshotAssertion) -> None:
+    assert run("check", "17800000010") == snapshot
+
+
+def test_check_reports_every_reason_and_exits_1(run: Run, snapshot: SnapshotAssertion) -> None:
+    assert run("check", "17800000030", code=1) == snapshot
+
+
+def test_check_all_json(run: Run, snapshot: SnapshotAssertion) -> None:
+    out, _ = run("check", "--all", "--format", "json", code=1)
+    report = json.loads(out)
+    assert report["ok"] is False
+    assert [c["ok"] for c in report["conversations"]] == [True, True, False]
+    assert out == snapshot
+
+
+def test_a_broken_file_is_a_one_line_error_and_exit_2(run: Run, workspace: Path) -> None:
+    events = workspace / ".jp" / "conversations" / "17790000000-explain-the-build-script" / "events.json"
+    events.write_bytes(events.read_bytes()[:-40])
+    before = events.read_bytes()
+    line, column = before.count(b"\n") + 1, len(before.splitlines()[-1]) + 1
+    out, err = run("turns", "17790000000", code=2)
+    assert out == ""
+    assert err == (
+        "error: <ws>/.jp/conversations/17790000000-explain-the-build-script/events.json: "
+        f"line {line}, column {column}: the JSON ends early (truncated file?)\n"
+    )
+    assert events.read_bytes() == before
+    listing, err = run("conversations", code=2)
+    assert listing.splitlines()[1].split() == ["jp-c17790000000", "-", "-", "unreadable", "17790000000-explain-the-build-script"]
+    assert err.startswith("error: <ws>/.jp/conversations/17790000000")
+
+
+def test_check_all_keeps_going_past_a_broken_conversation(run: Run, workspace: Path) -> None:
+    events = workspace / ".jp" / "conversations" / "17790000000-explain-the-build-script" / "events.json"
+    events.write_bytes(b'[{"type": "config_delta", "timestamp": "x", "delta": {}}, {"type": "turn_start"}]')
+    out, err = run("check", "--all", "--format", "json", code=2)
+    report = json.loads(out)
+    assert report["conversations"][0]["error"].endswith('entry 1 (turn_start): missing "timestamp"')
+    assert len(report["conversations"]) == 3
+    assert err.count("error:") == 1
+
+
+def test_unknown_conversation(run: Run) -> None:
+    _, err = run("turns", "nope", code=2)
+    assert err.startswith("error: no conversation 'nope' in <ws>/.jp/conversations")
+
+
+def test_no_workspace(tmp_path: Path, user_data: Path) -> None:
+    out, err = Run(tmp_path)("conversations", code=2)
+    assert err == f"error: no .jp/ directory in {tmp_path} or any parent; pass --workspace PATH\n".replace(str(tmp_path), "<ws>")
+
+
+def test_check_help_explains_hand_editing(run: Run) -> None:
+    out, _ = run("check", "--help")
+    flat = " ".join(out.split())
+    for phrase in ("event_id", "request_id", "delete a chat_request", "relink", "by hand"):
+        assert phrase in flat

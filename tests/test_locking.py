@@ -1,0 +1,97 @@
+"""JP's lock protocol against real processes: turnmark never writes a conversation another process holds."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from turnmark.core.event_ids import sequential_ids
+from turnmark.shell.locking import lock_path, try_lock
+from turnmark.shell.storage import ConversationLocked, edit_conversation
+from turnmark.shell.workspace import require_workspace, select_conversation
+
+HOLDER = textwrap.dedent(
+    """
+    import fcntl, os, sys
+    path = sys.argv[1]
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, b'{"pid": %d}' % os.getpid())
+    print("locked", flush=True)
+    sys.stdin.readline()
+    os.close(fd)
+    os.unlink(path)
+    """
+)
+
+
+@pytest.fixture
+def conversation(workspace: Path):  # type: ignore[no-untyped-def]
+    return select_conversation(require_workspace(workspace), "17800000010")
+
+
+def hold(path: Path) -> subprocess.Popen[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "locked"
+    return process
+
+
+def release(process: subprocess.Popen[str]) -> None:
+    assert process.stdin is not None
+    process.stdin.write("\n")
+    process.stdin.flush()
+    process.wait(timeout=10)
+
+
+def test_a_conversation_held_by_another_process_is_not_written(conversation) -> None:  # type: ignore[no-untyped-def]
+    events = conversation.directories[0] / "events.json"
+    before = events.read_bytes()
+    holder = hold(lock_path(conversation))
+    try:
+        assert try_lock(conversation) is None
+        with pytest.raises(ConversationLocked, match=rf"jp-c17800000010 is locked by pid {holder.pid}"):
+            edit_conversation(conversation, lambda s: s.set_turn_summary("p8q2r4b", "x").unwrap(), sequential_ids())
+        assert events.read_bytes() == before
+    finally:
+        release(holder)
+    _, written = edit_conversation(conversation, lambda s: s.set_turn_summary("p8q2r4b", "x").unwrap(), sequential_ids())
+    assert written == [events]
+
+
+def test_the_lock_file_holds_diagnostics_and_is_removed_on_release(conversation) -> None:  # type: ignore[no-untyped-def]
+    lock = try_lock(conversation)
+    assert lock is not None
+    with lock:
+        assert b'"pid"' in lock.path.read_bytes() and b'"acquired_at"' in lock.path.read_bytes()
+        assert try_lock(conversation) is None, "flock is per open file: a second attempt fails even in-process"
+    assert not lock.path.exists()
+    assert lock.path == conversation.workspace.storage / "locks" / "jp-c17800000010.lock"
+
+
+def test_a_lock_released_by_a_crashed_holder_can_be_taken(conversation) -> None:  # type: ignore[no-untyped-def]
+    path = lock_path(conversation)
+    holder = hold(path)
+    holder.kill()
+    holder.wait(timeout=10)
+    assert path.exists(), "the crashed holder left its lock file behind"
+    lock = try_lock(conversation)
+    assert lock is not None
+    lock.release()
+
+
+def test_a_write_by_another_process_while_unlocked_is_never_lost(conversation) -> None:  # type: ignore[no-untyped-def]
+    from turnmark.core.payloads import ChatResponse
+    from turnmark.shell.storage import read_conversation
+
+    stale = read_conversation(conversation, sequential_ids())
+    events = conversation.directories[0] / "events.json"
+    appended = stale.stream.push(ChatResponse("2026-06-01 10:10:00.0", "message", "written by jp meanwhile"))
+    events.write_bytes(appended.to_json())
+    edit_conversation(conversation, lambda s: s.set_turn_summary("p8q2r4b", "Label").unwrap(), sequential_ids())
+    assert b"written by jp meanwhile" in events.read_bytes()
+    assert b'"summary": "Label"' in events.read_bytes()

@@ -1,0 +1,178 @@
+"""Loading and saving real conversation folders the way JP does."""
+
+import difflib
+import os
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from turnmark.core.event_ids import sequential_ids
+from turnmark.core.payloads import ChatResponse
+from turnmark.shell.locking import try_lock
+from turnmark.shell.storage import (
+    ConversationError,
+    SaveRefused,
+    edit_conversation,
+    read_conversation,
+    save_stream,
+    write_if_changed,
+)
+from turnmark.shell.workspace import list_conversations, require_workspace, select_conversation
+
+from .conftest import corpus_params
+
+CLEAN = "17800000010"
+LEGACY = "17790000000"
+EDITED = "17800000030"
+
+
+def ref_for(workspace: Path, wanted: str):  # type: ignore[no-untyped-def]
+    return select_conversation(require_workspace(workspace), wanted)
+
+
+def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
+    return {path.name: (path.read_bytes(), path.stat().st_mtime_ns) for path in sorted(directory.iterdir())}
+
+
+def set_summary(turn_id: str, text: str):  # type: ignore[no-untyped-def]
+    return lambda stream: stream.set_turn_summary(turn_id, text).unwrap()
+
+
+def test_an_edit_changes_only_what_changed(workspace: Path) -> None:
+    ref = ref_for(workspace, CLEAN)
+    directory = ref.directories[0]
+    before = (directory / "events.json").read_bytes()
+    stream, written = edit_conversation(ref, set_summary("p8q2r4b", "Cap the backoff and test the limit"), sequential_ids())
+    assert written == [directory / "events.json"]
+    after = (directory / "events.json").read_bytes()
+    changes = [
+        line
+        for line in difflib.ndiff(before.decode().splitlines(), after.decode().splitlines())
+        if line.startswith(("+ ", "- "))
+    ]
+    assert changes == [
+        '-     "type": "turn_start"',
+        '+     "type": "turn_start",',
+        '+     "summary": "Cap the backoff and test the limit"',
+    ]
+    assert not list(directory.glob("*.tmp"))
+
+
+def test_an_unchanged_stream_writes_nothing(workspace: Path) -> None:
+    ref = ref_for(workspace, LEGACY)
+    before = snapshot(ref.directories[0])
+    _, written = edit_conversation(ref, lambda stream: stream, sequential_ids())
+    assert written == []
+    assert snapshot(ref.directories[0]) == before
+
+
+def test_identical_bytes_are_not_rewritten(tmp_path: Path) -> None:
+    target = tmp_path / "events.json"
+    target.write_bytes(b"[]\n")
+    mtime = target.stat().st_mtime_ns
+    assert not write_if_changed(target, b"[]\n")
+    assert target.stat().st_mtime_ns == mtime
+    assert write_if_changed(target, b"[1]\n")
+    assert target.read_bytes() == b"[1]\n"
+
+
+def test_a_legacy_conversation_is_upgraded_on_its_first_save(workspace: Path) -> None:
+    ref = ref_for(workspace, LEGACY)
+    directory = ref.directories[0]
+    original = msgspec.json.decode((directory / "events.json").read_bytes())
+    loaded = read_conversation(ref, sequential_ids())
+    turn_id = loaded.stream.turns()[1].id()
+    assert turn_id is not None
+    edit_conversation(ref, set_summary(turn_id, "Thanks"), sequential_ids())
+    events = msgspec.json.decode((directory / "events.json").read_bytes())
+    assert msgspec.json.decode((directory / "base_config.json").read_bytes()) == original[0]["delta"]
+    assert [entry["type"] for entry in events] == [entry["type"] for entry in original[1:]]
+    assert all("event_id" in entry for entry in events)
+    reread = read_conversation(ref, sequential_ids("z"))
+    assert not reread.stream.is_legacy
+    assert [t.summary() for t in reread.stream.turns()] == [None, "Thanks"]
+    assert [e.event_id for e in reread.stream.entries] == [e.event_id for e in loaded.stream.entries]
+
+
+def test_saving_a_link_to_a_duplicated_id_is_refused_and_nothing_is_written(workspace: Path) -> None:
+    ref = ref_for(workspace, EDITED)
+    before = snapshot(ref.directories[0])
+    with pytest.raises(SaveRefused, match=r"entry 13 \(event_id m4ddddd\) -> c4ddddd"):
+        edit_conversation(ref, set_summary("t4ddddd", "Run the tests"), sequential_ids())
+    assert snapshot(ref.directories[0]) == before
+
+
+def test_save_requires_the_lock_for_that_conversation(workspace: Path) -> None:
+    clean, legacy = ref_for(workspace, CLEAN), ref_for(workspace, LEGACY)
+    loaded = read_conversation(clean, sequential_ids())
+    changed = loaded.stream.push(ChatResponse("2026-06-01 10:10:00.0", "message", "more"))
+    lock = try_lock(legacy)
+    assert lock is not None
+    with lock, pytest.raises(ConversationError, match="lock is not held"):
+        save_stream(lock, loaded, changed)
+    lock.release()
+    with pytest.raises(ConversationError, match="lock is not held"):
+        save_stream(lock, loaded, changed)
+
+
+def test_bad_events_json_is_reported_with_file_and_place_and_left_untouched(workspace: Path) -> None:
+    ref = ref_for(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+    events.write_bytes(events.read_bytes().replace(b'"is_error": false', b'"is_error": "no"', 1))
+    before = snapshot(ref.directories[0])
+    with pytest.raises(ConversationError) as raised:
+        edit_conversation(ref, lambda stream: stream, sequential_ids())
+    assert str(raised.value) == f'{events}: entry 4 (tool_call_response): "is_error" must be a boolean, found a string'
+    assert snapshot(ref.directories[0]) == before
+
+
+def make_user_copy(workspace: Path, user_data: Path, dirname: str) -> Path:
+    silo = user_data / "workspace" / "ws-fx001"
+    copy = silo / "conversations" / dirname
+    shutil.copytree(workspace / ".jp" / "conversations" / dirname, copy)
+    return copy
+
+
+def test_the_newer_of_the_workspace_and_user_local_copies_is_read(workspace: Path, user_data: Path) -> None:
+    dirname = "17800000010-add-retry-backoff-to-the-stream-handler"
+    local = make_user_copy(workspace, user_data, dirname)
+    ref = ref_for(workspace, CLEAN)
+    assert ref.user_dir == local
+    newer = read_conversation(ref, sequential_ids()).stream.set_turn_summary("p8q2r4b", "From the local copy").unwrap()
+    (local / "events.json").write_bytes(newer.to_json())
+    old = os.stat(local / "events.json").st_mtime_ns - 10_000_000_000
+    os.utime(workspace / ".jp" / "conversations" / dirname / "events.json", ns=(old, old))
+    assert read_conversation(ref, sequential_ids()).stream.turns()[1].summary() == "From the local copy"
+    os.utime(local / "events.json", ns=(old - 1, old - 1))
+    os.utime(local / "base_config.json", ns=(old - 1, old - 1))
+    assert read_conversation(ref, sequential_ids()).stream.turns()[1].summary() is None
+
+
+def test_an_edit_writes_every_copy(workspace: Path, user_data: Path) -> None:
+    dirname = "17800000010-add-retry-backoff-to-the-stream-handler"
+    local = make_user_copy(workspace, user_data, dirname)
+    ref = ref_for(workspace, CLEAN)
+    edit_conversation(ref, set_summary("p8q2r4b", "Both"), sequential_ids())
+    shared = workspace / ".jp" / "conversations" / dirname / "events.json"
+    assert (local / "events.json").read_bytes() == shared.read_bytes()
+    assert b'"summary": "Both"' in shared.read_bytes()
+    assert (user_data / "workspace" / "ws-fx001" / "locks").is_dir(), "the lock lives in the user-local silo"
+
+
+def test_listing_skips_dot_directories_and_non_conversations(workspace: Path) -> None:
+    conversations = workspace / ".jp" / "conversations"
+    (conversations / ".trash" / "17000000000-broken").mkdir(parents=True)
+    (conversations / ".archive" / "17000000001").mkdir(parents=True)
+    (conversations / "notes").mkdir()
+    ids = [ref.id for ref in list_conversations(require_workspace(workspace))]
+    assert ids == [17790000000, 17800000010, 17800000030]
+
+
+@pytest.mark.parametrize("directory", corpus_params())
+def test_corpus_conversations_load_through_the_shell(directory: Path) -> None:
+    from turnmark.shell.workspace import conversation_at
+
+    loaded = read_conversation(conversation_at(directory), sequential_ids())
+    assert loaded.metadata is not None and loaded.metadata.title
