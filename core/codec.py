@@ -76,7 +76,8 @@ def decode_document(data: bytes, document: str) -> Json:
     try:
         return _decoder.decode(data)
     except msgspec.DecodeError as error:
-        raise InvalidDocument(_describe_decode_error(data, str(error)), *_locate(data, str(error)), document)
+        message = str(error)
+        raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
 
 
 class InvalidDocument(Exception):
@@ -139,7 +140,7 @@ def _type_name(value: Json) -> str:
 class _Fields:
     """Takes the known fields of one entry, tracking which keys were used."""
 
-    __slots__ = ("obj", "index", "tag", "used")
+    __slots__ = ("index", "obj", "tag", "used")
 
     def __init__(self, obj: JsonObject, index: int, tag: str) -> None:
         self.obj = obj
@@ -206,7 +207,10 @@ def _turn_start(f: _Fields) -> Payload:
 
 def _chat_request(f: _Fields) -> Payload:
     return ChatRequest(
-        _timestamp(f), f.string("content"), f.object("schema", required=False), f.string("author", required=False),
+        _timestamp(f),
+        f.string("content"),
+        f.object("schema", required=False),
+        f.string("author", required=False),
         f.metadata(),
     )
 
@@ -279,7 +283,9 @@ def _compaction(f: _Fields, fields: JsonObject) -> Payload:
         )
         valid_omit = isinstance(policy, dict) and policy.get("policy") == "omit"
         if not (valid_strip or valid_omit):
-            raise f.fail('"tool_calls" must be {"policy": "omit"} or {"policy": "strip", "request": bool, "response": bool}')
+            raise f.fail(
+                '"tool_calls" must be {"policy": "omit"} or {"policy": "strip", "request": bool, "response": bool}'
+            )
     return Compaction(fields)
 
 

@@ -220,13 +220,7 @@ class Unknown:
 
 
 ConversationEvent: TypeAlias = (
-    TurnStart
-    | ChatRequest
-    | ChatResponse
-    | ToolCallRequest
-    | ToolCallResponse
-    | InquiryRequest
-    | InquiryResponse
+    TurnStart | ChatRequest | ChatResponse | ToolCallRequest | ToolCallResponse | InquiryRequest | InquiryResponse
 )
 Payload: TypeAlias = ConversationEvent | ConfigDelta | Compaction | Unknown
 

@@ -42,9 +42,7 @@ def _keep(stream: ConversationStream, keep: Callable[[Entry], bool]) -> Conversa
 
 
 def drop_leading_non_user_events(stream: ConversationStream) -> ConversationStream:
-    first_request = next(
-        (i for i, entry in enumerate(stream.entries) if isinstance(entry.payload, ChatRequest)), None
-    )
+    first_request = next((i for i, entry in enumerate(stream.entries) if isinstance(entry.payload, ChatRequest)), None)
     if first_request is None:
         return stream
     kept = [

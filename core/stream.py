@@ -161,9 +161,11 @@ class ConversationStream:
         if head is None:
             return self
         delta = head.get("delta")
-        base = delta if isinstance(delta, dict) else {
-            key: value for key, value in head.items() if key not in ("type", "timestamp", "event_id", "delta")
-        }
+        base = (
+            delta
+            if isinstance(delta, dict)
+            else {key: value for key, value in head.items() if key not in ("type", "timestamp", "event_id", "delta")}
+        )
         return replace(self, base_config=base, legacy_head=None)
 
     def ambiguous_links(self) -> tuple[AmbiguousLink, ...]:
@@ -310,7 +312,8 @@ class ConversationStream:
 
     def pop_while(self, predicate: Callable[[Entry], bool]) -> tuple[ConversationStream, tuple[Entry, ...]]:
         """Pop while the last conversation event matches; the popped events in pop order."""
-        stream, popped = self, []
+        stream: ConversationStream = self
+        popped: list[Entry] = []
         while True:
             stream, entry = stream.pop_if(predicate)
             if entry is None:

@@ -49,8 +49,9 @@ def _retain(stream: ConversationStream, keep: Callable[[int, Entry], bool]) -> C
                 kept.append(entry)
         elif not is_conversation_event(payload) or position in kept_events:
             if isinstance(payload, TurnStart) and payload.summary is not None and index in removed_turns:
-                entry = replace(entry, payload=replace(payload, summary=None))
-            kept.append(entry)
+                kept.append(replace(entry, payload=replace(payload, summary=None)))
+            else:
+                kept.append(entry)
     return stream.with_entries(kept)
 
 

@@ -17,7 +17,14 @@ from turnmark.core.timestamps import sort_key
 from .entropy import random_event_ids
 from .output import chrome, emit_json, emit_line, fail
 from .storage import ConversationError, LoadedConversation, read_conversation
-from .workspace import ConversationRef, Workspace, WorkspaceError, list_conversations, require_workspace, select_conversation
+from .workspace import (
+    ConversationRef,
+    Workspace,
+    WorkspaceError,
+    list_conversations,
+    require_workspace,
+    select_conversation,
+)
 
 EDITING_HELP = """
 Every entry of events.json carries an "event_id": a short ID that stays with
@@ -87,11 +94,17 @@ def main_callback(
     ctx: typer.Context,
     workspace: Annotated[
         Path | None,
-        typer.Option("--workspace", "-w", help="Workspace directory (or any directory inside it). Default: the nearest ancestor of the current directory with a .jp/ folder."),
+        typer.Option(
+            "--workspace",
+            "-w",
+            help="Workspace directory (or any directory inside it). Default: the nearest ancestor of the current directory with a .jp/ folder.",
+        ),
     ] = None,
     cfg: Annotated[
         list[str] | None,
-        typer.Option("--cfg", "-c", metavar="KEY=VALUE", help="Config override KEY=VALUE, JP's assignment syntax (repeatable)."),
+        typer.Option(
+            "--cfg", "-c", metavar="KEY=VALUE", help="Config override KEY=VALUE, JP's assignment syntax (repeatable)."
+        ),
     ] = None,
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-F", help="Output format for every command: text or json.")

@@ -10,6 +10,7 @@ have just deleted it); if not, the attempt starts over.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -53,10 +54,8 @@ class ConversationLock:
         """Delete the lock file while still holding it, then unlock."""
         if self._fd is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             self.path.unlink(missing_ok=True)
-        except OSError:
-            pass
         os.close(self._fd)
         self._fd = None
 

@@ -147,7 +147,9 @@ def conversation_at(path: Path) -> ConversationRef:
     return ConversationRef(conversation_id, directory, None, workspace)
 
 
-def select_conversation(workspace: Workspace, wanted: str, refs: list[ConversationRef] | None = None) -> ConversationRef:
+def select_conversation(
+    workspace: Workspace, wanted: str, refs: list[ConversationRef] | None = None
+) -> ConversationRef:
     """Select by ID (``17727484633`` or ``jp-c17727484633``), directory name, or path."""
     refs = list_conversations(workspace) if refs is None else refs
     conversation_id = parse_conversation_id(wanted)
@@ -157,6 +159,4 @@ def select_conversation(workspace: Workspace, wanted: str, refs: list[Conversati
     path = Path(wanted)
     if path.exists():
         return conversation_at(path)
-    raise WorkspaceError(
-        f"no conversation {wanted!r} in {workspace.conversations_dir} (see `turnmark conversations`)"
-    )
+    raise WorkspaceError(f"no conversation {wanted!r} in {workspace.conversations_dir} (see `turnmark conversations`)")

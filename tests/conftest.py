@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,8 +51,8 @@ def user_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path, user_data: Path) -> Iterator[Path]:
+def workspace(tmp_path: Path, user_data: Path) -> Path:
     """A copy of the bundled fixture workspace in a temporary directory."""
     root = tmp_path / "ws"
     shutil.copytree(FIXTURES, root)
-    yield root
+    return root

@@ -46,7 +46,12 @@ def result(call_id: str = "call_1", content: str = "ok", is_error: bool = False)
 
 
 def ask(inquiry_id: str = "call_1.apply_changes") -> InquiryRequest:
-    return InquiryRequest(TS, inquiry_id, {"source": "tool", "name": "fs_modify_file"}, {"text": "Apply?", "answer_type": {"type": "boolean"}})
+    return InquiryRequest(
+        TS,
+        inquiry_id,
+        {"source": "tool", "name": "fs_modify_file"},
+        {"text": "Apply?", "answer_type": {"type": "boolean"}},
+    )
 
 
 def answer(inquiry_id: str = "call_1.apply_changes") -> InquiryResponse:

@@ -98,7 +98,13 @@ def test_a_broken_file_is_a_one_line_error_and_exit_2(run: Run, workspace: Path)
     )
     assert events.read_bytes() == before
     listing, err = run("conversations", code=2)
-    assert listing.splitlines()[1].split() == ["jp-c17790000000", "-", "-", "unreadable", "17790000000-explain-the-build-script"]
+    assert listing.splitlines()[1].split() == [
+        "jp-c17790000000",
+        "-",
+        "-",
+        "unreadable",
+        "17790000000-explain-the-build-script",
+    ]
     assert err.startswith("error: <ws>/.jp/conversations/17790000000")
 
 
@@ -118,8 +124,10 @@ def test_unknown_conversation(run: Run) -> None:
 
 
 def test_no_workspace(tmp_path: Path, user_data: Path) -> None:
-    out, err = Run(tmp_path)("conversations", code=2)
-    assert err == f"error: no .jp/ directory in {tmp_path} or any parent; pass --workspace PATH\n".replace(str(tmp_path), "<ws>")
+    _out, err = Run(tmp_path)("conversations", code=2)
+    assert err == f"error: no .jp/ directory in {tmp_path} or any parent; pass --workspace PATH\n".replace(
+        str(tmp_path), "<ws>"
+    )
 
 
 def test_check_help_explains_hand_editing(run: Run) -> None:

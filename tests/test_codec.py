@@ -18,7 +18,9 @@ def test_unknown_kinds_round_trip_verbatim_with_their_event_id_extracted() -> No
     entry = {"type": "future_kind", "timestamp": TS, "event_id": "u1", "metadata": {"x": "not base64!"}, "z": [1]}
     stream = load([entry])
     assert stream.entries[0].event_id == "u1"
-    assert stream.entries[0].payload == Unknown({"type": "future_kind", "timestamp": TS, "metadata": {"x": "not base64!"}, "z": [1]})
+    assert stream.entries[0].payload == Unknown(
+        {"type": "future_kind", "timestamp": TS, "metadata": {"x": "not base64!"}, "z": [1]}
+    )
     assert raw(stream) == [entry]
     assert list(raw(stream)[0]) == list(entry)
 
@@ -30,7 +32,8 @@ def test_an_added_event_id_goes_first_on_an_unknown_entry() -> None:
 def test_extra_keys_on_known_kinds_are_kept_in_place() -> None:
     entry = {"timestamp": TS, "note": "mine", "type": "chat_request", "content": "x", "event_id": "r1"}
     stream = load([entry])
-    assert raw(stream) == [entry] and list(raw(stream)[0]) == list(entry)
+    assert raw(stream) == [entry]
+    assert list(raw(stream)[0]) == list(entry)
 
 
 def test_chat_response_variants_follow_jps_order_and_keep_the_loser() -> None:
@@ -47,13 +50,20 @@ def test_chat_response_variants_follow_jps_order_and_keep_the_loser() -> None:
         ChatResponse(TS, "data", 1),
         ChatResponse(TS, "data", None),
     ]
-    assert raw(stream)[0]["reasoning"] == "r" and raw(stream)[1]["message"] == 5
+    assert raw(stream)[0]["reasoning"] == "r"
+    assert raw(stream)[1]["message"] == 5
 
 
 def test_tool_fields_are_decoded_in_memory_and_encoded_on_disk() -> None:
     stream = load(
         [
-            {"timestamp": TS, "type": "tool_call_request", "id": "c", "name": "n", "arguments": {"path": "YS5ycw==", "n": 2}},
+            {
+                "timestamp": TS,
+                "type": "tool_call_request",
+                "id": "c",
+                "name": "n",
+                "arguments": {"path": "YS5ycw==", "n": 2},
+            },
             {"timestamp": TS, "type": "tool_call_response", "id": "c", "content": "hello world", "is_error": False},
         ]
     )
@@ -69,18 +79,30 @@ def test_timestamps_keep_their_exact_text() -> None:
 
 
 def test_config_deltas_never_fail_and_stay_as_written() -> None:
-    entries = [{"type": "config_delta", "timestamp": "garbage", "delta": 5}, {"type": "config_delta", "timestamp": TS}]
+    entries: list[dict[str, object]] = [
+        {"type": "config_delta", "timestamp": "garbage", "delta": 5},
+        {"type": "config_delta", "timestamp": TS},
+    ]
     stream = load(entries)
     assert [entry.payload for entry in stream.entries] == [ConfigDelta(e) for e in entries]
 
 
 def test_compactions_are_validated_and_kept() -> None:
-    entry = {"type": "compaction", "timestamp": TS, "from_turn": 0, "to_turn": 5, "reasoning": "strip",
-             "tool_calls": {"response": True, "policy": "strip", "request": False}, "extra": 1}
+    entry = {
+        "type": "compaction",
+        "timestamp": TS,
+        "from_turn": 0,
+        "to_turn": 5,
+        "reasoning": "strip",
+        "tool_calls": {"response": True, "policy": "strip", "request": False},
+        "extra": 1,
+    }
     payload = load([entry]).entries[0].payload
     assert isinstance(payload, Compaction)
     assert (payload.from_turn, payload.to_turn, payload.reasoning_strip) == (0, 5, True)
-    assert payload.tool_calls is not None and payload.tool_calls.response and not payload.tool_calls.request
+    assert payload.tool_calls is not None
+    assert payload.tool_calls.response
+    assert not payload.tool_calls.request
     assert raw(load([entry]))[0] == {"event_id": "e000001", **entry}
 
 
@@ -91,7 +113,8 @@ def test_a_legacy_file_round_trips_with_its_head_and_upgrades_to_the_current_for
     ]
     data = encode(entries)
     stream = ConversationStream.from_json(data, None, new_id=sequential_ids()).unwrap()
-    assert stream.is_legacy and stream.to_json() == data
+    assert stream.is_legacy
+    assert stream.to_json() == data
     assert stream.file_index(0) == 1
     current = stream.upgraded()
     assert not current.is_legacy
@@ -121,33 +144,66 @@ def error_for(data: bytes, base_config: bytes | None = b"{}") -> str:
         (b'[{"type": "chat_request", "content": "x"}]', 'entry 0 (chat_request): missing "timestamp"'),
         (b'[{"type": "future"}]', 'entry 0 (future): missing "timestamp"'),
         (b'[{"type": "turn_start", "timestamp": 5}]', 'entry 0 (turn_start): "timestamp" must be a timestamp'),
-        (b'[{"type": "turn_start", "timestamp": "yesterday"}]', 'entry 0 (turn_start): "timestamp" must be a timestamp'),
-        (b'[{"type": "chat_request", "timestamp": "2026-01-01 00:00:00.0", "content": 3}]',
-         'entry 0 (chat_request): "content" must be a string, found a number'),
-        (b'[{"type": "tool_call_response", "timestamp": "2026-01-01 00:00:00.0", "id": "c", "content": "x"}]',
-         'entry 0 (tool_call_response): missing "is_error"'),
-        (b'[{"type": "tool_call_response", "timestamp": "2026-01-01 00:00:00.0", "id": "c", "content": "x", "is_error": "no"}]',
-         'entry 0 (tool_call_response): "is_error" must be a boolean, found a string'),
-        (b'[{"type": "tool_call_request", "timestamp": "2026-01-01 00:00:00.0", "id": "c", "name": "n", "arguments": null}]',
-         'entry 0 (tool_call_request): "arguments" must be an object, found null'),
-        (b'[{"type": "chat_response", "timestamp": "2026-01-01 00:00:00.0"}]',
-         'entry 0 (chat_response): needs one of "message", "reasoning" or "data"'),
-        (b'[{"type": "chat_response", "timestamp": "2026-01-01 00:00:00.0", "message": 5}]',
-         'entry 0 (chat_response): "message" must be a string, found a number'),
-        (b'[{"type": "turn_start", "timestamp": "2026-01-01 00:00:00.0", "metadata": null}]',
-         'entry 0 (turn_start): "metadata" must be an object, found null'),
-        (b'[{"type": "turn_start", "timestamp": "2026-01-01 00:00:00.0", "summary": 3}]',
-         'entry 0 (turn_start): "summary" must be a string, found a number'),
-        (b'[{"type": "turn_start", "timestamp": "2026-01-01 00:00:00.0", "event_id": 7}]',
-         'entry 0 (turn_start): "event_id" must be a string, found a number'),
-        (b'[{"type": "chat_response", "timestamp": "2026-01-01 00:00:00.0", "message": "m", "request_id": ""}]',
-         'entry 0 (chat_response): "request_id" must not be empty'),
-        (b'[{"type": "compaction", "timestamp": "2026-01-01 00:00:00.0", "from_turn": -1, "to_turn": 2}]',
-         'entry 0 (compaction): "from_turn" must be a non-negative integer'),
-        (b'[{"type": "compaction", "timestamp": "2026-01-01 00:00:00.0", "from_turn": 0, "to_turn": 2, "reasoning": "keep"}]',
-         'entry 0 (compaction): "reasoning" must be "strip"'),
-        (b'[{"type": "compaction", "timestamp": "2026-01-01 00:00:00.0", "from_turn": 0, "to_turn": 2, "tool_calls": {"policy": "strip"}}]',
-         'entry 0 (compaction): "tool_calls" must be'),
+        (
+            b'[{"type": "turn_start", "timestamp": "yesterday"}]',
+            'entry 0 (turn_start): "timestamp" must be a timestamp',
+        ),
+        (
+            b'[{"type": "chat_request", "timestamp": "2026-01-01 00:00:00.0", "content": 3}]',
+            'entry 0 (chat_request): "content" must be a string, found a number',
+        ),
+        (
+            b'[{"type": "tool_call_response", "timestamp": "2026-01-01 00:00:00.0", "id": "c", "content": "x"}]',
+            'entry 0 (tool_call_response): missing "is_error"',
+        ),
+        (
+            b'[{"type": "tool_call_response", "timestamp": "2026-01-01 00:00:00.0", '
+            b'"id": "c", "content": "x", "is_error": "no"}]',
+            'entry 0 (tool_call_response): "is_error" must be a boolean, found a string',
+        ),
+        (
+            b'[{"type": "tool_call_request", "timestamp": "2026-01-01 00:00:00.0", '
+            b'"id": "c", "name": "n", "arguments": null}]',
+            'entry 0 (tool_call_request): "arguments" must be an object, found null',
+        ),
+        (
+            b'[{"type": "chat_response", "timestamp": "2026-01-01 00:00:00.0"}]',
+            'entry 0 (chat_response): needs one of "message", "reasoning" or "data"',
+        ),
+        (
+            b'[{"type": "chat_response", "timestamp": "2026-01-01 00:00:00.0", "message": 5}]',
+            'entry 0 (chat_response): "message" must be a string, found a number',
+        ),
+        (
+            b'[{"type": "turn_start", "timestamp": "2026-01-01 00:00:00.0", "metadata": null}]',
+            'entry 0 (turn_start): "metadata" must be an object, found null',
+        ),
+        (
+            b'[{"type": "turn_start", "timestamp": "2026-01-01 00:00:00.0", "summary": 3}]',
+            'entry 0 (turn_start): "summary" must be a string, found a number',
+        ),
+        (
+            b'[{"type": "turn_start", "timestamp": "2026-01-01 00:00:00.0", "event_id": 7}]',
+            'entry 0 (turn_start): "event_id" must be a string, found a number',
+        ),
+        (
+            b'[{"type": "chat_response", "timestamp": "2026-01-01 00:00:00.0", "message": "m", "request_id": ""}]',
+            'entry 0 (chat_response): "request_id" must not be empty',
+        ),
+        (
+            b'[{"type": "compaction", "timestamp": "2026-01-01 00:00:00.0", "from_turn": -1, "to_turn": 2}]',
+            'entry 0 (compaction): "from_turn" must be a non-negative integer',
+        ),
+        (
+            b'[{"type": "compaction", "timestamp": "2026-01-01 00:00:00.0", '
+            b'"from_turn": 0, "to_turn": 2, "reasoning": "keep"}]',
+            'entry 0 (compaction): "reasoning" must be "strip"',
+        ),
+        (
+            b'[{"type": "compaction", "timestamp": "2026-01-01 00:00:00.0", '
+            b'"from_turn": 0, "to_turn": 2, "tool_calls": {"policy": "strip"}}]',
+            'entry 0 (compaction): "tool_calls" must be',
+        ),
     ],
 )
 def test_bad_input_is_a_typed_error_naming_the_place(data: bytes, message: str) -> None:

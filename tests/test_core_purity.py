@@ -7,8 +7,28 @@ import pytest
 
 CORE = Path(__file__).resolve().parents[1] / "core"
 FORBIDDEN = {
-    "os", "io", "sys", "time", "random", "secrets", "socket", "subprocess", "threading", "asyncio", "pathlib",
-    "shutil", "tempfile", "fcntl", "signal", "logging", "httpx", "watchdog", "typer", "rich", "shell", "turnmark",
+    "os",
+    "io",
+    "sys",
+    "time",
+    "random",
+    "secrets",
+    "socket",
+    "subprocess",
+    "threading",
+    "asyncio",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "fcntl",
+    "signal",
+    "logging",
+    "httpx",
+    "watchdog",
+    "typer",
+    "rich",
+    "shell",
+    "turnmark",
 }
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from turnmark.core.event_ids import (
     IdSourceExhausted,
-    from_list,
     fresh_id,
+    from_list,
     ids_from_random_bytes,
     plan_loaded_ids,
     sequential_ids,

@@ -2,11 +2,12 @@
 
 from turnmark.core.links import count_links, resolve_links
 from turnmark.core.report import check_report, turn_rows
+from turnmark.core.stream import ConversationStream
 
 from .streams import TS, load, message, request, stream_of, turn
 
 
-def hand_edited():  # type: ignore[no-untyped-def]
+def hand_edited() -> ConversationStream:
     return load(
         [
             {"event_id": "t1", "timestamp": TS, "type": "turn_start"},
@@ -52,9 +53,13 @@ def test_a_link_to_a_duplicated_id_blocks_saving() -> None:
 
 def test_a_stamped_stream_is_fully_resolved() -> None:
     report = check_report(stream_of(turn(), request(), message(), turn(), request(), message()))
-    assert report.ok and report.links["resolved"] == 2 and report.links["unresolved"] == 0
+    assert report.ok
+    assert report.links["resolved"] == 2
+    assert report.links["unresolved"] == 0
 
 
 def test_turn_rows_mark_transient_ids_and_fallbacks() -> None:
-    rows = turn_rows(load([{"timestamp": TS, "type": "turn_start"}, {"timestamp": TS, "type": "chat_request", "content": "hi"}]))
+    rows = turn_rows(
+        load([{"timestamp": TS, "type": "turn_start"}, {"timestamp": TS, "type": "chat_request", "content": "hi"}])
+    )
     assert [(row.id_transient, row.label, row.label_source) for row in rows] == [(True, "hi", "fallback")]

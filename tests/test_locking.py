@@ -10,7 +10,7 @@ import pytest
 from turnmark.core.event_ids import sequential_ids
 from turnmark.shell.locking import lock_path, try_lock
 from turnmark.shell.storage import ConversationLocked, edit_conversation
-from turnmark.shell.workspace import require_workspace, select_conversation
+from turnmark.shell.workspace import ConversationRef, require_workspace, select_conversation
 
 HOLDER = textwrap.dedent(
     """
@@ -29,7 +29,7 @@ HOLDER = textwrap.dedent(
 
 
 @pytest.fixture
-def conversation(workspace: Path):  # type: ignore[no-untyped-def]
+def conversation(workspace: Path) -> ConversationRef:
     return select_conversation(require_workspace(workspace), "17800000010")
 
 
@@ -37,7 +37,8 @@ def hold(path: Path) -> subprocess.Popen[str]:
     process = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    assert process.stdout is not None and process.stdout.readline().strip() == "locked"
+    assert process.stdout is not None
+    assert process.stdout.readline().strip() == "locked"
     return process
 
 
@@ -48,7 +49,7 @@ def release(process: subprocess.Popen[str]) -> None:
     process.wait(timeout=10)
 
 
-def test_a_conversation_held_by_another_process_is_not_written(conversation) -> None:  # type: ignore[no-untyped-def]
+def test_a_conversation_held_by_another_process_is_not_written(conversation: ConversationRef) -> None:
     events = conversation.directories[0] / "events.json"
     before = events.read_bytes()
     holder = hold(lock_path(conversation))
@@ -59,21 +60,25 @@ def test_a_conversation_held_by_another_process_is_not_written(conversation) -> 
         assert events.read_bytes() == before
     finally:
         release(holder)
-    _, written = edit_conversation(conversation, lambda s: s.set_turn_summary("p8q2r4b", "x").unwrap(), sequential_ids())
+    _, written = edit_conversation(
+        conversation, lambda s: s.set_turn_summary("p8q2r4b", "x").unwrap(), sequential_ids()
+    )
     assert written == [events]
 
 
-def test_the_lock_file_holds_diagnostics_and_is_removed_on_release(conversation) -> None:  # type: ignore[no-untyped-def]
+def test_the_lock_file_holds_diagnostics_and_is_removed_on_release(conversation: ConversationRef) -> None:
     lock = try_lock(conversation)
     assert lock is not None
     with lock:
-        assert b'"pid"' in lock.path.read_bytes() and b'"acquired_at"' in lock.path.read_bytes()
+        assert b'"pid"' in lock.path.read_bytes()
+        assert b'"acquired_at"' in lock.path.read_bytes()
         assert try_lock(conversation) is None, "flock is per open file: a second attempt fails even in-process"
     assert not lock.path.exists()
+    assert conversation.workspace is not None
     assert lock.path == conversation.workspace.storage / "locks" / "jp-c17800000010.lock"
 
 
-def test_a_lock_released_by_a_crashed_holder_can_be_taken(conversation) -> None:  # type: ignore[no-untyped-def]
+def test_a_lock_released_by_a_crashed_holder_can_be_taken(conversation: ConversationRef) -> None:
     path = lock_path(conversation)
     holder = hold(path)
     holder.kill()
@@ -84,7 +89,7 @@ def test_a_lock_released_by_a_crashed_holder_can_be_taken(conversation) -> None:
     lock.release()
 
 
-def test_a_write_by_another_process_while_unlocked_is_never_lost(conversation) -> None:  # type: ignore[no-untyped-def]
+def test_a_write_by_another_process_while_unlocked_is_never_lost(conversation: ConversationRef) -> None:
     from turnmark.core.payloads import ChatResponse
     from turnmark.shell.storage import read_conversation
 

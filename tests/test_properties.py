@@ -23,7 +23,9 @@ from turnmark.core.stream import ConversationStream
 text = st.text(max_size=30)
 timestamps = st.sampled_from(["2026-01-01 00:00:00.0", "2026-04-10 17:04:20.531233", "2026-04-10 17:04:20.123456789"])
 json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1), text)
-json_values = st.recursive(json_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3), max_leaves=8)
+json_values = st.recursive(
+    json_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3), max_leaves=8
+)
 objects = st.dictionaries(text, json_values, max_size=3)
 call_ids = st.sampled_from(["call_1", "call_2", "fs_read_file_0"])
 
@@ -37,8 +39,12 @@ payloads: st.SearchStrategy[Payload] = st.one_of(
     st.builds(InquiryRequest, timestamps, call_ids, objects, st.fixed_dictionaries({"text": text})),
     st.builds(InquiryResponse, timestamps, call_ids, json_values),
     st.builds(lambda ts, d: ConfigDelta({"type": "config_delta", "timestamp": ts, "delta": d}), timestamps, objects),
-    st.builds(lambda ts, a, b: Compaction.new(ts, min(a, b), max(a, b), reasoning_strip=True), timestamps,
-              st.integers(0, 5), st.integers(0, 5)),
+    st.builds(
+        lambda ts, a, b: Compaction.new(ts, min(a, b), max(a, b), reasoning_strip=True),
+        timestamps,
+        st.integers(0, 5),
+        st.integers(0, 5),
+    ),
     st.builds(lambda ts, d: Unknown({"type": "future_kind", "timestamp": ts, **d}), timestamps, objects),
 )
 sequences = st.lists(payloads, max_size=40)

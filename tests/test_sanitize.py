@@ -2,11 +2,12 @@
 
 from turnmark.core.payloads import ConfigDelta, TurnStart
 from turnmark.core.sanitize import INTERRUPTED, normalize_turn_starts, sanitize
+from turnmark.core.stream import ConversationStream
 
 from .streams import TS, answer, ask, call, load, message, request, result, stream_of, turn
 
 
-def kinds(stream) -> list[str]:  # type: ignore[no-untyped-def]
+def kinds(stream: ConversationStream) -> list[str]:
     return [entry.type_tag for entry in stream.entries]
 
 
@@ -30,8 +31,15 @@ def test_orphaned_responses_are_removed_globally() -> None:
 def test_synthetic_responses_go_directly_after_their_request() -> None:
     stream = stream_of(turn(), request(), call("a"), call("b"), result("b"), message())
     repaired = sanitize(stream)
-    assert kinds(repaired) == ["turn_start", "chat_request", "tool_call_request", "tool_call_response",
-                               "tool_call_request", "tool_call_response", "chat_response"]
+    assert kinds(repaired) == [
+        "turn_start",
+        "chat_request",
+        "tool_call_request",
+        "tool_call_response",
+        "tool_call_request",
+        "tool_call_response",
+        "chat_response",
+    ]
     synthetic = repaired.entries[3].payload
     assert synthetic == result("a", INTERRUPTED, is_error=True)
     assert synthetic.timestamp == stream.entries[2].payload.timestamp
@@ -39,7 +47,13 @@ def test_synthetic_responses_go_directly_after_their_request() -> None:
 
 def test_unanswered_inquiries_and_orphaned_answers_are_removed() -> None:
     stream = stream_of(turn(), request(), call(), ask("q1"), result(), answer("q2"), message())
-    assert kinds(sanitize(stream)) == ["turn_start", "chat_request", "tool_call_request", "tool_call_response", "chat_response"]
+    assert kinds(sanitize(stream)) == [
+        "turn_start",
+        "chat_request",
+        "tool_call_request",
+        "tool_call_response",
+        "chat_response",
+    ]
 
 
 def test_after_an_interrupted_turn_the_orphaned_turn_start_is_removed() -> None:

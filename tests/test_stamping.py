@@ -2,11 +2,12 @@
 
 from turnmark.core.payloads import ChatRequest, ConfigDelta, Unknown
 from turnmark.core.sanitize import sanitize
+from turnmark.core.stream import ConversationStream
 
 from .streams import TS, answer, ask, call, load, message, raw, reasoning, request, result, stream_of, turn
 
 
-def links(stream) -> list[tuple[str, str | None]]:  # type: ignore[no-untyped-def]
+def links(stream: ConversationStream) -> list[tuple[str, str | None]]:
     return [(entry.type_tag, entry.request_id) for entry in stream.entries]
 
 
@@ -63,7 +64,13 @@ def test_a_supplied_request_id_is_ignored() -> None:
     loaded = load(
         [
             {"event_id": "r000001", "timestamp": TS, "type": "chat_request", "content": "a"},
-            {"event_id": "m000001", "request_id": "elsewhere", "timestamp": TS, "type": "chat_response", "message": "m"},
+            {
+                "event_id": "m000001",
+                "request_id": "elsewhere",
+                "timestamp": TS,
+                "type": "chat_response",
+                "message": "m",
+            },
         ]
     )
     stream = stream_of(turn(), request()).push(loaded.entries[1])

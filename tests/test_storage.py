@@ -3,6 +3,7 @@
 import difflib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -10,6 +11,7 @@ import pytest
 
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.payloads import ChatResponse
+from turnmark.core.stream import ConversationStream
 from turnmark.shell.locking import try_lock
 from turnmark.shell.storage import (
     ConversationError,
@@ -19,7 +21,7 @@ from turnmark.shell.storage import (
     save_stream,
     write_if_changed,
 )
-from turnmark.shell.workspace import list_conversations, require_workspace, select_conversation
+from turnmark.shell.workspace import ConversationRef, list_conversations, require_workspace, select_conversation
 
 from .conftest import corpus_params
 
@@ -28,7 +30,7 @@ LEGACY = "17790000000"
 EDITED = "17800000030"
 
 
-def ref_for(workspace: Path, wanted: str):  # type: ignore[no-untyped-def]
+def ref_for(workspace: Path, wanted: str) -> ConversationRef:
     return select_conversation(require_workspace(workspace), wanted)
 
 
@@ -36,7 +38,7 @@ def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
     return {path.name: (path.read_bytes(), path.stat().st_mtime_ns) for path in sorted(directory.iterdir())}
 
 
-def set_summary(turn_id: str, text: str):  # type: ignore[no-untyped-def]
+def set_summary(turn_id: str, text: str) -> Callable[[ConversationStream], ConversationStream]:
     return lambda stream: stream.set_turn_summary(turn_id, text).unwrap()
 
 
@@ -44,7 +46,9 @@ def test_an_edit_changes_only_what_changed(workspace: Path) -> None:
     ref = ref_for(workspace, CLEAN)
     directory = ref.directories[0]
     before = (directory / "events.json").read_bytes()
-    stream, written = edit_conversation(ref, set_summary("p8q2r4b", "Cap the backoff and test the limit"), sequential_ids())
+    _stream, written = edit_conversation(
+        ref, set_summary("p8q2r4b", "Cap the backoff and test the limit"), sequential_ids()
+    )
     assert written == [directory / "events.json"]
     after = (directory / "events.json").read_bytes()
     changes = [
@@ -175,4 +179,5 @@ def test_corpus_conversations_load_through_the_shell(directory: Path) -> None:
     from turnmark.shell.workspace import conversation_at
 
     loaded = read_conversation(conversation_at(directory), sequential_ids())
-    assert loaded.metadata is not None and loaded.metadata.title
+    assert loaded.metadata is not None
+    assert loaded.metadata.title

@@ -3,13 +3,14 @@
 import pytest
 
 from turnmark.core.payloads import TurnStart
+from turnmark.core.stream import ConversationStream
 from turnmark.core.turn_summary import mechanical_summary, normalize_summary
 from turnmark.core.turns import mechanical_turn_summary
 
 from .streams import TS, call, load, message, raw, request, result, stream_of, turn
 
 
-def shape(stream) -> list[list[str]]:  # type: ignore[no-untyped-def]
+def shape(stream: ConversationStream) -> list[list[str]]:
     return [[entry.type_tag for entry in t.events()] for t in stream.turns()]
 
 
@@ -24,7 +25,8 @@ def test_events_before_the_first_turn_start_form_an_implicit_turn_zero() -> None
     stream = stream_of(request("legacy"), message(), request("second"), turn(), request())
     turns = stream.turns()
     assert [t.index for t in turns] == [0, 1]
-    assert turns[0].id() is None and turns[0].summary() is None
+    assert turns[0].id() is None
+    assert turns[0].summary() is None
     assert len(turns[0].requests()) == 2
 
 
@@ -65,7 +67,9 @@ def test_fallback_is_the_first_non_empty_line_of_the_first_request() -> None:
 
 def test_fallback_is_cut_to_72_characters() -> None:
     fallback = mechanical_summary("x" * 100)
-    assert fallback is not None and len(fallback) == 72 and fallback.endswith("…")
+    assert fallback is not None
+    assert len(fallback) == 72
+    assert fallback.endswith("…")
     assert mechanical_summary("y" * 72) == "y" * 72
 
 
@@ -125,7 +129,13 @@ def test_legacy_turn_start_loads_without_summary_and_round_trips() -> None:
 
 
 def test_summary_round_trips_with_metadata() -> None:
-    entry = {"event_id": "k3m9x2a", "timestamp": TS, "type": "turn_start", "summary": "Label", "metadata": {"a": "Yg=="}}
+    entry = {
+        "event_id": "k3m9x2a",
+        "timestamp": TS,
+        "type": "turn_start",
+        "summary": "Label",
+        "metadata": {"a": "Yg=="},
+    }
     stream = load([entry])
     assert stream.entries[0].payload == TurnStart(TS, "Label", {"a": "b"})
     assert raw(stream) == [entry]
@@ -134,14 +144,16 @@ def test_summary_round_trips_with_metadata() -> None:
 def test_pop_clears_the_trailing_turns_summary() -> None:
     stream = stream_of(turn("first"), request(), turn("second"), request(), message())
     popped, entry = stream.pop()
-    assert entry is not None and entry.type_tag == "chat_response"
+    assert entry is not None
+    assert entry.type_tag == "chat_response"
     assert [t.summary() for t in popped.turns()] == ["first", None]
 
 
 def test_popping_an_empty_turn_leaves_earlier_summaries() -> None:
     stream = stream_of(turn("first"), request(), turn("empty"))
     popped, entry = stream.pop()
-    assert entry is not None and isinstance(entry.payload, TurnStart)
+    assert entry is not None
+    assert isinstance(entry.payload, TurnStart)
     assert [t.summary() for t in popped.turns()] == ["first"]
 
 
@@ -154,16 +166,18 @@ def test_pop_keeps_trailing_global_entries() -> None:
         ]
     )
     popped, entry = stream.pop()
-    assert entry is not None and entry.type_tag == "chat_request"
+    assert entry is not None
+    assert entry.type_tag == "chat_request"
     assert [e.type_tag for e in popped.entries] == ["turn_start", "compaction"]
 
 
 def test_pop_if_and_pop_while() -> None:
     stream = stream_of(turn(), request(), call(), result(), message(), message("again"))
     unchanged, nothing = stream.pop_if(lambda e: e.type_tag == "tool_call_response")
-    assert nothing is None and unchanged is stream
+    assert nothing is None
+    assert unchanged is stream
     trimmed, popped = stream.pop_while(lambda e: e.type_tag == "chat_response")
-    assert [e.payload.value for e in popped] == ["again", "done"]  # type: ignore[union-attr]
+    assert [getattr(e.payload, "value", None) for e in popped] == ["again", "done"]
     assert trimmed.last_turn_event() == stream.entries[3]
 
 
@@ -178,14 +192,19 @@ def test_trim_chat_request_drops_passed_events_and_keeps_globals_at_the_end() ->
         ]
     )
     trimmed, popped = stream.trim_chat_request()
-    assert popped is not None and popped.event_id == "r1"
+    assert popped is not None
+    assert popped.event_id == "r1"
     assert [e.event_id for e in trimmed.entries] == ["t1", "d1"]
     assert trimmed.turns()[0].summary() is None
 
 
 def test_trim_trailing_empty_turn_removes_at_most_one() -> None:
     stream = stream_of(turn(), request(), turn(), turn())
-    assert [e.type_tag for e in stream.trim_trailing_empty_turn().entries] == ["turn_start", "chat_request", "turn_start"]
+    assert [e.type_tag for e in stream.trim_trailing_empty_turn().entries] == [
+        "turn_start",
+        "chat_request",
+        "turn_start",
+    ]
 
 
 def test_turn_indices_through_tool_calls() -> None:

@@ -1,12 +1,14 @@
 """retain and the turn windows (jp-format §4.5-4.6)."""
 
+from turnmark.core.entries import Entry
 from turnmark.core.payloads import ChatResponse, Compaction, TurnStart
+from turnmark.core.stream import ConversationStream
 from turnmark.core.windows import retain, retain_first_and_last_turns, retain_first_turns, retain_last_turns
 
 from .streams import TS, load, message, request, stream_of, turn
 
 
-def contents(stream) -> list[str]:  # type: ignore[no-untyped-def]
+def contents(stream: ConversationStream) -> list[str]:
     out = []
     for entry in stream.entries:
         payload = entry.payload
@@ -14,8 +16,10 @@ def contents(stream) -> list[str]:  # type: ignore[no-untyped-def]
     return out
 
 
-def three_turns():  # type: ignore[no-untyped-def]
-    return stream_of(request("zero"), turn("one"), request("one"), turn("two"), request("two"), turn("three"), request("three"))
+def three_turns() -> ConversationStream:
+    return stream_of(
+        request("zero"), turn("one"), request("one"), turn("two"), request("two"), turn("three"), request("three")
+    )
 
 
 def test_retain_last_turns_drops_the_implicit_turn() -> None:
@@ -63,7 +67,7 @@ def test_retain_keeps_globals_and_compactions_before_the_first_removed_turn() ->
 def test_retain_removing_a_whole_turn_keeps_other_summaries() -> None:
     stream = stream_of(turn("a"), request("a"), turn("b"), request("b"))
 
-    def second_turn(entry):  # type: ignore[no-untyped-def]
+    def second_turn(entry: Entry) -> bool:
         payload = entry.payload
         return (isinstance(payload, TurnStart) and payload.summary == "b") or getattr(payload, "content", None) == "b"
 
