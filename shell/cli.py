@@ -42,6 +42,12 @@ the copied ID is ambiguous until you fix it by hand.
 """
 
 
+WORKSPACE_HELP = (
+    "Workspace directory (or any directory inside it). "
+    "Default: the nearest ancestor of the current directory with a .jp/ folder."
+)
+
+
 class OutputFormat(enum.StrEnum):
     text = "text"
     json = "json"
@@ -97,7 +103,7 @@ def main_callback(
         typer.Option(
             "--workspace",
             "-w",
-            help="Workspace directory (or any directory inside it). Default: the nearest ancestor of the current directory with a .jp/ folder.",
+            help=WORKSPACE_HELP,
         ),
     ] = None,
     cfg: Annotated[
