@@ -25,6 +25,7 @@ from .payloads import (
     InquiryRequest,
     InquiryResponse,
     Payload,
+    ResponseVariant,
     ToolCallRequest,
     ToolCallResponse,
     TurnStart,
@@ -137,135 +138,146 @@ def _type_name(value: Json) -> str:
     return "an object"
 
 
-class _Fields:
-    """Takes the known fields of one entry, tracking which keys were used."""
+class _Reader:
+    """Reads the known fields of one entry and remembers which keys it consumed."""
 
-    __slots__ = ("index", "obj", "tag", "used")
+    __slots__ = ("consumed", "index", "obj", "tag")
 
     def __init__(self, obj: JsonObject, index: int, tag: str) -> None:
         self.obj = obj
         self.index = index
         self.tag = tag
-        self.used: set[str] = {"type", "timestamp", "event_id", "request_id"}
+        self.consumed: list[str] = ["timestamp", "type"]
 
     def fail(self, message: str) -> InvalidEntry:
         return InvalidEntry(message, self.index, self.tag)
 
-    def _take(self, key: str, check: Callable[[Any], bool], expected: str, required: bool) -> Any:
-        if key not in self.obj:
+    def timestamp(self) -> str:
+        value = self.obj.get("timestamp")
+        if type(value) is not str or not is_timestamp(value):
+            raise self.fail(f'"timestamp" must be a timestamp like "2026-04-10 17:04:20.531233", found {value!r}')
+        return value
+
+    def _get(self, key: str, kind: type, expected: str, required: bool) -> Any:
+        obj = self.obj
+        if key not in obj:
             if required:
                 raise self.fail(f'missing "{key}"')
             return None
-        value = self.obj[key]
+        value = obj[key]
         if value is None and not required:
-            return None  # left in place as an extra key, so a written null survives
-        if not check(value):
+            return None  # an explicit null is kept as an extra key, so it survives a save
+        if type(value) is not kind:
             raise self.fail(f'"{key}" must be {expected}, found {_type_name(value)}')
-        self.used.add(key)
+        self.consumed.append(key)
         return value
 
-    def string(self, key: str, *, required: bool = True) -> Any:
-        return self._take(key, lambda v: isinstance(v, str), "a string", required)
+    def string(self, key: str) -> str:
+        value: str = self._get(key, str, "a string", True)
+        return value
 
-    def boolean(self, key: str) -> Any:
-        return self._take(key, lambda v: isinstance(v, bool), "a boolean", True)
+    def optional_string(self, key: str) -> str | None:
+        value: str | None = self._get(key, str, "a string", False)
+        return value
 
-    def object(self, key: str, *, required: bool = True) -> Any:
-        return self._take(key, lambda v: isinstance(v, dict), "an object", required)
+    def boolean(self, key: str) -> bool:
+        value: bool = self._get(key, bool, "a boolean", True)
+        return value
 
-    def any(self, key: str) -> Any:
+    def object(self, key: str) -> JsonObject:
+        value: JsonObject = self._get(key, dict, "an object", True)
+        return value
+
+    def optional_object(self, key: str) -> JsonObject | None:
+        value: JsonObject | None = self._get(key, dict, "an object", False)
+        return value
+
+    def any(self, key: str) -> Json:
         if key not in self.obj:
             raise self.fail(f'missing "{key}"')
-        self.used.add(key)
+        self.consumed.append(key)
         return self.obj[key]
 
     def metadata(self) -> JsonObject | None:
-        if "metadata" not in self.obj:
+        obj = self.obj
+        if "metadata" not in obj:
             return None
-        value = self.obj["metadata"]
-        if not isinstance(value, dict):
+        value = obj["metadata"]
+        if type(value) is not dict:
             raise self.fail(f'"metadata" must be an object, found {_type_name(value)}')
-        self.used.add("metadata")
+        self.consumed.append("metadata")
         decoded: JsonObject = decode_leaves(value)
         return decoded
 
-    def layout(self) -> Layout:
-        extra = tuple((key, value) for key, value in self.obj.items() if key not in self.used)
-        return Layout(tuple(self.obj), extra)
+    def layout(self, wrapper_keys: int) -> Layout:
+        obj = self.obj
+        if len(obj) == len(self.consumed) + wrapper_keys:
+            return Layout(tuple(obj))
+        consumed = {*self.consumed, *WRAPPER_KEYS}
+        return Layout(tuple(obj), tuple((key, value) for key, value in obj.items() if key not in consumed))
 
 
-def _timestamp(fields: _Fields) -> str:
-    value = fields.obj.get("timestamp")
-    if not isinstance(value, str) or not is_timestamp(value):
-        raise fields.fail(f'"timestamp" must be a timestamp like "2026-04-10 17:04:20.531233", found {value!r}')
-    return value
+def _turn_start(f: _Reader) -> Payload:
+    return TurnStart(f.timestamp(), f.optional_string("summary"), f.metadata())
 
 
-def _turn_start(f: _Fields) -> Payload:
-    return TurnStart(_timestamp(f), f.string("summary", required=False), f.metadata())
-
-
-def _chat_request(f: _Fields) -> Payload:
+def _chat_request(f: _Reader) -> Payload:
     return ChatRequest(
-        _timestamp(f),
-        f.string("content"),
-        f.object("schema", required=False),
-        f.string("author", required=False),
-        f.metadata(),
+        f.timestamp(), f.string("content"), f.optional_object("schema"), f.optional_string("author"), f.metadata()
     )
 
 
-def _chat_response(f: _Fields) -> Payload:
-    timestamp = _timestamp(f)
+def _chat_response(f: _Reader) -> Payload:
+    timestamp = f.timestamp()
     obj = f.obj
-    if isinstance(obj.get("message"), str):
-        f.used.add("message")
-        return ChatResponse(timestamp, "message", obj["message"], f.metadata())
-    if isinstance(obj.get("reasoning"), str):
-        f.used.add("reasoning")
-        return ChatResponse(timestamp, "reasoning", obj["reasoning"], f.metadata())
-    if "data" in obj:
-        f.used.add("data")
-        return ChatResponse(timestamp, "data", obj["data"], f.metadata())
-    for key in ("message", "reasoning"):
-        if key in obj:
-            raise f.fail(f'"{key}" must be a string, found {_type_name(obj[key])}')
-    raise f.fail('needs one of "message", "reasoning" or "data"')
+    variant: ResponseVariant
+    if type(obj.get("message")) is str:
+        variant = "message"
+    elif type(obj.get("reasoning")) is str:
+        variant = "reasoning"
+    elif "data" in obj:
+        variant = "data"
+    else:
+        for key in ("message", "reasoning"):
+            if key in obj:
+                raise f.fail(f'"{key}" must be a string, found {_type_name(obj[key])}')
+        raise f.fail('needs one of "message", "reasoning" or "data"')
+    return ChatResponse(timestamp, variant, f.any(variant), f.metadata())
 
 
-def _tool_call_request(f: _Fields) -> Payload:
-    timestamp, call_id, name = _timestamp(f), f.string("id"), f.string("name")
+def _tool_call_request(f: _Reader) -> Payload:
+    timestamp, call_id, name = f.timestamp(), f.string("id"), f.string("name")
     if "arguments" in f.obj and f.obj["arguments"] is None:
         raise f.fail('"arguments" must be an object, found null')
-    arguments = f.object("arguments", required=False)
+    arguments = f.optional_object("arguments")
     return ToolCallRequest(
         timestamp, call_id, name, None if arguments is None else decode_leaves(arguments), f.metadata()
     )
 
 
-def _tool_call_response(f: _Fields) -> Payload:
-    timestamp, call_id = _timestamp(f), f.string("id")
+def _tool_call_response(f: _Reader) -> Payload:
+    timestamp, call_id = f.timestamp(), f.string("id")
     content = decode_string(f.string("content"))
     return ToolCallResponse(timestamp, call_id, content, f.boolean("is_error"), f.metadata())
 
 
-def _inquiry_request(f: _Fields) -> Payload:
-    timestamp, inquiry_id = _timestamp(f), f.string("id")
+def _inquiry_request(f: _Reader) -> Payload:
+    timestamp, inquiry_id = f.timestamp(), f.string("id")
     source, question = f.object("source"), f.object("question")
-    if not isinstance(question.get("text"), str):
+    if type(question.get("text")) is not str:
         raise f.fail('"question.text" must be a string')
     return InquiryRequest(timestamp, inquiry_id, source, question, f.metadata())
 
 
-def _inquiry_response(f: _Fields) -> Payload:
-    return InquiryResponse(_timestamp(f), f.string("id"), f.any("answer"), f.metadata())
+def _inquiry_response(f: _Reader) -> Payload:
+    return InquiryResponse(f.timestamp(), f.string("id"), f.any("answer"), f.metadata())
 
 
-def _compaction(f: _Fields, fields: JsonObject) -> Payload:
-    _timestamp(f)
+def _validate_compaction(f: _Reader) -> None:
+    f.timestamp()
     for key in ("from_turn", "to_turn"):
         value = f.obj.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        if type(value) is not int or value < 0:
             raise f.fail(f'"{key}" must be a non-negative integer, found {value!r}')
     summary = f.obj.get("summary")
     if summary is not None and not (isinstance(summary, dict) and isinstance(summary.get("summary"), str)):
@@ -286,10 +298,9 @@ def _compaction(f: _Fields, fields: JsonObject) -> Payload:
             raise f.fail(
                 '"tool_calls" must be {"policy": "omit"} or {"policy": "strip", "request": bool, "response": bool}'
             )
-    return Compaction(fields)
 
 
-_EVENT_READERS: dict[str, Callable[[_Fields], Payload]] = {
+_EVENT_READERS: dict[str, Callable[[_Reader], Payload]] = {
     "turn_start": _turn_start,
     "chat_request": _chat_request,
     "chat_response": _chat_response,
@@ -315,29 +326,31 @@ def _wrapper_id(obj: JsonObject, key: str, index: int, tag: str) -> str | None:
 
 def read_entry(obj: Json, index: int) -> ReadEntry:
     """Read one element of the events array."""
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         raise InvalidEntry(f"must be a JSON object, found {_type_name(obj)}", index)
     if "type" not in obj:
         raise InvalidEntry('missing "type"', index)
     raw_tag = obj["type"]
-    tag = raw_tag if isinstance(raw_tag, str) else ""
+    tag = raw_tag if type(raw_tag) is str else ""
     if "timestamp" not in obj:
         raise InvalidEntry('missing "timestamp"', index, tag or None)
     written_id = _wrapper_id(obj, "event_id", index, tag)
-    if tag in _EVENT_READERS or tag == "compaction":
+    reader = _EVENT_READERS.get(tag)
+    if reader is not None:
         request_id = _wrapper_id(obj, "request_id", index, tag)
-        fields = _Fields(obj, index, tag)
-        if tag == "compaction":
-            rest = {k: v for k, v in obj.items() if k not in WRAPPER_KEYS}
-            return ReadEntry(written_id, request_id, _compaction(fields, rest), Layout(tuple(obj)))
-        payload = _EVENT_READERS[tag](fields)
-        return ReadEntry(written_id, request_id, payload, fields.layout())
-    if tag == "config_delta":
-        request_id = _wrapper_id(obj, "request_id", index, tag)
-        rest = {k: v for k, v in obj.items() if k not in WRAPPER_KEYS}
-        return ReadEntry(written_id, request_id, ConfigDelta(rest), Layout(tuple(obj)))
-    rest = {k: v for k, v in obj.items() if k != "event_id"}
-    return ReadEntry(written_id, None, Unknown(rest), Layout(tuple(obj)))
+        fields = _Reader(obj, index, tag)
+        payload = reader(fields)
+        wrappers = ("event_id" in obj) + ("request_id" in obj)
+        return ReadEntry(written_id, request_id, payload, fields.layout(wrappers))
+    if tag not in ("compaction", "config_delta"):
+        rest = {k: v for k, v in obj.items() if k != "event_id"}
+        return ReadEntry(written_id, None, Unknown(rest), Layout(tuple(obj)))
+    request_id = _wrapper_id(obj, "request_id", index, tag)
+    rest = {k: v for k, v in obj.items() if k not in WRAPPER_KEYS}
+    if tag == "compaction":
+        _validate_compaction(_Reader(obj, index, tag))
+        return ReadEntry(written_id, request_id, Compaction(rest), Layout(tuple(obj)))
+    return ReadEntry(written_id, request_id, ConfigDelta(rest), Layout(tuple(obj)))
 
 
 def read_payload(obj: Json) -> Payload:

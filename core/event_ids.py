@@ -20,21 +20,24 @@ class IdSourceExhausted(RuntimeError):
     """The injected ID source kept returning IDs already in use."""
 
 
-def ids_from_random_bytes(random_bytes: Callable[[int], bytes]) -> IdSource:
+_UNIFORM_CHARS = bytes(ord(ALPHABET[byte % 36]) for byte in range(252)) + bytes(4)
+_BIASED_BYTES = bytes(range(252, 256))
+
+
+def ids_from_random_bytes(random_bytes: Callable[[int], bytes], batch: int = 1024) -> IdSource:
     """An ``IdSource`` of 7-character lowercase base-36 IDs drawn from ``random_bytes``.
 
-    Bytes >= 252 are rejected so every character is uniform over the alphabet.
+    Bytes >= 252 are discarded so every character is uniform over the
+    alphabet; random bytes are fetched ``batch`` at a time.
     """
+    pool = ""
 
     def next_id() -> str:
-        chars: list[str] = []
-        while len(chars) < ID_LENGTH:
-            for byte in random_bytes(ID_LENGTH * 2):
-                if byte < 252:
-                    chars.append(ALPHABET[byte % 36])
-                    if len(chars) == ID_LENGTH:
-                        break
-        return "".join(chars)
+        nonlocal pool
+        while len(pool) < ID_LENGTH:
+            pool += random_bytes(batch).translate(_UNIFORM_CHARS, _BIASED_BYTES).decode("ascii")
+        identifier, pool = pool[:ID_LENGTH], pool[ID_LENGTH:]
+        return identifier
 
     return next_id
 

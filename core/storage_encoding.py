@@ -9,16 +9,34 @@ plaintext value stays readable), and is encoded like any other on save.
 
 import binascii
 
+import msgspec
+
 from .json_value import Json
+
+_LOW_FOUR_BITS_ZERO = frozenset("AQgw")
+_LOW_TWO_BITS_ZERO = frozenset("AEIMQUYcgkosw048")
+_strict_base64 = msgspec.json.Decoder(bytes)
 
 
 def decode_string(text: str) -> str:
-    """Decode one stored string, or return it unchanged when it is not canonical base64 of UTF-8."""
-    try:
-        raw = binascii.a2b_base64(text, strict_mode=True)
-    except (binascii.Error, ValueError):
+    """Decode one stored string, or return it unchanged when it is not canonical base64 of UTF-8.
+
+    msgspec's strict base64 decoder (twice as fast as ``binascii`` here) rejects
+    foreign characters and bad padding; the one non-canonical form it accepts,
+    non-zero bits in the last quantum, is checked here (Rust's ``STANDARD``
+    engine rejects it too). Quotes and backslashes are never base64, and would
+    otherwise be read as JSON escapes.
+    """
+    if not text.isascii() or '"' in text or "\\" in text:
         return text
-    if binascii.b2a_base64(raw, newline=False) != text.encode("ascii"):
+    try:
+        raw = _strict_base64.decode(b'"' + text.encode("ascii") + b'"')
+    except msgspec.MsgspecError:
+        return text
+    if text.endswith("=="):
+        if text[-3] not in _LOW_FOUR_BITS_ZERO:
+            return text
+    elif text.endswith("=") and text[-2] not in _LOW_TWO_BITS_ZERO:
         return text
     try:
         return raw.decode("utf-8")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
-from pyrsistent import PSet, PVector, pset, pvector
+from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from .codec import (
@@ -60,8 +60,8 @@ class AmbiguousLink:
     request_id: str
 
 
-def _id_set(entries: Iterable[Entry]) -> PSet[str]:
-    return pset(entry.event_id for entry in entries)
+def _id_set(entries: Iterable[Entry]) -> frozenset[str]:
+    return frozenset(entry.event_id for entry in entries)
 
 
 def _no_id_source() -> str:
@@ -85,7 +85,7 @@ class ConversationStream:
     duplicated_ids: frozenset[str] = frozenset()
     id_repairs: tuple[tuple[int, str], ...] = ()
     new_id: IdSource = field(default=_no_id_source, compare=False, repr=False)
-    ids: PSet[str] = field(default_factory=pset, compare=False, repr=False)
+    ids: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     # Loading and saving -----------------------------------------------------------------------
 
@@ -138,7 +138,7 @@ class ConversationStream:
             Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
             for entry, identifier, origin in zip(read, plan.ids, plan.origins, strict=True)
         )
-        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, pset(plan.ids))
+        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, frozenset(plan.ids))
 
     def to_json(self) -> bytes:
         """The ``events.json`` bytes for this stream, in its own format (legacy keeps its head entry)."""
@@ -217,21 +217,21 @@ class ConversationStream:
                 return self.entries[index].event_id
         return None
 
-    def _wrap(self, payloads: Iterable[Payload | Entry], position: int) -> tuple[list[Entry], PSet[str]]:
-        ids = self.ids
+    def _wrap(self, payloads: Iterable[Payload | Entry], position: int) -> tuple[list[Entry], frozenset[str]]:
+        ids = set(self.ids)
         active = self.active_request(position)
         wrapped: list[Entry] = []
         for item in payloads:
             payload = item.payload if isinstance(item, Entry) else item
             event_id = fresh_id(self.new_id, ids.__contains__)
-            ids = ids.add(event_id)
+            ids.add(event_id)
             if isinstance(payload, TurnStart):
                 active = None
             request_id = active if is_linkable(payload) else None
             if isinstance(payload, ChatRequest):
                 active = event_id
             wrapped.append(Entry(event_id, payload, request_id, "inserted"))
-        return wrapped, ids
+        return wrapped, frozenset(ids)
 
     def insert(self, position: int, payloads: Iterable[Payload | Entry]) -> ConversationStream:
         """Insert payloads at ``position``, each with a fresh ID and its request link stamped."""

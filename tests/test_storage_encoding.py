@@ -3,6 +3,8 @@
 import base64
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from turnmark.core.storage_encoding import decode_leaves, decode_string, encode_leaves, encode_string
 
@@ -21,6 +23,7 @@ def test_canonical_base64_of_utf8_is_decoded() -> None:
         "YWJj\n",  # whitespace
         "/w==",  # valid base64 of a byte that is not UTF-8
         "héllo",  # not ASCII
+        "YQ\\u003d\\u003d",  # a JSON escape is not base64, even if it would unescape to some
     ],
 )
 def test_non_canonical_strings_are_kept_as_written(text: str) -> None:
@@ -36,3 +39,34 @@ def test_leaves_are_decoded_recursively_and_keys_and_scalars_left_alone() -> Non
     stored = {"path": "c3JjL2xpYi5ycw==", "n": 3, "flag": True, "none": None, "list": ["eA==", 1]}
     assert decode_leaves(stored) == {"path": "src/lib.rs", "n": 3, "flag": True, "none": None, "list": ["x", 1]}
     assert encode_leaves(decode_leaves(stored)) == stored
+
+
+def reference_decode(text: str) -> str:
+    """The rule as jp-format §2.11 states it for Python: strict decode, re-encode check, UTF-8."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        return text
+    if base64.b64encode(raw).decode() != text:
+        return text
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return text
+
+
+base64_like = st.one_of(
+    st.text(alphabet='ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_ \n\\"u', max_size=16),
+    st.binary(max_size=12).map(lambda b: base64.b64encode(b).decode()),
+    st.text(max_size=8).map(lambda t: base64.b64encode(t.encode()).decode()),
+)
+
+
+@given(base64_like)
+def test_decoding_agrees_with_the_stated_rule(text: str) -> None:
+    assert decode_string(text) == reference_decode(text)
+
+
+@pytest.mark.parametrize("text", ["YW==", "YR==", "YWJ=", "YWJjZB=="])
+def test_every_non_zero_trailing_bit_pattern_is_rejected(text: str) -> None:
+    assert decode_string(text) == text

@@ -1,0 +1,31 @@
+"""Benchmark helpers: the corpus location and a noise-resistant timer."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def corpus_conversations() -> list[Path]:
+    """The corpus conversations, or exit with a clear message when the corpus is absent."""
+    root = Path(os.environ.get("TURNMARK_CORPUS") or REPO.parent / "shared" / "corpus")
+    conversations = root / ".jp" / "conversations"
+    if not conversations.is_dir():
+        sys.exit(f"corpus not found at {root} (set TURNMARK_CORPUS to a folder holding .jp/conversations)")
+    return sorted(path for path in conversations.iterdir() if path.is_dir() and not path.name.startswith("."))
+
+
+def best_of(function: Callable[[], object], repeat: int = 7, number: int = 5) -> float:
+    """The fastest of ``repeat`` runs of ``number`` calls, per call, in seconds."""
+    timings = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            function()
+        timings.append((time.perf_counter() - start) / number)
+    return min(timings)
