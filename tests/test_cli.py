@@ -135,3 +135,40 @@ def test_check_help_explains_hand_editing(run: Run) -> None:
     flat = " ".join(out.split())
     for phrase in ("event_id", "request_id", "delete a chat_request", "relink", "by hand"):
         assert phrase in flat
+
+
+BAD_INPUTS = {
+    "invalid JSON": (
+        b'[\n  {"type": "turn_start" "timestamp": "x"}\n]\n',
+        "line 2, column 25: invalid JSON: expected ',' or '}'",
+    ),
+    "not an array": (b'{"type": "turn_start"}\n', "top level: events.json must be a JSON array of entries"),
+    "entry without type": (b'[{"timestamp": "2026-01-01 00:00:00.0"}]', 'entry 0: missing "type"'),
+    "entry without timestamp": (
+        b'[{"type": "chat_request", "content": "x"}]',
+        'entry 0 (chat_request): missing "timestamp"',
+    ),
+    "field of the wrong type": (
+        b'[{"type": "chat_request", "timestamp": "2026-01-01 00:00:00.0", "content": ["x"]}]',
+        'entry 0 (chat_request): "content" must be a string, found an array',
+    ),
+    "truncated file": (b'[{"type": "chat_request", "timestamp": "2026-01-', "line 1, column 49: the JSON ends early"),
+    "invalid UTF-8": (
+        b'[{"type": "chat_request", "timestamp": "2026-01-01 00:00:00.0", "content": "\xc3("}]',
+        "line 1, column 77: invalid UTF-8",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_every_kind_of_bad_input_is_one_line_naming_the_file_and_place(run: Run, workspace: Path, case: str) -> None:
+    data, expected = BAD_INPUTS[case]
+    directory = workspace / ".jp" / "conversations" / "17800000010-add-retry-backoff-to-the-stream-handler"
+    (directory / "events.json").write_bytes(data)
+    before = {path.name: path.read_bytes() for path in directory.iterdir()}
+    for command in (["turns", "17800000010"], ["check", "17800000010"]):
+        out, err = run(*command, code=2)
+        assert out == ""
+        assert err.count("\n") == 1
+        assert err.startswith(f"error: <ws>/.jp/conversations/{directory.name}/events.json: {expected}")
+    assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
