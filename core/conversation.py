@@ -6,7 +6,6 @@ A conversation ID is a UTC time in deciseconds since the epoch, displayed as
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from returns.result import Failure, Result, Success
 
@@ -35,25 +34,6 @@ def id_from_dirname(name: str) -> int | None:
 
 def display_id(conversation_id: int) -> str:
     return f"jp-c{conversation_id}"
-
-
-def id_for_moment(moment: datetime) -> int:
-    """The conversation ID JP gives a conversation created at ``moment``."""
-    return int(moment.astimezone(UTC).timestamp() * 10)
-
-
-def dirname(conversation_id: int, title: str | None) -> str:
-    """JP's directory name: ``<id>`` or ``<id>-<slug>``, the slug from the first 60 characters of the title."""
-    if not title or not title.strip():
-        return str(conversation_id)
-    trimmed = title.strip()
-    slug = "".join(char if char.isalnum() else "-" for char in trimmed[:60]).rstrip("-").lower()
-    if not slug:
-        return str(conversation_id)
-    name = f"{conversation_id}-{slug}"
-    if len(trimmed.encode("utf-8")) > 60 and "-" in name:
-        name = name[: name.rfind("-")]
-    return name
 
 
 @dataclass(frozen=True, slots=True)

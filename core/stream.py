@@ -30,7 +30,7 @@ from .entries import Entry
 from .errors import StreamError
 from .event_ids import IdSource, fresh_id, plan_loaded_ids
 from .json_value import Json, JsonObject
-from .payloads import ChatRequest, ConfigDelta, Payload, TurnStart, is_conversation_event, is_linkable
+from .payloads import ChatRequest, Payload, TurnStart, is_conversation_event, is_linkable
 from .turn_summary import normalize_summary
 from .turns import Turn, split_turns
 
@@ -382,11 +382,6 @@ class ConversationStream:
         updated = replace(entry, payload=replace(payload, summary=summary))
         return replace(self, entries=self.entries.set(position, updated))
 
-    def with_payload(self, position: int, payload: Payload) -> ConversationStream:
-        """Replace one entry's payload in place, keeping its ID, link and layout."""
-        entry = self.entries[position]
-        return replace(self, entries=self.entries.set(position, replace(entry, payload=payload)))
-
     # Whole-stream operations ---------------------------------------------------------------------------
 
     def sanitize(self) -> ConversationStream:
@@ -394,6 +389,3 @@ class ConversationStream:
         from .sanitize import sanitize
 
         return sanitize(self)
-
-    def config_deltas(self) -> tuple[ConfigDelta, ...]:
-        return tuple(entry.payload for entry in self.entries if isinstance(entry.payload, ConfigDelta))

@@ -15,14 +15,6 @@ def is_timestamp(text: str) -> bool:
     return _TIMESTAMP.fullmatch(text) is not None
 
 
-def format_timestamp(moment: datetime) -> str:
-    """Format a moment the way JP writes it: UTC, no zone, ``.0`` or trailing zeros stripped."""
-    utc = moment.astimezone(UTC) if moment.tzinfo else moment
-    base = utc.strftime("%Y-%m-%d %H:%M:%S")
-    fraction = f"{utc.microsecond:06d}000".rstrip("0") or "0"
-    return f"{base}.{fraction}"
-
-
 def sort_key(text: str) -> tuple[datetime, int]:
     """Order timestamps by the moment they name (naive ones are UTC), to the nanosecond."""
     match = re.fullmatch(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(.*)", text)

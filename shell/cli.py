@@ -12,19 +12,12 @@ import typer
 from turnmark.core.event_ids import IdSource
 from turnmark.core.links import REASON_TEXT
 from turnmark.core.report import CheckReport, TurnRow, check_report, turn_rows
-from turnmark.core.timestamps import sort_key
 
 from .entropy import random_event_ids
 from .output import chrome, emit_json, emit_line, fail
+from .selection import pick_conversation
 from .storage import ConversationError, LoadedConversation, read_conversation
-from .workspace import (
-    ConversationRef,
-    Workspace,
-    WorkspaceError,
-    list_conversations,
-    require_workspace,
-    select_conversation,
-)
+from .workspace import ConversationRef, Workspace, WorkspaceError, list_conversations, require_workspace
 
 EDITING_HELP = """
 Every entry of events.json carries an "event_id": a short ID that stays with
@@ -59,7 +52,6 @@ class Settings:
 
     workspace: Path | None = None
     format: OutputFormat = OutputFormat.text
-    cfg: list[str] = field(default_factory=list)
     new_id: IdSource = field(default_factory=random_event_ids)
 
     def resolve_format(self, local: OutputFormat | None) -> OutputFormat:
@@ -106,19 +98,12 @@ def main_callback(
             help=WORKSPACE_HELP,
         ),
     ] = None,
-    cfg: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--cfg", "-c", metavar="KEY=VALUE", help="Config override KEY=VALUE, JP's assignment syntax (repeatable)."
-        ),
-    ] = None,
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-F", help="Output format for every command: text or json.")
     ] = OutputFormat.text,
 ) -> None:
     settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
     settings.workspace = workspace
-    settings.cfg = list(cfg or [])
     settings.format = output_format
     ctx.obj = settings
 
@@ -129,45 +114,8 @@ def _settings(ctx: typer.Context) -> Settings:
     return settings
 
 
-def _default_conversation(workspace: Workspace, settings: Settings, refs: list[ConversationRef]) -> ConversationRef:
-    """The most recently active conversation (by ``last_activated_at``)."""
-    best: tuple[tuple[object, ...], ConversationRef] | None = None
-    for ref in refs:
-        try:
-            loaded_metadata = _metadata_activity(ref)
-        except ConversationError:
-            continue
-        key = (sort_key(loaded_metadata), ref.id)
-        if best is None or key > best[0]:
-            best = (key, ref)
-    if best is None:
-        raise WorkspaceError(f"no conversations in {workspace.conversations_dir}")
-    return best[1]
-
-
-def _metadata_activity(ref: ConversationRef) -> str:
-    from turnmark.core.conversation import parse_metadata
-
-    from .storage import METADATA, _newest
-
-    directory = _newest(ref.directories, (METADATA,))
-    try:
-        data = (directory / METADATA).read_bytes()
-    except OSError as error:
-        raise ConversationError(str(error)) from error
-    return parse_metadata(data).map(lambda metadata: metadata.last_activated_at).value_or("")
-
-
 def _pick(settings: Settings, wanted: str | None) -> ConversationRef:
-    if wanted is not None and Path(wanted).is_dir() and (Path(wanted) / "events.json").is_file():
-        from .workspace import conversation_at
-
-        return conversation_at(Path(wanted))
-    workspace = settings.workspace_root()
-    refs = list_conversations(workspace)
-    if wanted is None:
-        return _default_conversation(workspace, settings, refs)
-    return select_conversation(workspace, wanted, refs)
+    return pick_conversation(settings.workspace or Path.cwd(), wanted)
 
 
 def _conversation_json(loaded: LoadedConversation) -> dict[str, object]:

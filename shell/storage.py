@@ -109,19 +109,22 @@ def read_conversation(ref: ConversationRef, new_id: IdSource) -> LoadedConversat
             raise ConversationError(describe(events_path, problem))
         case Success(stream):
             pass
-    metadata_dir = _newest(directories, (METADATA,))
-    metadata: Metadata | None = None
-    metadata_error: str | None = None
-    raw_metadata = _read_optional(metadata_dir / METADATA)
-    if raw_metadata is None:
-        metadata_error = f"{metadata_dir / METADATA}: missing"
-    else:
-        match parse_metadata(raw_metadata):
-            case Success(parsed):
-                metadata = parsed
-            case Failure(problem):
-                metadata_error = describe(metadata_dir / METADATA, problem)
+    metadata, metadata_error = read_metadata(ref)
     return LoadedConversation(ref, directory, stream, metadata, metadata_error)
+
+
+def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
+    """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
+    path = _newest(ref.directories, (METADATA,)) / METADATA
+    data = _read_optional(path)
+    if data is None:
+        return None, f"{path}: missing"
+    match parse_metadata(data):
+        case Success(parsed):
+            return parsed, None
+        case Failure(problem):
+            return None, describe(path, problem)
+    raise AssertionError("unreachable")
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:

@@ -133,12 +133,12 @@ def list_conversations(workspace: Workspace) -> list[ConversationRef]:
     ]
 
 
-def conversation_at(path: Path) -> ConversationRef:
-    """A conversation given by its directory (or a file inside it), anywhere on disk."""
+def conversation_at(path: Path) -> ConversationRef | None:
+    """The conversation whose folder is ``path`` (or holds the file ``path``), anywhere on disk."""
     directory = path if path.is_dir() else path.parent
     conversation_id = id_from_dirname(directory.name)
     if conversation_id is None or not (directory / "events.json").is_file():
-        raise WorkspaceError(f"{path} is not a conversation directory (it needs <id>[-title]/events.json)")
+        return None
     workspace = find_workspace(directory)
     if workspace is not None:
         for ref in list_conversations(workspace):
@@ -147,16 +147,10 @@ def conversation_at(path: Path) -> ConversationRef:
     return ConversationRef(conversation_id, directory, None, workspace)
 
 
-def select_conversation(
-    workspace: Workspace, wanted: str, refs: list[ConversationRef] | None = None
-) -> ConversationRef:
-    """Select by ID (``17727484633`` or ``jp-c17727484633``), directory name, or path."""
-    refs = list_conversations(workspace) if refs is None else refs
+def select_conversation(workspace: Workspace, wanted: str, refs: list[ConversationRef]) -> ConversationRef:
+    """Select by ID (``17727484633`` or ``jp-c17727484633``) or directory name."""
     conversation_id = parse_conversation_id(wanted)
     for ref in refs:
         if ref.id == conversation_id or wanted in {d.name for d in ref.directories}:
             return ref
-    path = Path(wanted)
-    if path.exists():
-        return conversation_at(path)
     raise WorkspaceError(f"no conversation {wanted!r} in {workspace.conversations_dir} (see `turnmark conversations`)")

@@ -3,11 +3,12 @@
 import msgspec
 import pytest
 
+from turnmark.core.codec import read_payload
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.payloads import ChatResponse, Compaction, ConfigDelta, ToolCallRequest, ToolCallResponse, Unknown
 from turnmark.core.stream import ConversationStream
 
-from .streams import TS, load, raw
+from .streams import TS, load, raw, request, stream_of
 
 
 def encode(value: object) -> bytes:
@@ -230,3 +231,12 @@ def test_floats_and_big_integers_are_written_like_serde_json() -> None:
     entry = {"type": "future", "timestamp": TS, "values": [1e-7, 1.5, 1e16, 18446744073709551615, -0.0]}
     assert b"1e-7" in load([entry]).to_json()
     assert raw(load([entry]))[0]["values"][3] == 18446744073709551615
+
+
+def test_a_new_payload_read_from_json_drops_the_ids_it_was_given() -> None:
+    payload = read_payload(
+        {"event_id": "theirs1", "request_id": "theirs2", "timestamp": TS, "type": "chat_response", "message": "m"}
+    )
+    stream = stream_of(request()).push(payload)
+    assert stream.entries[1].event_id != "theirs1"
+    assert stream.entries[1].request_id == stream.entries[0].event_id

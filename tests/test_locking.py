@@ -9,8 +9,9 @@ import pytest
 
 from turnmark.core.event_ids import sequential_ids
 from turnmark.shell.locking import lock_path, try_lock
+from turnmark.shell.selection import pick_conversation
 from turnmark.shell.storage import ConversationLocked, edit_conversation
-from turnmark.shell.workspace import ConversationRef, require_workspace, select_conversation
+from turnmark.shell.workspace import ConversationRef
 
 HOLDER = textwrap.dedent(
     """
@@ -30,7 +31,7 @@ HOLDER = textwrap.dedent(
 
 @pytest.fixture
 def conversation(workspace: Path) -> ConversationRef:
-    return select_conversation(require_workspace(workspace), "17800000010")
+    return pick_conversation(workspace, "17800000010")
 
 
 def hold(path: Path) -> subprocess.Popen[str]:

@@ -13,6 +13,7 @@ from turnmark.core.event_ids import sequential_ids
 from turnmark.core.payloads import ChatResponse
 from turnmark.core.stream import ConversationStream
 from turnmark.shell.locking import try_lock
+from turnmark.shell.selection import pick_conversation
 from turnmark.shell.storage import (
     ConversationError,
     SaveRefused,
@@ -21,7 +22,7 @@ from turnmark.shell.storage import (
     save_stream,
     write_if_changed,
 )
-from turnmark.shell.workspace import ConversationRef, list_conversations, require_workspace, select_conversation
+from turnmark.shell.workspace import ConversationRef, list_conversations, require_workspace
 
 from .conftest import corpus_params
 
@@ -31,7 +32,7 @@ EDITED = "17800000030"
 
 
 def ref_for(workspace: Path, wanted: str) -> ConversationRef:
-    return select_conversation(require_workspace(workspace), wanted)
+    return pick_conversation(workspace, wanted)
 
 
 def snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
@@ -178,6 +179,8 @@ def test_listing_skips_dot_directories_and_non_conversations(workspace: Path) ->
 def test_corpus_conversations_load_through_the_shell(directory: Path) -> None:
     from turnmark.shell.workspace import conversation_at
 
-    loaded = read_conversation(conversation_at(directory), sequential_ids())
+    ref = conversation_at(directory)
+    assert ref is not None
+    loaded = read_conversation(ref, sequential_ids())
     assert loaded.metadata is not None
     assert loaded.metadata.title

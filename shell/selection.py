@@ -1,0 +1,43 @@
+"""Which conversation a command works on: the ``CONV`` argument, or the most recently active one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from turnmark.core.timestamps import sort_key
+
+from .storage import read_metadata
+from .workspace import (
+    ConversationRef,
+    Workspace,
+    WorkspaceError,
+    conversation_at,
+    list_conversations,
+    require_workspace,
+    select_conversation,
+)
+
+
+def most_recently_active(workspace: Workspace, refs: list[ConversationRef]) -> ConversationRef:
+    """The conversation with the latest ``last_activated_at`` (unreadable metadata is passed over)."""
+    dated = []
+    for ref in refs:
+        metadata, _ = read_metadata(ref)
+        if metadata is not None:
+            dated.append((sort_key(metadata.last_activated_at), ref.id, ref))
+    if not dated:
+        raise WorkspaceError(f"no conversations in {workspace.conversations_dir}")
+    return max(dated, key=lambda item: item[:2])[2]
+
+
+def pick_conversation(start: Path, wanted: str | None) -> ConversationRef:
+    """Resolve ``CONV``: a path to a conversation folder, an ID, a directory name, or the default."""
+    if wanted is not None:
+        at_path = conversation_at(Path(wanted)) if Path(wanted).exists() else None
+        if at_path is not None:
+            return at_path
+    workspace = require_workspace(start)
+    refs = list_conversations(workspace)
+    if wanted is None:
+        return most_recently_active(workspace, refs)
+    return select_conversation(workspace, wanted, refs)
