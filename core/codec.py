@@ -76,6 +76,8 @@ def decode_document(data: bytes, document: str) -> Json:
     """Parse JSON bytes, raising ``StreamError``-ready ``InvalidDocument`` with a line and column."""
     try:
         return _decoder.decode(data)
+    except RecursionError:
+        raise InvalidDocument("the JSON is nested too deeply", 1, 1, document) from None
     except msgspec.DecodeError as error:
         message = str(error)
         raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
@@ -410,8 +412,10 @@ def write_entry(entry: Entry) -> JsonObject:
     if entry.request_id is not None:
         out["request_id"] = entry.request_id
     payload = entry.payload
-    if isinstance(payload, ConfigDelta | Compaction | Unknown):
-        out.update(payload.fields)
+    if isinstance(payload, ConfigDelta | Compaction):
+        out.update((key, value) for key, value in payload.fields.items() if key not in WRAPPER_KEYS)
+    elif isinstance(payload, Unknown):
+        out.update((key, value) for key, value in payload.fields.items() if key != "event_id")
     else:
         out.update(_event_fields(payload))
         for key, value in entry.layout.extra:
@@ -423,8 +427,16 @@ def write_entry(entry: Entry) -> JsonObject:
 
 
 def _in_original_order(out: JsonObject, original: tuple[str, ...]) -> JsonObject:
+    """Keep the original order; new wrapper keys go first, other new keys before ``metadata`` (or last)."""
     known = set(original)
     new_keys = [key for key in out if key not in known]
     front = [key for key in WRAPPER_KEYS if key in new_keys]
-    order = front + [key for key in original if key in out] + [key for key in new_keys if key not in front]
-    return {key: out[key] for key in order}
+    added = [key for key in new_keys if key not in front]
+    order = front
+    for key in original:
+        if key == "metadata":
+            order += [new for new in added if new != "metadata"]
+            added = [new for new in added if new == "metadata"]
+        if key in out:
+            order.append(key)
+    return {key: out[key] for key in order + added}

@@ -79,15 +79,18 @@ class IdPlan:
     """``(entry index, the duplicated ID it carried)`` for each regenerated entry."""
 
 
-def plan_loaded_ids(written: list[str | None], source: IdSource) -> IdPlan:
+def plan_loaded_ids(
+    written: list[str | None], source: IdSource, reserved: frozenset[str] | set[str] = frozenset()
+) -> IdPlan:
     """Keep every non-empty written ID; assign missing ones; regenerate later duplicates.
 
-    Fresh IDs never collide with any ID written anywhere in the file, so an
-    assigned ID cannot create a false duplicate of a later entry.
+    Fresh IDs never collide with any ID written anywhere in the file, nor with
+    a ``reserved`` one (every ``request_id`` in the file), so an assigned ID can
+    neither create a false duplicate nor make a dangling link resolve.
     """
     counts = Counter(identifier for identifier in written if identifier)
     duplicated = frozenset(identifier for identifier, count in counts.items() if count > 1)
-    used: set[str] = set(counts)
+    used: set[str] = set(counts) | set(reserved)
     seen: set[str] = set()
     ids: list[str] = []
     origins: list[IdOrigin] = []

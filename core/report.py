@@ -7,9 +7,11 @@ adds where the conversation lives and renders text.
 from dataclasses import dataclass
 from typing import Literal
 
+from .duplicate_keys import DuplicateKey
 from .json_value import JsonObject
 from .links import count_links, resolve_links
 from .stream import ConversationStream
+from .turn_summary import normalize_summary
 from .turns import Turn
 
 LabelSource = Literal["summary", "fallback"]
@@ -17,7 +19,12 @@ LabelSource = Literal["summary", "fallback"]
 
 @dataclass(frozen=True, slots=True)
 class TurnRow:
-    """One line of ``turnmark turns``."""
+    """One line of ``turnmark turns``.
+
+    ``summary`` is the stored text as written; ``label`` is what to show: the
+    summary made safe for one terminal line, or the fallback when the turn has
+    no (non-blank) summary.
+    """
 
     index: int
     id: str | None
@@ -29,11 +36,12 @@ class TurnRow:
 
     @property
     def label(self) -> str | None:
-        return self.summary if self.summary is not None else self.fallback
+        shown = normalize_summary(self.summary) if self.summary is not None else None
+        return shown if shown is not None else self.fallback
 
     @property
     def label_source(self) -> LabelSource | None:
-        if self.summary is not None:
+        if self.summary is not None and normalize_summary(self.summary) is not None:
             return "summary"
         return "fallback" if self.fallback is not None else None
 
@@ -79,10 +87,11 @@ class CheckReport:
     unresolved: tuple[JsonObject, ...]
     duplicated_ids: tuple[JsonObject, ...]
     save_blocked_by: tuple[JsonObject, ...]
+    duplicated_keys: tuple[JsonObject, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return not self.unresolved and not self.save_blocked_by
+        return not self.unresolved and not self.save_blocked_by and not self.duplicated_keys
 
     def to_json(self) -> JsonObject:
         return {
@@ -94,11 +103,15 @@ class CheckReport:
             "unresolved": list(self.unresolved),
             "duplicated_ids": list(self.duplicated_ids),
             "save_blocked_by": list(self.save_blocked_by),
+            "duplicated_keys": list(self.duplicated_keys),
         }
 
 
-def check_report(stream: ConversationStream) -> CheckReport:
-    """Link states, duplicated IDs and save blockers; every ``index`` is the entry's place in ``events.json``."""
+def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] = ()) -> CheckReport:
+    """Link states, duplicated IDs and save blockers; every ``index`` is the entry's place in ``events.json``.
+
+    ``doubled`` are the keys written twice in the file (``duplicate_keys``), which also block saving.
+    """
     entries = stream.entries
     at = stream.file_index
     links = resolve_links(entries, stream.duplicated_ids)
@@ -143,4 +156,5 @@ def check_report(stream: ConversationStream) -> CheckReport:
         unresolved=unresolved,
         duplicated_ids=duplicated,
         save_blocked_by=blocked,
+        duplicated_keys=tuple({"index": key.index, "key": key.key, "path": key.path} for key in doubled),
     )

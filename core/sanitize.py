@@ -1,13 +1,13 @@
 """``sanitize``: JP's seven ordered stream repairs (jp-format §4.8).
 
-1. drop conversation events before the first ``chat_request`` (``turn_start``\\ s kept);
+1. drop conversation events before the first ``chat_request`` (``turn_start`` entries kept);
 2. remove tool responses whose ``id`` matches no tool request anywhere;
 3. insert ``Tool call was interrupted.`` right after each tool request that no
    response anywhere answers (with the request's timestamp);
 4. remove inquiry responses whose ``id`` matches no inquiry request anywhere;
 5. remove inquiry requests that no response answers;
 6. trim one trailing empty turn;
-7. normalize leading ``turn_start``\\ s: keep only the last one before the first
+7. normalize the leading ``turn_start`` entries: keep only the last one before the first
    request, and insert one before the first request when there is none.
 
 ``request_id`` is neither read nor rewritten here (RFD 098); the synthetic

@@ -30,7 +30,16 @@ from .entries import Entry
 from .errors import StreamError
 from .event_ids import IdSource, fresh_id, plan_loaded_ids
 from .json_value import Json, JsonObject
-from .payloads import ChatRequest, Payload, TurnStart, is_conversation_event, is_linkable
+from .payloads import (
+    ChatRequest,
+    Compaction,
+    ConfigDelta,
+    Payload,
+    TurnStart,
+    Unknown,
+    is_conversation_event,
+    is_linkable,
+)
 from .turn_summary import normalize_summary
 from .turns import Turn, split_turns
 
@@ -60,8 +69,26 @@ class AmbiguousLink:
     request_id: str
 
 
-def _id_set(entries: Iterable[Entry]) -> frozenset[str]:
-    return frozenset(entry.event_id for entry in entries)
+def _taken_ids(entries: Iterable[Entry]) -> frozenset[str]:
+    taken: set[str] = set()
+    for entry in entries:
+        taken.add(entry.event_id)
+        if entry.request_id is not None:
+            taken.add(entry.request_id)
+    return frozenset(taken)
+
+
+def _without_ids(payload: Payload) -> Payload:
+    """A new payload minus any ``event_id``/``request_id`` it carries in its raw fields: the stream owns both."""
+    if isinstance(payload, ConfigDelta | Compaction):
+        owned: tuple[str, ...] = ("event_id", "request_id")
+    elif isinstance(payload, Unknown):
+        owned = ("event_id",)
+    else:
+        return payload
+    if not any(key in payload.fields for key in owned):
+        return payload
+    return replace(payload, fields={key: value for key, value in payload.fields.items() if key not in owned})
 
 
 def _no_id_source() -> str:
@@ -85,7 +112,9 @@ class ConversationStream:
     duplicated_ids: frozenset[str] = frozenset()
     id_repairs: tuple[tuple[int, str], ...] = ()
     new_id: IdSource = field(default=_no_id_source, compare=False, repr=False)
-    ids: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    taken: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """Every ``event_id`` and ``request_id`` in the stream: a new ID may be none of them, so it can
+    neither duplicate an entry nor make a dangling link resolve."""
 
     # Loading and saving -----------------------------------------------------------------------
 
@@ -106,6 +135,8 @@ class ConversationStream:
         """
         try:
             return Success(cls._load(events, base_config, new_id))
+        except RecursionError:
+            return Failure(StreamError("an entry is nested too deeply"))
         except InvalidDocument as error:
             return Failure(error.error)
         except InvalidEntry as error:
@@ -133,12 +164,13 @@ class ConversationStream:
                 )
             head, items, offset = first, document[1:], 1
         read = [read_entry(item, position + offset) for position, item in enumerate(items)]
-        plan = plan_loaded_ids([entry.written_id for entry in read], new_id)
+        links = {entry.request_id for entry in read if entry.request_id is not None}
+        plan = plan_loaded_ids([entry.written_id for entry in read], new_id, reserved=links)
         entries = pvector(
             Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
             for entry, identifier, origin in zip(read, plan.ids, plan.origins, strict=True)
         )
-        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, frozenset(plan.ids))
+        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, frozenset(plan.ids) | links)
 
     def to_json(self) -> bytes:
         """The ``events.json`` bytes for this stream, in its own format (legacy keeps its head entry)."""
@@ -189,7 +221,7 @@ class ConversationStream:
 
     def find(self, event_id: str) -> int | None:
         """The position of the entry with ``event_id``."""
-        if event_id not in self.ids:
+        if event_id not in self.taken:
             return None
         for position, entry in enumerate(self.entries):
             if entry.event_id == event_id:
@@ -218,30 +250,30 @@ class ConversationStream:
         return None
 
     def _wrap(self, payloads: Iterable[Payload | Entry], position: int) -> tuple[list[Entry], frozenset[str]]:
-        ids = set(self.ids)
+        taken = set(self.taken)
         active = self.active_request(position)
         wrapped: list[Entry] = []
         for item in payloads:
-            payload = item.payload if isinstance(item, Entry) else item
-            event_id = fresh_id(self.new_id, ids.__contains__)
-            ids.add(event_id)
+            payload = _without_ids(item.payload if isinstance(item, Entry) else item)
+            event_id = fresh_id(self.new_id, taken.__contains__)
+            taken.add(event_id)
             if isinstance(payload, TurnStart):
                 active = None
             request_id = active if is_linkable(payload) else None
             if isinstance(payload, ChatRequest):
                 active = event_id
             wrapped.append(Entry(event_id, payload, request_id, "inserted"))
-        return wrapped, frozenset(ids)
+        return wrapped, frozenset(taken)
 
     def insert(self, position: int, payloads: Iterable[Payload | Entry]) -> ConversationStream:
         """Insert payloads at ``position``, each with a fresh ID and its request link stamped."""
-        wrapped, ids = self._wrap(payloads, position)
+        wrapped, taken = self._wrap(payloads, position)
         if position == len(self.entries):
             entries = self.entries.extend(wrapped)
         else:
             existing = list(self.entries)
             entries = pvector(existing[:position] + wrapped + existing[position:])
-        return replace(self, entries=entries, ids=ids)
+        return replace(self, entries=entries, taken=taken)
 
     def push(self, payload: Payload | Entry) -> ConversationStream:
         """Append one payload (an ``Entry``'s own IDs are ignored: the stream owns them)."""
@@ -263,7 +295,7 @@ class ConversationStream:
 
     def with_entries(self, entries: Sequence[Entry]) -> ConversationStream:
         """This stream with its entries replaced (used by the whole-stream operations)."""
-        return replace(self, entries=pvector(entries), ids=_id_set(entries))
+        return replace(self, entries=pvector(entries), taken=_taken_ids(entries))
 
     # Removal near the end ----------------------------------------------------------------------------
 

@@ -1,27 +1,48 @@
-"""JP timestamps: kept as their exact text (up to nine fraction digits), validated, formatted."""
+"""JP timestamps: kept as their exact text (up to nine fraction digits), validated, ordered."""
 
 import re
 from datetime import UTC, datetime
 
-_NAIVE = r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,9})?"
-_RFC3339 = r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})"
-_TIMESTAMP = re.compile(f"(?:{_NAIVE})|(?:{_RFC3339})")
+_TIMESTAMP = re.compile(
+    r"(?P<year>\d{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])"
+    r"(?:(?P<naive> )|[Tt ])(?P<clock>(?:[01]\d|2[0-3]):[0-5]\d:(?:[0-5]\d|60))(?:\.(?P<fraction>\d+))?"
+    r"(?P<zone>[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)?"
+)
 
 EPOCH = "1970-01-01 00:00:00.0"
+_EARLIEST = (datetime.min.replace(tzinfo=UTC), 0)
+
+
+def _match(text: str) -> re.Match[str] | None:
+    match = _TIMESTAMP.fullmatch(text)
+    if match is None:
+        return None
+    naive = match.group("zone") is None
+    if naive and (match.group("naive") is None or len(match.group("fraction") or "") > 9):
+        return None
+    if int(match.group("day")) > 28:
+        try:
+            datetime(int(match.group("year")), int(match.group("month")), int(match.group("day")))
+        except ValueError:
+            return None
+    return match
 
 
 def is_timestamp(text: str) -> bool:
-    """True for JP's naive UTC form (``2026-04-10 17:04:20.531233``) or RFC 3339 with an offset."""
-    return _TIMESTAMP.fullmatch(text) is not None
+    """True for JP's naive UTC form (``2026-04-10 17:04:20.531233``) or RFC 3339 with an offset.
+
+    The date must exist and the clock be in range, as chrono's parser requires.
+    """
+    return _match(text) is not None
 
 
 def sort_key(text: str) -> tuple[datetime, int]:
-    """Order timestamps by the moment they name (naive ones are UTC), to the nanosecond."""
-    match = re.fullmatch(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}:\d{2}:\d{2})(?:\.(\d+))?(.*)", text)
+    """Order timestamps by the moment they name (naive ones are UTC), to the nanosecond; invalid ones first."""
+    match = _match(text)
     if match is None:
-        return datetime.min.replace(tzinfo=UTC), 0
-    day, clock, fraction, zone = match.groups()
-    zone = zone.replace("z", "Z").replace("Z", "+00:00") or "+00:00"
+        return _EARLIEST
+    zone = (match.group("zone") or "+00:00").upper().replace("Z", "+00:00")
+    clock = match.group("clock").replace(":60", ":59")
+    day = f"{match.group('year')}-{match.group('month')}-{match.group('day')}"
     moment = datetime.fromisoformat(f"{day}T{clock}{zone}").astimezone(UTC)
-    nanos = int((fraction or "0")[:9].ljust(9, "0"))
-    return moment, nanos
+    return moment, int((match.group("fraction") or "0")[:9].ljust(9, "0"))

@@ -15,18 +15,19 @@ _ESCAPE_SEQUENCE = re.compile(
 _WHITESPACE = re.compile(r"\s+")
 
 
-def _visible(char: str) -> bool:
+def _invisible(char: str) -> bool:
+    """Control and format characters (bidi overrides, zero-width spaces), except the emoji joiner."""
     category = unicodedata.category(char)
-    if category == "Cc":
-        return False
-    return not (category == "Cf" and char != "\u200d")
+    return category == "Cc" or (category == "Cf" and char != "\u200d")
 
 
 def one_line(text: str) -> str:
-    """Collapse ``text`` to one line: escape sequences and control characters removed, whitespace runs to one space."""
+    """One line: escape sequences and invisible characters removed, whitespace runs collapsed to one space."""
     without_escapes = _ESCAPE_SEQUENCE.sub("", text)
-    spaced = _WHITESPACE.sub(" ", without_escapes)
-    return "".join(char for char in spaced if _visible(char)).strip()
+    kept = "".join(
+        " " if char.isspace() else char for char in without_escapes if char.isspace() or not _invisible(char)
+    )
+    return _WHITESPACE.sub(" ", kept).strip()
 
 
 def normalize_summary(text: str) -> str | None:
@@ -43,8 +44,11 @@ def truncate(text: str, limit: int) -> str:
 
 
 def mechanical_summary(request_content: str) -> str | None:
-    """RFD 126's fallback: the first non-empty line of a request, on one line, at most 72 characters."""
-    for line in request_content.splitlines():
+    """RFD 126's fallback: the first non-empty line of a request, on one line, at most 72 characters.
+
+    Lines end at ``\\n`` only, as in JP (Rust's ``str::lines``).
+    """
+    for line in request_content.split("\n"):
         collapsed = one_line(line)
         if collapsed:
             return truncate(collapsed, FALLBACK_MAX_CHARS)

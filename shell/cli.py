@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from turnmark.core.duplicate_keys import duplicate_keys
 from turnmark.core.event_ids import IdSource
 from turnmark.core.links import REASON_TEXT
 from turnmark.core.report import CheckReport, TurnRow, check_report, turn_rows
@@ -114,8 +115,20 @@ def _settings(ctx: typer.Context) -> Settings:
     return settings
 
 
+def _warn(message: str) -> None:
+    chrome(f"warning: {message}")
+
+
 def _pick(settings: Settings, wanted: str | None) -> ConversationRef:
-    return pick_conversation(settings.workspace or Path.cwd(), wanted)
+    return pick_conversation(settings.workspace or Path.cwd(), wanted, _warn)
+
+
+def _read(settings: Settings, ref: ConversationRef) -> LoadedConversation:
+    """Read a conversation for display; a broken metadata.json is a warning (the stream is still shown)."""
+    loaded = read_conversation(ref, settings.new_id)
+    if loaded.metadata_error:
+        _warn(loaded.metadata_error)
+    return loaded
 
 
 def _conversation_json(loaded: LoadedConversation) -> dict[str, object]:
@@ -137,10 +150,10 @@ FALLBACK_MARK = "~ "
 def _turn_line(row: TurnRow) -> str:
     identifier = row.id if row.id is not None else "(none)"
     identifier += TRANSIENT_MARK if row.id_transient else ""
-    if row.summary is not None:
-        text = row.summary
-    elif row.fallback is not None:
-        text = FALLBACK_MARK + row.fallback
+    if row.label_source == "summary":
+        text = row.label or ""
+    elif row.label is not None:
+        text = FALLBACK_MARK + row.label
     else:
         text = FALLBACK_MARK + ("(empty turn)" if row.events <= 1 else "(no request in this turn)")
     return f"{identifier:<8} {text}"
@@ -155,7 +168,7 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
     """List the turns of a conversation, one line per turn: <event_id> <summary>."""
     settings = _settings(ctx)
     try:
-        loaded = read_conversation(_pick(settings, conversation), settings.new_id)
+        loaded = _read(settings, _pick(settings, conversation))
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
     rows = turn_rows(loaded.stream)
@@ -166,7 +179,7 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
     chrome(f"{loaded.ref.display_id}{title} ({len(rows)} turns)")
     for row in rows:
         emit_line(_turn_line(row))
-    if any(row.summary is None for row in rows):
+    if any(row.label_source != "summary" for row in rows):
         chrome("~ no summary stored: the first line of the turn's request is shown instead")
     if any(row.id_transient for row in rows):
         chrome("* transient event_id: assigned at load, it changes on every load until the conversation is saved")
@@ -189,6 +202,11 @@ def _check_lines(report: CheckReport) -> list[str]:
         lines.append(
             f"  event_id {item['event_id']!r} was on entries {entries}: the later copies got new IDs at load "
             "(written on the next save)"
+        )
+    for item in report.duplicated_keys:
+        lines.append(
+            f"  entry {item['index']}: key {item['key']!r} is written twice in {item['path']}; only the last "
+            "value is read, and turnmark refuses to save until one is removed"
         )
     for item in report.save_blocked_by:
         lines.append(
@@ -235,13 +253,13 @@ def check(
     problems = errors = 0
     for ref in refs:
         try:
-            loaded = read_conversation(ref, settings.new_id)
+            loaded = _read(settings, ref)
         except ConversationError as error:
             errors += 1
             chrome(f"error: {error}")
             results.append({"id": ref.display_id, "dirname": ref.dirname, "error": str(error)})
             continue
-        report = check_report(loaded.stream)
+        report = check_report(loaded.stream, duplicate_keys(loaded.events))
         problems += 0 if report.ok else 1
         results.append({**_conversation_json(loaded), **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
@@ -270,7 +288,7 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     errors = 0
     for ref in list_conversations(workspace):
         try:
-            loaded = read_conversation(ref, settings.new_id)
+            loaded = _read(settings, ref)
         except ConversationError as error:
             errors += 1
             chrome(f"error: {error}")
@@ -285,13 +303,14 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
                 "path": workspace.relative(loaded.directory),
                 "last_activated_at": loaded.metadata.last_activated_at if loaded.metadata else None,
                 "turns": len(all_turns),
-                "summarized_turns": sum(1 for row in all_turns if row.summary is not None),
+                "summarized_turns": sum(1 for row in all_turns if row.label_source == "summary"),
                 "entries": report.entries,
                 "unresolved_links": len(report.unresolved),
                 "duplicated_ids": len(report.duplicated_ids),
-                "error": None,
+                "error": loaded.metadata_error,
             }
         )
+        errors += 1 if loaded.metadata_error else 0
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"workspace": str(workspace.root), "conversations": rows})
     else:

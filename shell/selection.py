@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from turnmark.core.timestamps import sort_key
@@ -18,19 +19,29 @@ from .workspace import (
 )
 
 
-def most_recently_active(workspace: Workspace, refs: list[ConversationRef]) -> ConversationRef:
-    """The conversation with the latest ``last_activated_at`` (unreadable metadata is passed over)."""
+def _ignore(_message: str) -> None:
+    return None
+
+
+def most_recently_active(
+    workspace: Workspace, refs: list[ConversationRef], warn: Callable[[str], None] = _ignore
+) -> ConversationRef:
+    r"""The conversation with the latest ``last_activated_at``; one whose metadata is unreadable is
+    passed over, with a ``warn``\ ing."""
     dated = []
     for ref in refs:
-        metadata, _ = read_metadata(ref)
-        if metadata is not None:
-            dated.append((sort_key(metadata.last_activated_at), ref.id, ref))
+        metadata, problem = read_metadata(ref)
+        if metadata is None:
+            warn(f"passed over {ref.display_id} when choosing the most recent conversation: {problem}")
+            continue
+        dated.append((sort_key(metadata.last_activated_at), ref.id, ref))
     if not dated:
-        raise WorkspaceError(f"no conversations in {workspace.conversations_dir}")
+        unreadable = " with a readable metadata.json" if refs else ""
+        raise WorkspaceError(f"no conversations{unreadable} in {workspace.conversations_dir}")
     return max(dated, key=lambda item: item[:2])[2]
 
 
-def pick_conversation(start: Path, wanted: str | None) -> ConversationRef:
+def pick_conversation(start: Path, wanted: str | None, warn: Callable[[str], None] = _ignore) -> ConversationRef:
     """Resolve ``CONV``: a path to a conversation folder, an ID, a directory name, or the default."""
     if wanted is not None:
         at_path = conversation_at(Path(wanted)) if Path(wanted).exists() else None
@@ -39,5 +50,5 @@ def pick_conversation(start: Path, wanted: str | None) -> ConversationRef:
     workspace = require_workspace(start)
     refs = list_conversations(workspace)
     if wanted is None:
-        return most_recently_active(workspace, refs)
+        return most_recently_active(workspace, refs, warn)
     return select_conversation(workspace, wanted, refs)

@@ -20,6 +20,7 @@ from pathlib import Path
 from returns.result import Failure, Success
 
 from turnmark.core.conversation import Metadata, parse_metadata
+from turnmark.core.duplicate_keys import duplicate_keys
 from turnmark.core.errors import StreamError
 from turnmark.core.event_ids import IdSource
 from turnmark.core.stream import AmbiguousLink, ConversationStream
@@ -72,17 +73,24 @@ def _read_optional(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
+    except OSError as error:
+        raise ConversationError(f"{path}: cannot read: {error.strerror or error}") from error
 
 
 @dataclass(frozen=True, slots=True)
 class LoadedConversation:
-    """A conversation as read: where from, its metadata and its stream."""
+    """A conversation as read: where from, the bytes read, its metadata and its stream.
+
+    ``lock`` is the lock held while it was read; only such a conversation can be saved.
+    """
 
     ref: ConversationRef
     directory: Path
+    events: bytes
     stream: ConversationStream
     metadata: Metadata | None
     metadata_error: str | None = None
+    lock: ConversationLock | None = None
 
     @property
     def title(self) -> str | None:
@@ -94,8 +102,13 @@ def describe(path: Path, error: StreamError) -> str:
     return f"{file}: {error.describe()}"
 
 
-def read_conversation(ref: ConversationRef, new_id: IdSource) -> LoadedConversation:
-    """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message."""
+def read_conversation(
+    ref: ConversationRef, new_id: IdSource, lock: ConversationLock | None = None
+) -> LoadedConversation:
+    """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message.
+
+    Pass the conversation's held ``lock`` to be able to save what was read.
+    """
     directories = ref.directories
     directory = _newest(directories, (EVENTS, BASE_CONFIG))
     events_path = directory / EVENTS
@@ -110,7 +123,7 @@ def read_conversation(ref: ConversationRef, new_id: IdSource) -> LoadedConversat
         case Success(stream):
             pass
     metadata, metadata_error = read_metadata(ref)
-    return LoadedConversation(ref, directory, stream, metadata, metadata_error)
+    return LoadedConversation(ref, directory, events, stream, metadata, metadata_error, lock)
 
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
@@ -152,17 +165,24 @@ def write_if_changed(path: Path, data: bytes) -> bool:
 def save_stream(lock: ConversationLock, loaded: LoadedConversation, stream: ConversationStream) -> list[Path]:
     """Persist ``stream`` to every copy of the conversation; return the files actually written.
 
-    Requires the conversation's lock, held since ``loaded`` was read. An
+    Requires the conversation's lock, held since ``loaded`` was read under it. An
     unchanged stream writes nothing (a legacy file stays legacy, transient
     IDs stay unsaved).
     """
-    if not lock.held or lock.conversation_id != loaded.ref.id:
-        raise ConversationError(f"{loaded.directory}: not saved: the conversation's lock is not held")
+    if not lock.held or loaded.lock is not lock:
+        raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
     if stream == loaded.stream:
         return []
     ambiguous = stream.ambiguous_links()
     if ambiguous:
         raise SaveRefused(loaded.directory / EVENTS, ambiguous, stream.is_legacy)
+    doubled = duplicate_keys(loaded.events)
+    if doubled:
+        first = doubled[0]
+        raise ConversationError(
+            f"{loaded.directory / EVENTS}: entry {first.index}: key {first.key!r} is written twice in "
+            f"{first.path}; refusing to save, which would keep only the last value"
+        )
     current = stream.upgraded()
     base_config = current.base_config_json()
     events = current.to_json()
@@ -187,6 +207,6 @@ def edit_conversation(
         by = f" by {holder}" if holder else ""
         raise ConversationLocked(f"{ref.display_id} is locked{by} (a running jp?); try again when it is done")
     with lock:
-        loaded = read_conversation(ref, new_id)
+        loaded = read_conversation(ref, new_id, lock)
         stream = change(loaded.stream)
         return stream, save_stream(lock, loaded, stream)

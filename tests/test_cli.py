@@ -172,3 +172,27 @@ def test_every_kind_of_bad_input_is_one_line_naming_the_file_and_place(run: Run,
         assert err.count("\n") == 1
         assert err.startswith(f"error: <ws>/.jp/conversations/{directory.name}/events.json: {expected}")
     assert {path.name: path.read_bytes() for path in directory.iterdir()} == before
+
+
+def test_a_hand_written_summary_is_shown_on_one_safe_line(run: Run, workspace: Path) -> None:
+    events = workspace / ".jp" / "conversations" / "17800000010-add-retry-backoff-to-the-stream-handler" / "events.json"
+    data = events.read_bytes().replace(
+        b'"summary": "Add retry backoff to stream handler"', b'"summary": "line one\\nFAKE \\u001b[31mred"'
+    )
+    events.write_bytes(data.replace(b'"type": "turn_start"\n', b'"type": "turn_start",\n    "summary": " "\n'))
+    out, _ = run("turns", "17800000010")
+    assert out.splitlines() == ["k3m9x2a  line one FAKE red", "p8q2r4b  ~ continue"]
+
+
+def test_broken_metadata_is_reported_not_hidden(run: Run, workspace: Path) -> None:
+    conversations = workspace / ".jp" / "conversations"
+    (conversations / "17800000030-drop-a-digression" / "metadata.json").write_text(
+        '{"last_activated_at": "2026-13-45 10:00:00.0"}'
+    )
+    out, err = run("turns", "--format", "json")
+    assert json.loads(out)["conversation"]["id"] == "jp-c17800000010"
+    assert "warning: passed over jp-c17800000030" in err
+    assert '"last_activated_at" must be a timestamp' in err
+    listing, err = run("conversations", code=2)
+    assert "Drop a digression" not in listing
+    assert "metadata.json" in err

@@ -240,3 +240,9 @@ def test_a_new_payload_read_from_json_drops_the_ids_it_was_given() -> None:
     stream = stream_of(request()).push(payload)
     assert stream.entries[1].event_id != "theirs1"
     assert stream.entries[1].request_id == stream.entries[0].event_id
+
+
+def test_deep_nesting_is_an_error_not_a_crash() -> None:
+    deep = b'[{"type": "inquiry_response", "timestamp": "2026-01-01 00:00:00.0", "id": "q", "answer": ' + b"[" * 5000
+    deep += b"]" * 5000 + b"}]"
+    assert "nested too deeply" in error_for(deep)

@@ -112,3 +112,40 @@ def test_plan_reports_what_load_did() -> None:
     assert plan.origins == ("file", "assigned", "repaired", "file", "repaired")
     assert plan.duplicated == frozenset({"a", "b"})
     assert plan.repairs == ((2, "a"), (4, "b"))
+
+
+def test_ids_inside_the_raw_fields_of_a_new_payload_are_dropped() -> None:
+    from turnmark.core.payloads import ConfigDelta, Unknown
+
+    stream = stream_of(TurnStart(TS))
+    stream = stream.push(
+        ConfigDelta({"event_id": "e000001", "request_id": "x", "type": "config_delta", "timestamp": TS})
+    )
+    stream = stream.push(Unknown({"event_id": "e000001", "type": "future", "timestamp": TS}))
+    written = [entry["event_id"] for entry in raw(stream)]
+    assert written == [entry.event_id for entry in stream.entries]
+    assert len(set(written)) == 3
+    assert "request_id" not in raw(stream)[1]
+
+
+def test_a_legacy_format_file_gets_ids_assigned_at_load() -> None:
+    import msgspec
+
+    from turnmark.core.stream import ConversationStream
+
+    head = {"type": "config_delta", "timestamp": TS, "delta": {}}
+    data = msgspec.json.encode(
+        [head, {"timestamp": TS, "type": "turn_start"}, {"timestamp": TS, "type": "chat_request", "content": "x"}]
+    )
+    stream = ConversationStream.from_json(data, None, new_id=sequential_ids()).unwrap()
+    assert stream.is_legacy
+    assert [(e.event_id, e.id_origin) for e in stream.entries] == [("e000001", "assigned"), ("e000002", "assigned")]
+    assert "event_id" not in raw(stream)[0], "the base config head is not an entry"
+
+
+def test_a_new_id_never_equals_a_dangling_request_id() -> None:
+    loaded = load(
+        [{"event_id": "r1", "request_id": "e000001", "timestamp": TS, "type": "chat_response", "message": "m"}]
+    )
+    pushed = loaded.push(request())
+    assert pushed.entries[1].event_id == "e000002"

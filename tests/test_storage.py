@@ -109,17 +109,50 @@ def test_saving_a_link_to_a_duplicated_id_is_refused_and_nothing_is_written(work
     assert snapshot(ref.directories[0]) == before
 
 
-def test_save_requires_the_lock_for_that_conversation(workspace: Path) -> None:
-    clean, legacy = ref_for(workspace, CLEAN), ref_for(workspace, LEGACY)
-    loaded = read_conversation(clean, sequential_ids())
-    changed = loaded.stream.push(ChatResponse("2026-06-01 10:10:00.0", "message", "more"))
-    lock = try_lock(legacy)
+def test_a_stream_read_before_the_lock_was_taken_is_never_saved(workspace: Path) -> None:
+    ref = ref_for(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+    stale = read_conversation(ref, sequential_ids())
+    meanwhile = stale.stream.push(ChatResponse("2026-06-01 10:10:00.0", "message", "appended by jp"))
+    events.write_bytes(meanwhile.to_json())
+    changed = stale.stream.set_turn_summary("p8q2r4b", "x").unwrap()
+    lock = try_lock(ref)
     assert lock is not None
-    with lock, pytest.raises(ConversationError, match="lock is not held"):
+    with lock, pytest.raises(ConversationError, match="not read under the lock held now"):
+        save_stream(lock, stale, changed)
+    assert b"appended by jp" in events.read_bytes()
+
+
+def test_a_save_after_the_lock_was_released_is_refused(workspace: Path) -> None:
+    ref = ref_for(workspace, CLEAN)
+    lock = try_lock(ref)
+    assert lock is not None
+    with lock:
+        loaded = read_conversation(ref, sequential_ids(), lock)
+    changed = loaded.stream.set_turn_summary("p8q2r4b", "x").unwrap()
+    with pytest.raises(ConversationError, match="not read under the lock held now"):
         save_stream(lock, loaded, changed)
-    lock.release()
-    with pytest.raises(ConversationError, match="lock is not held"):
-        save_stream(lock, loaded, changed)
+
+
+def test_a_key_written_twice_blocks_the_save_that_would_drop_it(workspace: Path) -> None:
+    ref = ref_for(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+    events.write_bytes(
+        events.read_bytes().replace(b'"content": "continue"', b'"content": "go on",\n    "content": "continue"')
+    )
+    before = events.read_bytes()
+    with pytest.raises(ConversationError, match=r"entry 12: key 'content' is written twice in \(top\)"):
+        edit_conversation(ref, set_summary("p8q2r4b", "x"), sequential_ids())
+    assert events.read_bytes() == before
+
+
+def test_an_unreadable_optional_file_is_a_one_line_error(workspace: Path) -> None:
+    ref = ref_for(workspace, CLEAN)
+    base = ref.directories[0] / "base_config.json"
+    base.unlink()
+    base.mkdir()
+    with pytest.raises(ConversationError, match=r"base_config.json: cannot read"):
+        read_conversation(ref, sequential_ids())
 
 
 def test_bad_events_json_is_reported_with_file_and_place_and_left_untouched(workspace: Path) -> None:

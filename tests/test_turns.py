@@ -65,6 +65,10 @@ def test_fallback_is_the_first_non_empty_line_of_the_first_request() -> None:
     assert mechanical_turn_summary(stream.turns()[0]) == "Fix the build"
 
 
+def test_fallback_lines_end_only_at_newline_as_in_jp() -> None:
+    assert mechanical_summary("first\u2028still first\nsecond") == "first still first"
+
+
 def test_fallback_is_cut_to_72_characters() -> None:
     fallback = mechanical_summary("x" * 100)
     assert fallback is not None
@@ -86,6 +90,8 @@ def test_a_turn_without_a_request_has_no_fallback() -> None:
         ("bell\x07 and nul\x00", "bell and nul"),
         ("rtl \u202espoof", "rtl spoof"),
         ("emoji 👩‍💻 kept", "emoji 👩‍💻 kept"),
+        ("a \x00 b", "a b"),
+        ("a \u200b b", "a b"),
         ("   \n\t ", None),
         ("\x1b[2J", None),
     ],
@@ -211,3 +217,9 @@ def test_turn_indices_through_tool_calls() -> None:
     assert shape(stream_of(turn(), request(), call(), result())) == [
         ["turn_start", "chat_request", "tool_call_request", "tool_call_response"]
     ]
+
+
+def test_a_summary_added_to_a_turn_start_with_metadata_goes_before_it() -> None:
+    stream = load([{"event_id": "t1", "timestamp": TS, "type": "turn_start", "metadata": {"k": "dg=="}}])
+    labelled = stream.set_turn_summary("t1", "Hello").unwrap()
+    assert list(raw(labelled)[0]) == ["event_id", "timestamp", "type", "summary", "metadata"]

@@ -5,7 +5,7 @@ from turnmark.core.payloads import ChatResponse, Compaction, TurnStart
 from turnmark.core.stream import ConversationStream
 from turnmark.core.windows import retain, retain_first_and_last_turns, retain_first_turns, retain_last_turns
 
-from .streams import TS, load, message, request, stream_of, turn
+from .streams import TS, load, request, stream_of, turn
 
 
 def contents(stream: ConversationStream) -> list[str]:
@@ -73,7 +73,3 @@ def test_retain_removing_a_whole_turn_keeps_other_summaries() -> None:
 
     kept = retain(stream, second_turn)
     assert [t.summary() for t in kept.turns()] == ["b"]
-
-
-def test_message_helper_is_a_response() -> None:
-    assert isinstance(message(), ChatResponse)
