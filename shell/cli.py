@@ -131,6 +131,15 @@ def _read(settings: Settings, ref: ConversationRef) -> LoadedConversation:
     return loaded
 
 
+def _read_or_report(settings: Settings, ref: ConversationRef) -> LoadedConversation | dict[str, object]:
+    """For commands over many conversations: the conversation, or (reported on stderr) its error row."""
+    try:
+        return _read(settings, ref)
+    except ConversationError as error:
+        chrome(f"error: {error}")
+        return {"id": ref.display_id, "dirname": ref.dirname, "error": str(error)}
+
+
 def _conversation_json(loaded: LoadedConversation) -> dict[str, object]:
     ref = loaded.ref
     return {
@@ -252,12 +261,10 @@ def check(
     results: list[dict[str, object]] = []
     problems = errors = 0
     for ref in refs:
-        try:
-            loaded = _read(settings, ref)
-        except ConversationError as error:
+        loaded = _read_or_report(settings, ref)
+        if isinstance(loaded, dict):
             errors += 1
-            chrome(f"error: {error}")
-            results.append({"id": ref.display_id, "dirname": ref.dirname, "error": str(error)})
+            results.append(loaded)
             continue
         report = check_report(loaded.stream, duplicate_keys(loaded.events))
         problems += 0 if report.ok else 1
@@ -287,12 +294,10 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     rows: list[dict[str, object]] = []
     errors = 0
     for ref in list_conversations(workspace):
-        try:
-            loaded = _read(settings, ref)
-        except ConversationError as error:
+        loaded = _read_or_report(settings, ref)
+        if isinstance(loaded, dict):
             errors += 1
-            chrome(f"error: {error}")
-            rows.append({"id": ref.display_id, "dirname": ref.dirname, "error": str(error)})
+            rows.append(loaded)
             continue
         stream = loaded.stream
         report = check_report(stream)
@@ -307,7 +312,8 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
                 "entries": report.entries,
                 "unresolved_links": len(report.unresolved),
                 "duplicated_ids": len(report.duplicated_ids),
-                "error": loaded.metadata_error,
+                "metadata_error": loaded.metadata_error,
+                "error": None,
             }
         )
         errors += 1 if loaded.metadata_error else 0
@@ -332,7 +338,8 @@ def _conversation_line(row: dict[str, object]) -> str:
         problems.append(f"{duplicated} dup IDs")
     links = ", ".join(problems) or "ok"
     summarized = f"{row['summarized_turns']}/{row['turns']}"
-    return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<24} {row['title'] or ''}"
+    title = "(metadata.json unreadable)" if row["metadata_error"] else row["title"] or ""
+    return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<24} {title}"
 
 
 def main() -> None:
