@@ -16,8 +16,8 @@ from .payloads import ChatRequest
 LinkState: TypeAlias = Literal["unlinked", "resolved", "unresolved"]
 UnresolvedReason: TypeAlias = Literal["missing_target", "wrong_kind", "duplicated_target"]
 
-REASON_TEXT: dict[UnresolvedReason, str] = {
-    "missing_target": "no entry has this event_id (was the request deleted?)",
+REASON_TEXT: dict[str, str] = {
+    "missing_target": "no entry has this event_id; was the request deleted?",
     "wrong_kind": "the entry with this event_id is not a chat_request",
     "duplicated_target": "more than one entry had this event_id in the file, so the target is ambiguous",
 }

@@ -4,12 +4,16 @@ The shapes here are the documented ``--format json`` output; the shell only
 adds where the conversation lives and renders text.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 from .duplicate_keys import DuplicateKey
+from .exclusion import ExclusionDiagnostic, exclude_unresolved
 from .json_value import JsonObject
 from .links import count_links, resolve_links
+from .payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
+from .projection import Projection, ViewEvent
 from .stream import ConversationStream
 from .turn_summary import normalize_summary
 from .turns import Turn
@@ -88,6 +92,7 @@ class CheckReport:
     duplicated_ids: tuple[JsonObject, ...]
     save_blocked_by: tuple[JsonObject, ...]
     duplicated_keys: tuple[JsonObject, ...] = ()
+    exclusions: tuple[JsonObject, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -104,6 +109,7 @@ class CheckReport:
             "duplicated_ids": list(self.duplicated_ids),
             "save_blocked_by": list(self.save_blocked_by),
             "duplicated_keys": list(self.duplicated_keys),
+            "exclusions": list(self.exclusions),
         }
 
 
@@ -157,4 +163,57 @@ def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] =
         duplicated_ids=duplicated,
         save_blocked_by=blocked,
         duplicated_keys=tuple({"index": key.index, "key": key.key, "path": key.path} for key in doubled),
+        exclusions=tuple(
+            diagnostic_json(diagnostic, at)
+            for diagnostic in exclude_unresolved(entries, stream.duplicated_ids).diagnostics
+        ),
     )
+
+
+def _payload_json(payload: Payload) -> JsonObject:
+    match payload:
+        case ChatRequest(content=content):
+            return {"content": content}
+        case ChatResponse(variant=variant, value=value):
+            return {"variant": variant, variant: value}
+        case ToolCallRequest(id=call_id, name=name, arguments=arguments):
+            return {"id": call_id, "name": name, "arguments": arguments or {}}
+        case ToolCallResponse(id=call_id, content=content, is_error=is_error):
+            return {"id": call_id, "content": content, "is_error": is_error}
+    return {}
+
+
+def diagnostic_json(diagnostic: ExclusionDiagnostic, file_index: Callable[[int], int]) -> JsonObject:
+    return {
+        "request_id": diagnostic.request_id,
+        "reason": diagnostic.reason,
+        "excluded": [
+            {
+                "index": file_index(event.position),
+                "event_id": event.event_id,
+                "type": event.type_tag,
+                "by_closure": event.by_closure,
+            }
+            for event in diagnostic.excluded
+        ],
+    }
+
+
+def view_event_json(event: ViewEvent) -> JsonObject:
+    run = event.summary_run
+    return {
+        "turn": event.turn,
+        "type": event.payload.type_tag,
+        "event_id": event.event_id,
+        "synthetic": event.synthetic,
+        "summary_of_turns": [run.from_turn, run.to_turn] if run else None,
+        **_payload_json(event.payload),
+    }
+
+
+def projection_json(projection: Projection, file_index: Callable[[int], int]) -> JsonObject:
+    """``project --format json``: the provider view's events and the exclusion diagnostics."""
+    return {
+        "events": [view_event_json(event) for event in projection.view.events],
+        "diagnostics": [diagnostic_json(diagnostic, file_index) for diagnostic in projection.diagnostics],
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -12,7 +13,13 @@ import typer
 from turnmark.core.duplicate_keys import duplicate_keys
 from turnmark.core.event_ids import IdSource
 from turnmark.core.links import REASON_TEXT
-from turnmark.core.report import CheckReport, TurnRow, check_report, turn_rows
+from turnmark.core.config import conversation_layers, merge_all
+from turnmark.core.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
+from turnmark.core.projection import ViewEvent
+from turnmark.core.projection import project as project_stream
+from turnmark.core.provider_request import request_body
+from turnmark.core.report import CheckReport, TurnRow, check_report, diagnostic_json, projection_json, turn_rows
+from turnmark.core.turn_summary import one_line, truncate
 
 from .entropy import random_event_ids
 from .output import chrome, emit_json, emit_line, fail
@@ -197,15 +204,39 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
 # check --------------------------------------------------------------------------------------------
 
 
+def _excluded_text(event: dict[str, object]) -> str:
+    pair = ", the other half of its tool call" if event["by_closure"] else ""
+    return f"entry {event['index']} {event['type']} {event['event_id']}{pair}"
+
+
+def _diagnostic_lines(diagnostic: dict[str, object]) -> tuple[str, str]:
+    """A diagnostic as two lines: the unresolved link and why, then what is left out."""
+    reason = str(diagnostic["reason"])
+    excluded = diagnostic["excluded"]
+    assert isinstance(excluded, list)
+    return (
+        f"request_id {diagnostic['request_id']!r} does not resolve ({reason}: {REASON_TEXT[reason]})",
+        "left out of what the model sees: " + ", ".join(_excluded_text(event) for event in excluded),
+    )
+
+
 def _check_lines(report: CheckReport) -> list[str]:
     links = report.links
-    lines = []
+    lines = [
+        f"{links['linked']} linked ({links['resolved']} resolved, {links['unresolved']} unresolved), "
+        f"{links['unlinked']} unlinked, {report.entries} entries"
+    ]
+    excluded = set()
+    for diagnostic in report.exclusions:
+        head, body = _diagnostic_lines(diagnostic)
+        lines += [f"  {head}", f"    {body}"]
+        excluded.update(event["event_id"] for event in diagnostic["excluded"])
     for item in report.unresolved:
-        reason = item["reason"]
-        lines.append(
-            f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
-            f"{item['request_id']!r} is unresolved ({reason}: {REASON_TEXT[reason]})"
-        )
+        if item["event_id"] not in excluded:
+            lines.append(
+                f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
+                f"{item['request_id']!r} does not resolve ({item['reason']}); this kind is never linked, so it is ignored"
+            )
     for item in report.duplicated_ids:
         entries = ", ".join(str(index) for index in item["entries"])
         lines.append(
@@ -228,11 +259,6 @@ def _check_lines(report: CheckReport) -> list[str]:
             f"  {report.transient_ids} of {report.entries} entries have an event_id assigned at load "
             "(missing or repaired in the file); it is written on the next save"
         )
-    lines.insert(
-        0,
-        f"{links['linked']} linked ({links['resolved']} resolved, {links['unresolved']} unresolved), "
-        f"{links['unlinked']} unlinked, {report.entries} entries",
-    )
     return lines
 
 
@@ -278,6 +304,85 @@ def check(
         raise typer.Exit(2)
     if problems:
         raise typer.Exit(1)
+
+
+# project ----------------------------------------------------------------------------------------------
+
+
+class Provider(enum.StrEnum):
+    ollama = "ollama"
+    openai = "openai"
+    anthropic = "anthropic"
+
+
+PROJECT_HELP = """
+The provider view is what a model is sent for this conversation: requests,
+answers, reasoning, tool calls and results, after compaction overlays, without
+turn_start, inquiries and config entries. Events whose request_id does not
+resolve are left out, each with a warning on stderr saying which request_id and
+why; when one half of a tool call is left out, so is the other half.
+"""
+
+
+def _preview(event: ViewEvent) -> tuple[str, str]:
+    payload = event.payload
+    if isinstance(payload, ChatRequest):
+        return "request", payload.content
+    if isinstance(payload, ChatResponse):
+        value = payload.value if isinstance(payload.value, str) else json.dumps(payload.value, ensure_ascii=False)
+        return {"message": "message", "reasoning": "reasoning", "data": "data"}[payload.variant], value
+    if isinstance(payload, ToolCallRequest):
+        return "tool_call", f"{payload.name} {json.dumps(payload.arguments or {}, ensure_ascii=False)}"
+    if isinstance(payload, ToolCallResponse):
+        return ("tool_error" if payload.is_error else "tool_result"), payload.content
+    return payload.type_tag, ""
+
+
+def _view_line(event: ViewEvent) -> str:
+    kind, text = _preview(event)
+    run = event.summary_run
+    if run is not None and kind == "request":
+        text = f"{text} (turns {run.from_turn}-{run.to_turn})"
+    return f"{event.turn:>4}  {kind:<11} {event.event_id:<8} {truncate(one_line(text), PREVIEW_CHARS)}"
+
+
+PREVIEW_CHARS = 72
+
+
+@app.command(epilog=PROJECT_HELP + EDITING_HELP)
+def project(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    provider: Annotated[
+        Provider | None,
+        typer.Option("--provider", "-p", help="Print the exact request body this provider's API would receive."),
+    ] = None,
+    output_format: FormatOption = None,
+) -> None:
+    """Show what the model would be sent for a conversation, and which events are left out and why.
+
+    Text: one line per event (turn, kind, event_id, a preview). JSON: the events and the diagnostics.
+    With --provider: the request body for ollama (/api/chat), openai (/v1/chat/completions) or
+    anthropic (/v1/messages).
+    """
+    settings = _settings(ctx)
+    try:
+        loaded = _read(settings, _pick(settings, conversation))
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    stream = loaded.stream
+    projection = project_stream(stream)
+    for diagnostic in projection.diagnostics:
+        head, body = _diagnostic_lines(diagnostic_json(diagnostic, stream.file_index))
+        chrome(f"warning: {head}; {body}")
+    if provider is not None:
+        config = merge_all(conversation_layers(stream))
+        emit_json(request_body(projection.view, provider.value, config))
+    elif settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"conversation": _conversation_json(loaded), **projection_json(projection, stream.file_index)})
+    else:
+        for event in projection.view.events:
+            emit_line(_view_line(event))
 
 
 # conversations --------------------------------------------------------------------------------------

@@ -1,0 +1,94 @@
+"""Exclusion of unresolved-linked events (RFD 098), closed over immediate tool pairs.
+
+Runs on the raw stream, before compaction projection. An event whose
+``request_id`` does not resolve is left out of what the model sees; when
+either half of a ``tool_call_request``/``tool_call_response`` pair is left
+out, so is the other, so the view never holds half a tool call. Pairs match
+by payload ``id`` within a turn, first unanswered request first, so a reused
+ID pairs count by count. ``turn_start`` and ``chat_request`` are never
+excluded; inquiry events need no closure (no provider ever sees them). Raw
+history is not touched: the result names positions to leave out.
+"""
+
+from collections import defaultdict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .entries import Entry
+from .links import UnresolvedReason, resolve_links
+from .payloads import ChatRequest, ToolCallRequest, ToolCallResponse, TurnStart, is_conversation_event
+from .turns import turn_indices
+
+_NEVER_EXCLUDED = (TurnStart, ChatRequest)
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedEvent:
+    """One event left out; ``by_closure`` when only its tool-pair partner's link was unresolved."""
+
+    position: int
+    event_id: str
+    type_tag: str
+    by_closure: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExclusionDiagnostic:
+    """The events left out because of one unresolved ``request_id``, and why it does not resolve."""
+
+    request_id: str
+    reason: UnresolvedReason
+    excluded: tuple[ExcludedEvent, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    positions: frozenset[int]
+    diagnostics: tuple[ExclusionDiagnostic, ...]
+
+
+def tool_pairs(entries: Sequence[Entry]) -> dict[int, int]:
+    """Each tool call's position mapped to its result's, and back: by ``id``, per turn, count-aware."""
+    partner: dict[int, int] = {}
+    pending: dict[tuple[int, str], deque[int]] = defaultdict(deque)
+    for position, (entry, turn) in enumerate(zip(entries, turn_indices(entries), strict=True)):
+        payload = entry.payload
+        if isinstance(payload, ToolCallRequest):
+            pending[turn, payload.id].append(position)
+        elif isinstance(payload, ToolCallResponse):
+            waiting = pending.get((turn, payload.id))
+            if waiting:
+                call = waiting.popleft()
+                partner[call] = position
+                partner[position] = call
+    return partner
+
+
+def exclude_unresolved(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -> Exclusion:
+    """The positions to leave out of the provider view, and a diagnostic per unresolved ``request_id``."""
+    direct: dict[int, tuple[str, UnresolvedReason]] = {}
+    for link in resolve_links(entries, duplicated_ids):
+        payload = entries[link.index].payload
+        if link.state != "unresolved" or not is_conversation_event(payload) or isinstance(payload, _NEVER_EXCLUDED):
+            continue
+        assert link.request_id is not None and link.reason is not None
+        direct[link.index] = (link.request_id, link.reason)
+    if not direct:
+        return Exclusion(frozenset(), ())
+    partners = tool_pairs(entries)
+    cause = dict(direct)
+    closure: set[int] = set()
+    for position in direct:
+        partner = partners.get(position)
+        if partner is not None and partner not in direct:
+            closure.add(partner)
+            cause[partner] = direct[position]
+    groups: dict[tuple[str, UnresolvedReason], list[ExcludedEvent]] = {}
+    for position in sorted(cause):
+        entry = entries[position]
+        event = ExcludedEvent(position, entry.event_id, entry.type_tag, position in closure)
+        groups.setdefault(cause[position], []).append(event)
+    diagnostics = tuple(
+        ExclusionDiagnostic(request_id, reason, tuple(events)) for (request_id, reason), events in groups.items()
+    )
+    return Exclusion(frozenset(cause), diagnostics)

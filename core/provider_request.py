@@ -1,0 +1,128 @@
+"""Request bodies for the three chat APIs turnmark speaks, built from a provider view.
+
+Pure functions: view (and a little config) in, the JSON body out. Ollama's
+``/api/chat``, OpenAI-compatible ``/v1/chat/completions`` (OpenAI, llama.cpp,
+OpenRouter) and Anthropic's ``/v1/messages``.
+"""
+
+import json
+from typing import Literal, TypeAlias
+
+from .config import lookup
+from .json_value import Json, JsonObject
+from .projection import ProviderView
+from .provider_messages import Message, Text, Thinking, ToolResult, ToolUse, provider_messages
+
+WireApi: TypeAlias = Literal["ollama", "openai", "anthropic"]
+DEFAULT_MAX_TOKENS = 4096
+
+
+def _text(message: Message) -> str:
+    return "\n\n".join(part.text for part in message.parts if isinstance(part, Text))
+
+
+def anthropic_body(view: ProviderView, model: str, *, system: str | None, max_tokens: int) -> JsonObject:
+    """``/v1/messages``: alternating roles, user first, results right after their calls, signed thinking only."""
+    messages: list[JsonObject] = []
+    for message in provider_messages(view, thinking="signed", user_first=True):
+        content: list[JsonObject] = []
+        for part in message.parts:
+            if isinstance(part, Text):
+                content.append({"type": "text", "text": part.text})
+            elif isinstance(part, Thinking):
+                if part.redacted:
+                    content.append({"type": "redacted_thinking", "data": part.redacted})
+                else:
+                    content.append({"type": "thinking", "thinking": part.text, "signature": part.signature})
+            elif isinstance(part, ToolUse):
+                content.append({"type": "tool_use", "id": part.id, "name": part.name, "input": part.arguments})
+            else:
+                block: JsonObject = {"type": "tool_result", "tool_use_id": part.id, "content": part.content}
+                if part.is_error:
+                    block["is_error"] = True
+                content.append(block)
+        messages.append({"role": message.role, "content": content})
+    body: JsonObject = {"model": model, "max_tokens": max_tokens}
+    if system:
+        body["system"] = system
+    body["messages"] = messages
+    body["stream"] = True
+    return body
+
+
+def openai_body(view: ProviderView, model: str, *, system: str | None) -> JsonObject:
+    """``/v1/chat/completions``: tool results as ``tool`` messages right after the call; reasoning is not sent."""
+    messages: list[JsonObject] = [{"role": "system", "content": system}] if system else []
+    for message in provider_messages(view, thinking="none", user_first=False):
+        if message.role == "user":
+            for part in message.parts:
+                if isinstance(part, ToolResult):
+                    messages.append({"role": "tool", "tool_call_id": part.id, "content": part.content})
+            text = _text(message)
+            if text:
+                messages.append({"role": "user", "content": text})
+            continue
+        calls = [
+            {
+                "id": part.id,
+                "type": "function",
+                "function": {"name": part.name, "arguments": json.dumps(part.arguments, ensure_ascii=False)},
+            }
+            for part in message.parts
+            if isinstance(part, ToolUse)
+        ]
+        assistant: JsonObject = {"role": "assistant", "content": _text(message) or None}
+        if calls:
+            assistant["tool_calls"] = calls
+        messages.append(assistant)
+    return {"model": model, "messages": messages, "stream": True}
+
+
+def ollama_body(view: ProviderView, model: str, *, system: str | None) -> JsonObject:
+    """``/api/chat``: tool results as ``tool`` messages naming the tool; reasoning goes back as ``thinking``."""
+    messages: list[JsonObject] = [{"role": "system", "content": system}] if system else []
+    for message in provider_messages(view, thinking="all", user_first=False):
+        if message.role == "user":
+            for part in message.parts:
+                if isinstance(part, ToolResult):
+                    messages.append({"role": "tool", "tool_name": part.name, "content": part.content})
+            text = _text(message)
+            if text:
+                messages.append({"role": "user", "content": text})
+            continue
+        assistant: JsonObject = {"role": "assistant", "content": _text(message)}
+        thinking = "\n\n".join(part.text for part in message.parts if isinstance(part, Thinking) and part.text)
+        if thinking:
+            assistant["thinking"] = thinking
+        calls = [
+            {"function": {"name": part.name, "arguments": part.arguments}}
+            for part in message.parts
+            if isinstance(part, ToolUse)
+        ]
+        if calls:
+            assistant["tool_calls"] = calls
+        messages.append(assistant)
+    return {"model": model, "messages": messages, "stream": True}
+
+
+def model_name(model_id: Json) -> str | None:
+    """The name part of a JP model ID (``{provider, name}`` or ``provider/name``), or an alias as written."""
+    if isinstance(model_id, dict) and isinstance(model_id.get("name"), str):
+        return str(model_id["name"])
+    if isinstance(model_id, str) and model_id.strip():
+        return model_id.split("/", 1)[1].strip() if "/" in model_id else model_id.strip()
+    return None
+
+
+def request_body(view: ProviderView, api: WireApi, config: JsonObject, model: str | None = None) -> JsonObject:
+    """The body ``api`` would receive for this view, with the model, system prompt and limits from ``config``."""
+    name = model or model_name(lookup(config, "assistant.model.id")) or "unset"
+    prompt = lookup(config, "assistant.system_prompt")
+    system = prompt if isinstance(prompt, str) and prompt.strip() else None
+    if api == "anthropic":
+        max_tokens = lookup(config, "assistant.model.parameters.max_tokens")
+        limit = max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else DEFAULT_MAX_TOKENS
+        return anthropic_body(view, name, system=system, max_tokens=limit)
+    if api == "openai":
+        return openai_body(view, name, system=system)
+    return ollama_body(view, name, system=system)
