@@ -19,6 +19,7 @@ from .payloads import (
     ChatRequest,
     ChatResponse,
     Compaction,
+    Payload,
     ToolCallRequest,
     ToolCallResponse,
     ToolCallsPolicy,
@@ -120,7 +121,7 @@ def _strip_tools(entry: Entry, policy: ToolCallsPolicy, names: dict[str, str]) -
 
 def _synthetic(run: SummaryRun, timestamp: str, turn: int) -> list[ProjectedEntry]:
     ids = (f"~summary{run.from_turn}.turn", f"~summary{run.from_turn}.request", f"~summary{run.from_turn}.answer")
-    payloads = (
+    payloads: tuple[Payload, ...] = (
         TurnStart(timestamp),
         ChatRequest(timestamp, SUMMARY_REQUEST),
         ChatResponse(timestamp, "message", run.text),

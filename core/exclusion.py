@@ -71,18 +71,18 @@ def exclude_unresolved(entries: Sequence[Entry], duplicated_ids: frozenset[str])
         payload = entries[link.index].payload
         if link.state != "unresolved" or not is_conversation_event(payload) or isinstance(payload, _NEVER_EXCLUDED):
             continue
-        assert link.request_id is not None and link.reason is not None
-        direct[link.index] = (link.request_id, link.reason)
+        if link.request_id is not None and link.reason is not None:
+            direct[link.index] = (link.request_id, link.reason)
     if not direct:
         return Exclusion(frozenset(), ())
     partners = tool_pairs(entries)
     cause = dict(direct)
     closure: set[int] = set()
-    for position in direct:
+    for position, why in direct.items():
         partner = partners.get(position)
         if partner is not None and partner not in direct:
             closure.add(partner)
-            cause[partner] = direct[position]
+            cause[partner] = why
     groups: dict[tuple[str, UnresolvedReason], list[ExcludedEvent]] = {}
     for position in sorted(cause):
         entry = entries[position]

@@ -10,10 +10,10 @@ from typing import Annotated
 
 import typer
 
+from turnmark.core.config import conversation_layers, merge_all
 from turnmark.core.duplicate_keys import duplicate_keys
 from turnmark.core.event_ids import IdSource
 from turnmark.core.links import REASON_TEXT
-from turnmark.core.config import conversation_layers, merge_all
 from turnmark.core.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from turnmark.core.projection import ViewEvent
 from turnmark.core.projection import project as project_stream
@@ -226,7 +226,7 @@ def _check_lines(report: CheckReport) -> list[str]:
         f"{links['linked']} linked ({links['resolved']} resolved, {links['unresolved']} unresolved), "
         f"{links['unlinked']} unlinked, {report.entries} entries"
     ]
-    excluded = set()
+    excluded: set[object] = set()
     for diagnostic in report.exclusions:
         head, body = _diagnostic_lines(diagnostic)
         lines += [f"  {head}", f"    {body}"]
@@ -235,7 +235,8 @@ def _check_lines(report: CheckReport) -> list[str]:
         if item["event_id"] not in excluded:
             lines.append(
                 f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
-                f"{item['request_id']!r} does not resolve ({item['reason']}); this kind is never linked, so it is ignored"
+                f"{item['request_id']!r} does not resolve ({item['reason']}); this kind is never linked, "
+                "so the link is ignored"
             )
     for item in report.duplicated_ids:
         entries = ", ".join(str(index) for index in item["entries"])

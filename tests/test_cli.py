@@ -42,7 +42,12 @@ def test_conversations_text(run: Run, snapshot: SnapshotAssertion) -> None:
 def test_conversations_json(run: Run, snapshot: SnapshotAssertion) -> None:
     out, _ = run("conversations", "--format", "json")
     listing = json.loads(out)
-    assert [row["id"] for row in listing["conversations"]] == ["jp-c17790000000", "jp-c17800000010", "jp-c17800000030"]
+    assert [row["id"] for row in listing["conversations"]] == [
+        "jp-c17790000000",
+        "jp-c17800000010",
+        "jp-c17800000030",
+        "jp-c17800000040",
+    ]
     assert out == snapshot
 
 
@@ -59,7 +64,7 @@ def test_turns_json(run: Run, snapshot: SnapshotAssertion, conversation: str) ->
 
 def test_turns_defaults_to_the_most_recently_active_conversation(run: Run) -> None:
     out, err = run("--format", "json", "turns")
-    assert json.loads(out)["conversation"]["id"] == "jp-c17800000030"
+    assert json.loads(out)["conversation"]["id"] == "jp-c17800000040"
     assert err == ""
 
 
@@ -81,7 +86,7 @@ def test_check_all_json(run: Run, snapshot: SnapshotAssertion) -> None:
     out, _ = run("check", "--all", "--format", "json", code=1)
     report = json.loads(out)
     assert report["ok"] is False
-    assert [c["ok"] for c in report["conversations"]] == [True, True, False]
+    assert [c["ok"] for c in report["conversations"]] == [True, True, False, False]
     assert out == snapshot
 
 
@@ -114,7 +119,7 @@ def test_check_all_keeps_going_past_a_broken_conversation(run: Run, workspace: P
     out, err = run("check", "--all", "--format", "json", code=2)
     report = json.loads(out)
     assert report["conversations"][0]["error"].endswith('entry 1 (turn_start): missing "timestamp"')
-    assert len(report["conversations"]) == 3
+    assert len(report["conversations"]) == 4
     assert err.count("error:") == 1
 
 
@@ -186,13 +191,57 @@ def test_a_hand_written_summary_is_shown_on_one_safe_line(run: Run, workspace: P
 
 def test_broken_metadata_is_reported_not_hidden(run: Run, workspace: Path) -> None:
     conversations = workspace / ".jp" / "conversations"
-    (conversations / "17800000030-drop-a-digression" / "metadata.json").write_text(
-        '{"last_activated_at": "2026-13-45 10:00:00.0"}'
-    )
+    broken = conversations / "17800000040-compacted-and-hand-edited" / "metadata.json"
+    broken.write_text('{"last_activated_at": "2026-13-45 10:00:00.0"}')
     out, err = run("turns", "--format", "json")
-    assert json.loads(out)["conversation"]["id"] == "jp-c17800000010"
-    assert "warning: passed over jp-c17800000030" in err
+    assert json.loads(out)["conversation"]["id"] == "jp-c17800000030"
+    assert "warning: passed over jp-c17800000040" in err
     assert '"last_activated_at" must be a timestamp' in err
     listing, err = run("conversations", code=2)
-    assert listing.splitlines()[-1].endswith("5 unresolved, 1 dup IDs  (metadata.json unreadable)")
+    last = listing.splitlines()[-1].split()
+    assert last[:5] == ["jp-c17800000040", "4", "1/4", "1", "unresolved"]
+    assert last[5:] == ["(metadata.json", "unreadable)"]
     assert "metadata.json" in err
+
+
+@pytest.mark.parametrize("conversation", ["17800000030", "17800000040"])
+def test_project_text(run: Run, snapshot: SnapshotAssertion, conversation: str) -> None:
+    assert run("project", conversation) == snapshot
+
+
+@pytest.mark.parametrize("conversation", ["17800000030", "17800000040"])
+def test_project_json(run: Run, snapshot: SnapshotAssertion, conversation: str) -> None:
+    out, err = run("project", conversation, "--format", "json")
+    document = json.loads(out)
+    assert len(document["diagnostics"]) == err.count("warning: request_id")
+    assert out == snapshot
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai", "anthropic"])
+def test_project_provider_bodies(run: Run, snapshot: SnapshotAssertion, provider: str) -> None:
+    out, _ = run("project", "17800000040", "--provider", provider)
+    assert out == snapshot
+
+
+def test_project_shows_each_diagnostic_on_the_chrome_channel_at_default_verbosity(run: Run) -> None:
+    out, err = run("project", "17800000040")
+    assert "gone000" not in out
+    assert err.splitlines() == [
+        "warning: request_id 'gone000' does not resolve (missing_target: no entry has this event_id; was the "
+        "request deleted?); left out of what the model sees: entry 10 tool_call_request a2call0, entry 11 "
+        "tool_call_response a2res00, the other half of its tool call"
+    ]
+
+
+def test_check_reports_the_same_exclusions_as_the_projection(run: Run) -> None:
+    checked, _ = run("check", "17800000040", "--format", "json", code=1)
+    projected, _ = run("project", "17800000040", "--format", "json")
+    assert json.loads(checked)["conversations"][0]["exclusions"] == json.loads(projected)["diagnostics"]
+
+
+@pytest.mark.parametrize("command", ["project", "check"])
+def test_help_explains_ids_links_and_relinking(run: Run, command: str) -> None:
+    out, _ = run(command, "--help")
+    flat = " ".join(out.split())
+    for phrase in ("event_id", "request_id", "originating request", "delete a chat_request", "relink", "by hand"):
+        assert phrase in flat, phrase

@@ -178,17 +178,19 @@ def test_a_stream_with_no_links_and_no_overlays_projects_to_its_visible_events()
 def compacted(*compactions: Compaction, turns: int = 4) -> ConversationStream:
     stream = stream_of()
     for index in range(turns):
-        stream = stream.extend([turn(), request(f"q{index}"), reasoning(f"r{index}"), call(f"c{index}"), result(f"c{index}")])
+        stream = stream.extend(
+            [turn(), request(f"q{index}"), reasoning(f"r{index}"), call(f"c{index}"), result(f"c{index}")]
+        )
         stream = stream.push(message(f"a{index}"))
     return stream.extend(compactions)
 
 
 def view_of(stream: ConversationStream) -> list[tuple[int, str, str]]:
-    out = []
+    out: list[tuple[int, str, str]] = []
     for event in project(stream).view.events:
         payload = event.payload
         text = getattr(payload, "content", None) or str(getattr(payload, "value", "")) or getattr(payload, "name", "")
-        out.append((event.turn, payload.type_tag, text))
+        out.append((event.turn, payload.type_tag, str(text)))
     return out
 
 
@@ -200,10 +202,13 @@ def test_mechanical_policies_affect_exactly_their_covered_turns() -> None:
     )
     view = view_of(stream)
     by_turn = {t: [(kind, text) for turn_, kind, text in view if turn_ == t] for t in range(4)}
-    assert ("chat_response", "r0") in by_turn[0] and ("chat_response", "r1") not in by_turn[1]
+    assert ("chat_response", "r0") in by_turn[0]
+    assert ("chat_response", "r1") not in by_turn[1]
     assert [kind for kind, _ in by_turn[2]] == ["chat_request", "chat_response", "chat_response"]
     assert ("tool_call_response", "[compacted] fs_read_file: success") in by_turn[3]
-    arguments = [e.payload for e in project(stream).view.events if e.turn == 3 and e.payload.type_tag == "tool_call_request"]
+    arguments = [
+        e.payload for e in project(stream).view.events if e.turn == 3 and e.payload.type_tag == "tool_call_request"
+    ]
     assert arguments[0].arguments == {}  # type: ignore[union-attr]
     assert ("tool_call_response", "ok") in by_turn[0]
 

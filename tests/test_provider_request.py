@@ -1,5 +1,6 @@
 """Provider conversions accept the shapes exclusion leaves behind (RFD 098, Risks) and real conversations."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,7 @@ from turnmark.core.config import conversation_layers, merge_all
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.json_value import JsonObject
 from turnmark.core.projection import project
-from turnmark.core.provider_request import model_name, request_body
+from turnmark.core.provider_request import WireApi, model_name, request_body
 from turnmark.core.stream import ConversationStream
 
 from .conftest import corpus_params
@@ -16,15 +17,19 @@ from .provider_rules import check_anthropic, check_ollama, check_openai
 from .streams import TS, load
 from .test_projection import entry, tool_call, tool_result
 
-CHECKS = {"anthropic": check_anthropic, "openai": check_openai, "ollama": check_ollama}
+CHECKS: dict[WireApi, Callable[[JsonObject], None]] = {
+    "anthropic": check_anthropic,
+    "openai": check_openai,
+    "ollama": check_ollama,
+}
 
 
-def bodies(stream: ConversationStream) -> dict[str, JsonObject]:
+def bodies(stream: ConversationStream) -> dict[WireApi, JsonObject]:
     view = project(stream).view
-    return {api: request_body(view, api, {"assistant": {"model": {"id": "ollama/m"}}}) for api in CHECKS}  # type: ignore[misc]
+    return {api: request_body(view, api, {"assistant": {"model": {"id": "ollama/m"}}}) for api in CHECKS}
 
 
-def accepted(stream: ConversationStream) -> dict[str, JsonObject]:
+def accepted(stream: ConversationStream) -> dict[WireApi, JsonObject]:
     out = bodies(stream)
     for api, body in out.items():
         CHECKS[api](body)
@@ -163,7 +168,9 @@ def test_config_layers_merge_later_over_earlier() -> None:
             {"type": "config_delta", "timestamp": TS, "delta": "not an object"},
         ]
     )
-    config = merge_all([{"assistant": {"model": {"id": "ollama/a"}, "system_prompt": "s"}}, *conversation_layers(stream)])
+    config = merge_all(
+        [{"assistant": {"model": {"id": "ollama/a"}, "system_prompt": "s"}}, *conversation_layers(stream)]
+    )
     assert config == {"assistant": {"model": {"id": "ollama/b"}, "system_prompt": "s"}}
 
 

@@ -205,7 +205,7 @@ def test_listing_skips_dot_directories_and_non_conversations(workspace: Path) ->
     (conversations / ".archive" / "17000000001").mkdir(parents=True)
     (conversations / "notes").mkdir()
     ids = [ref.id for ref in list_conversations(require_workspace(workspace))]
-    assert ids == [17790000000, 17800000010, 17800000030]
+    assert ids == [17790000000, 17800000010, 17800000030, 17800000040]
 
 
 @pytest.mark.parametrize("directory", corpus_params())

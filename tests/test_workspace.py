@@ -46,7 +46,7 @@ def test_the_workspace_is_the_nearest_ancestor_with_a_jp_folder(workspace: Path)
     ["17800000010", "jp-c17800000010", "17800000010-add-retry-backoff-to-the-stream-handler", None],
 )
 def test_selection(workspace: Path, wanted: str | None) -> None:
-    expected = 17800000030 if wanted is None else 17800000010
+    expected = 17800000040 if wanted is None else 17800000010
     assert pick_conversation(workspace, wanted).id == expected
 
 
@@ -61,9 +61,9 @@ def test_selection_by_path_works_outside_a_workspace(tmp_path: Path, workspace: 
 
 
 def test_unreadable_metadata_is_passed_over_for_the_default(workspace: Path) -> None:
-    latest = workspace / ".jp" / "conversations" / "17800000030-drop-a-digression" / "metadata.json"
+    latest = workspace / ".jp" / "conversations" / "17800000040-compacted-and-hand-edited" / "metadata.json"
     latest.write_text("{broken")
-    assert pick_conversation(workspace, None).id == 17800000010
+    assert pick_conversation(workspace, None).id == 17800000030
 
 
 def test_an_empty_workspace_has_no_default(tmp_path: Path, user_data: Path) -> None:
