@@ -35,6 +35,7 @@ fmt:
 # benchmarks: ratios against a baseline measured in the same run
 bench:
     {{bin}}/python bench/load_save.py
+    {{bin}}/python bench/projection.py
 
 # the main job on the bundled fixtures
 demo:

@@ -11,11 +11,12 @@ Overlays are consumed; config deltas and unknown entries pass through.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from .entries import Entry
 from .payloads import (
+    CONVERSATION_EVENT_TYPES,
     ChatRequest,
     ChatResponse,
     Compaction,
@@ -24,7 +25,6 @@ from .payloads import (
     ToolCallResponse,
     ToolCallsPolicy,
     TurnStart,
-    is_conversation_event,
 )
 from .timestamps import sort_key
 from .turns import turn_indices
@@ -32,6 +32,7 @@ from .turns import turn_indices
 SUMMARY_REQUEST = "[Summary of previous conversation]"
 
 PolicyKind = Literal["summary", "reasoning", "tool_calls"]
+_EVENT_TYPES = frozenset(CONVERSATION_EVENT_TYPES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +45,16 @@ class SummaryRun:
 
 
 @dataclass(frozen=True, slots=True)
-class ProjectedEntry:
-    """An entry of the compacted view: a raw entry (possibly stripped) or a synthetic one."""
+class CompactedView:
+    """The entries after compaction, each with its turn; ``runs`` marks the synthetic summary entries.
 
-    entry: Entry
-    turn: int
-    synthetic: bool = False
-    summary_run: SummaryRun | None = None
+    Raw entries are shared with the stream (a stripped one is a new entry with the same ID), so
+    projecting a long conversation allocates little beyond the lists.
+    """
+
+    entries: tuple[Entry, ...]
+    turns: tuple[int, ...]
+    runs: dict[int, SummaryRun]
 
 
 def _has(compaction: Compaction, kind: PolicyKind) -> bool:
@@ -106,62 +110,73 @@ def _tool_names(entries: Sequence[Entry]) -> dict[str, str]:
 
 def _strip_tools(entry: Entry, policy: ToolCallsPolicy, names: dict[str, str]) -> Entry | None:
     payload = entry.payload
-    if not isinstance(payload, ToolCallRequest | ToolCallResponse):
+    kind = type(payload)
+    if kind is not ToolCallRequest and kind is not ToolCallResponse:
         return entry
     if policy.policy == "omit":
         return None
     if isinstance(payload, ToolCallRequest) and policy.request:
-        return replace(entry, payload=replace(payload, arguments={}))
-    if isinstance(payload, ToolCallResponse) and policy.response:
+        stripped: Payload = ToolCallRequest(payload.timestamp, payload.id, payload.name, {}, payload.metadata)
+    elif isinstance(payload, ToolCallResponse) and policy.response:
         outcome = "error" if payload.is_error else "success"
         content = f"[compacted] {names.get(payload.id, 'unknown')}: {outcome}"
-        return replace(entry, payload=replace(payload, content=content))
-    return entry
+        stripped = ToolCallResponse(payload.timestamp, payload.id, content, payload.is_error, payload.metadata)
+    else:
+        return entry
+    return Entry(entry.event_id, stripped, entry.request_id, entry.id_origin, entry.layout)
 
 
-def _synthetic(run: SummaryRun, timestamp: str, turn: int) -> list[ProjectedEntry]:
+def _synthetic(run: SummaryRun, timestamp: str) -> list[Entry]:
     ids = (f"~summary{run.from_turn}.turn", f"~summary{run.from_turn}.request", f"~summary{run.from_turn}.answer")
     payloads: tuple[Payload, ...] = (
         TurnStart(timestamp),
         ChatRequest(timestamp, SUMMARY_REQUEST),
         ChatResponse(timestamp, "message", run.text),
     )
-    return [
-        ProjectedEntry(Entry(event_id, payload, None, "inserted"), turn, True, run)
-        for event_id, payload in zip(ids, payloads, strict=True)
-    ]
+    return [Entry(event_id, payload, None, "inserted") for event_id, payload in zip(ids, payloads, strict=True)]
 
 
-def apply_compactions(entries: Sequence[Entry]) -> list[ProjectedEntry]:
-    """The compacted view of ``entries`` (overlays consumed; nothing else is removed unless a policy says so)."""
-    indices = turn_indices(entries)
+def apply_compactions(entries: Sequence[Entry], indices: Sequence[int] | None = None) -> CompactedView:
+    """The compacted view of ``entries`` (overlays consumed; nothing else is removed unless a policy says so).
+
+    ``indices`` are the entries' turn numbers when the caller has them (the raw stream's, so that
+    leaving events out never shifts which turns an overlay covers).
+    """
+    indices = turn_indices(entries) if indices is None else indices
     compactions = [(order, e.payload) for order, e in enumerate(entries) if isinstance(e.payload, Compaction)]
     if not compactions:
-        return [ProjectedEntry(entry, turn) for entry, turn in zip(entries, indices, strict=True)]
+        return CompactedView(tuple(entries), tuple(indices), {})
     max_turn = max(indices, default=0)
     summaries = _winners(compactions, max_turn, "summary")
     reasoning = _winners(compactions, max_turn, "reasoning")
-    tools = _winners(compactions, max_turn, "tool_calls")
+    tools = [c.tool_calls if c else None for c in _winners(compactions, max_turn, "tool_calls")]
     runs = _summary_runs(summaries)
-    names = _tool_names(entries)
-    injected: set[int] = set()
-    view: list[ProjectedEntry] = []
+    names = _tool_names(entries) if any(policy and policy.response for policy in tools) else {}
+    kept: list[Entry] = []
+    turns: list[int] = []
+    synthetic: dict[int, SummaryRun] = {}
     for entry, turn in zip(entries, indices, strict=True):
         payload = entry.payload
-        if isinstance(payload, Compaction):
+        kind = type(payload)
+        if kind is Compaction:
             continue
-        if not is_conversation_event(payload):
-            view.append(ProjectedEntry(entry, turn))
+        if kind not in _EVENT_TYPES:
+            kept.append(entry)
+            turns.append(turn)
             continue
         if summaries[turn] is not None:
-            if turn in runs and turn not in injected:
-                injected.add(turn)
-                view.extend(_synthetic(runs[turn], getattr(payload, "timestamp", ""), turn))
+            run = runs.pop(turn, None)
+            if run is not None:
+                for stand_in in _synthetic(run, getattr(payload, "timestamp", "")):
+                    synthetic[len(kept)] = run
+                    kept.append(stand_in)
+                    turns.append(turn)
             continue
-        if reasoning[turn] is not None and isinstance(payload, ChatResponse) and payload.variant == "reasoning":
+        if kind is ChatResponse and reasoning[turn] is not None and payload.variant == "reasoning":  # type: ignore[union-attr]
             continue
         policy = tools[turn]
-        kept = _strip_tools(entry, policy.tool_calls, names) if policy and policy.tool_calls else entry
-        if kept is not None:
-            view.append(ProjectedEntry(kept, turn))
-    return view
+        stripped = _strip_tools(entry, policy, names) if policy else entry
+        if stripped is not None:
+            kept.append(stripped)
+            turns.append(turn)
+    return CompactedView(tuple(kept), tuple(turns), synthetic)

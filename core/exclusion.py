@@ -11,11 +11,11 @@ history is not touched: the result names positions to leave out.
 """
 
 from collections import defaultdict, deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .entries import Entry
-from .links import UnresolvedReason, resolve_links
+from .links import UnresolvedReason, unresolved_links
 from .payloads import ChatRequest, ToolCallRequest, ToolCallResponse, TurnStart, is_conversation_event
 from .turns import turn_indices
 
@@ -47,11 +47,12 @@ class Exclusion:
     diagnostics: tuple[ExclusionDiagnostic, ...]
 
 
-def tool_pairs(entries: Sequence[Entry]) -> dict[int, int]:
+def tool_pairs(entries: Sequence[Entry], indices: Sequence[int] | None = None) -> dict[int, int]:
     """Each tool call's position mapped to its result's, and back: by ``id``, per turn, count-aware."""
     partner: dict[int, int] = {}
     pending: dict[tuple[int, str], deque[int]] = defaultdict(deque)
-    for position, (entry, turn) in enumerate(zip(entries, turn_indices(entries), strict=True)):
+    turns = turn_indices(entries) if indices is None else indices
+    for position, (entry, turn) in enumerate(zip(entries, turns, strict=True)):
         payload = entry.payload
         if isinstance(payload, ToolCallRequest):
             pending[turn, payload.id].append(position)
@@ -64,18 +65,32 @@ def tool_pairs(entries: Sequence[Entry]) -> dict[int, int]:
     return partner
 
 
-def exclude_unresolved(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -> Exclusion:
+def _pairs_in_turns(
+    entries: Sequence[Entry], indices: Sequence[int] | None, positions: Iterable[int]
+) -> dict[int, int]:
+    """``tool_pairs`` for just the turns that hold ``positions`` (pairs never cross a turn)."""
+    turns = turn_indices(entries) if indices is None else indices
+    wanted = {turns[position] for position in positions}
+    first = min(position for position, turn in enumerate(turns) if turn in wanted) if wanted else 0
+    span = [position for position in range(first, len(entries)) if turns[position] in wanted]
+    local = tool_pairs([entries[p] for p in span], [turns[p] for p in span])
+    return {span[a]: span[b] for a, b in local.items()}
+
+
+def exclude_unresolved(
+    entries: Sequence[Entry], duplicated_ids: frozenset[str], indices: Sequence[int] | None = None
+) -> Exclusion:
     """The positions to leave out of the provider view, and a diagnostic per unresolved ``request_id``."""
     direct: dict[int, tuple[str, UnresolvedReason]] = {}
-    for link in resolve_links(entries, duplicated_ids):
+    for link in unresolved_links(entries, duplicated_ids):
         payload = entries[link.index].payload
-        if link.state != "unresolved" or not is_conversation_event(payload) or isinstance(payload, _NEVER_EXCLUDED):
+        if not is_conversation_event(payload) or isinstance(payload, _NEVER_EXCLUDED):
             continue
         if link.request_id is not None and link.reason is not None:
             direct[link.index] = (link.request_id, link.reason)
     if not direct:
         return Exclusion(frozenset(), ())
-    partners = tool_pairs(entries)
+    partners = _pairs_in_turns(entries, indices, direct.keys())
     cause = dict(direct)
     closure: set[int] = set()
     for position, why in direct.items():

@@ -35,23 +35,47 @@ class Link:
     target_type: str | None = None
 
 
+def _resolve(index: int, entry: Entry, kinds: dict[str, str], duplicated_ids: frozenset[str]) -> Link:
+    target = entry.request_id
+    if target is None:
+        return Link(index, entry.event_id, "unlinked")
+    if target in duplicated_ids:
+        return Link(index, entry.event_id, "unresolved", target, "duplicated_target", kinds.get(target))
+    if target not in kinds:
+        return Link(index, entry.event_id, "unresolved", target, "missing_target")
+    if kinds[target] != ChatRequest.type_tag:
+        return Link(index, entry.event_id, "unresolved", target, "wrong_kind", kinds[target])
+    return Link(index, entry.event_id, "resolved", target, None, kinds[target])
+
+
 def resolve_links(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -> tuple[Link, ...]:
     """Resolve every entry's ``request_id`` against the stream as it stands."""
     kinds = {entry.event_id: entry.type_tag for entry in entries}
-    links: list[Link] = []
+    return tuple(_resolve(index, entry, kinds, duplicated_ids) for index, entry in enumerate(entries))
+
+
+def unresolved_links(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -> tuple[Link, ...]:
+    """Only the links that do not resolve: the projection's hot path.
+
+    A link to the newest request seen so far (what stamping writes) resolves without a lookup;
+    only the others are checked against the whole stream.
+    """
+    suspects: list[tuple[int, Entry]] = []
+    newest_request = None
     for index, entry in enumerate(entries):
+        if isinstance(entry.payload, ChatRequest):
+            newest_request = entry.event_id
         target = entry.request_id
-        if target is None:
-            links.append(Link(index, entry.event_id, "unlinked"))
-        elif target in duplicated_ids:
-            links.append(Link(index, entry.event_id, "unresolved", target, "duplicated_target", kinds.get(target)))
-        elif target not in kinds:
-            links.append(Link(index, entry.event_id, "unresolved", target, "missing_target"))
-        elif kinds[target] != ChatRequest.type_tag:
-            links.append(Link(index, entry.event_id, "unresolved", target, "wrong_kind", kinds[target]))
-        else:
-            links.append(Link(index, entry.event_id, "resolved", target, None, kinds[target]))
-    return tuple(links)
+        if target is None or (target is newest_request and not duplicated_ids):
+            continue
+        if target != newest_request or target in duplicated_ids:
+            suspects.append((index, entry))
+    if not suspects:
+        return ()
+    targets = {entry.request_id for _, entry in suspects}
+    kinds = {entry.event_id: entry.type_tag for entry in entries if entry.event_id in targets}
+    resolved = (_resolve(index, entry, kinds, duplicated_ids) for index, entry in suspects)
+    return tuple(link for link in resolved if link.state == "unresolved")
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,11 +9,12 @@ renders nothing: the diagnostics are data for the shell to show.
 
 from dataclasses import dataclass
 
-from .compaction import ProjectedEntry, SummaryRun, apply_compactions
+from .compaction import SummaryRun, apply_compactions
 from .entries import Entry
 from .exclusion import ExclusionDiagnostic, exclude_unresolved
 from .payloads import PROVIDER_VISIBLE_TYPES, Payload
 from .stream import ConversationStream
+from .turns import turn_indices
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +30,18 @@ class ViewEvent:
 
 @dataclass(frozen=True, slots=True)
 class ProviderView:
-    events: tuple[ViewEvent, ...]
+    """The events a provider sees, in order, with their turns; ``runs`` marks the synthetic ones by position."""
+
+    entries: tuple[Entry, ...]
+    turns: tuple[int, ...]
+    runs: dict[int, SummaryRun]
+
+    @property
+    def events(self) -> tuple[ViewEvent, ...]:
+        return tuple(
+            ViewEvent(entry.event_id, entry.payload, turn, position in self.runs, self.runs.get(position))
+            for position, (entry, turn) in enumerate(zip(self.entries, self.turns, strict=True))
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +52,20 @@ class Projection:
     diagnostics: tuple[ExclusionDiagnostic, ...]
 
 
-def _visible(item: ProjectedEntry) -> bool:
-    return isinstance(item.entry.payload, PROVIDER_VISIBLE_TYPES)
-
-
 def project(stream: ConversationStream) -> Projection:
     """What a provider would be sent for this stream, and the diagnostics to show before sending it."""
     entries = stream.entries
-    exclusion = exclude_unresolved(entries, stream.duplicated_ids)
-    kept: list[Entry] = [entry for position, entry in enumerate(entries) if position not in exclusion.positions]
-    events = tuple(
-        ViewEvent(item.entry.event_id, item.entry.payload, item.turn, item.synthetic, item.summary_run)
-        for item in apply_compactions(kept)
-        if _visible(item)
+    indices = turn_indices(entries)
+    exclusion = exclude_unresolved(entries, stream.duplicated_ids, indices)
+    left_out = exclusion.positions
+    if left_out:
+        kept = [entry for position, entry in enumerate(entries) if position not in left_out]
+        indices = [turn for position, turn in enumerate(indices) if position not in left_out]
+    compacted = apply_compactions(kept if left_out else entries, indices)
+    visible = [i for i, entry in enumerate(compacted.entries) if isinstance(entry.payload, PROVIDER_VISIBLE_TYPES)]
+    view = ProviderView(
+        tuple(compacted.entries[i] for i in visible),
+        tuple(compacted.turns[i] for i in visible),
+        {new: compacted.runs[old] for new, old in enumerate(visible) if old in compacted.runs},
     )
-    return Projection(ProviderView(events), exclusion.diagnostics)
+    return Projection(view, exclusion.diagnostics)

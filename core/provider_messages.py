@@ -68,8 +68,8 @@ def _metadata_string(metadata: JsonObject | None, key: str) -> str | None:
 def _parts(view: ProviderView, thinking: ThinkingMode) -> list[tuple[Role, Part]]:
     names: dict[str, str] = {}
     parts: list[tuple[Role, Part]] = []
-    for event in view.events:
-        payload = event.payload
+    for entry in view.entries:
+        payload = entry.payload
         if isinstance(payload, ChatRequest):
             parts.append(("user", Text(payload.content)))
         elif isinstance(payload, ChatResponse):

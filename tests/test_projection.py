@@ -267,12 +267,12 @@ def test_ranges_past_the_end_are_clamped_or_ignored() -> None:
 def test_overlays_are_consumed_and_projecting_again_changes_nothing() -> None:
     stream = compacted(Compaction.new(TS, 0, 1, summary="S"), Compaction.new(TS, 2, 3, reasoning_strip=True))
     once = apply_compactions(stream.entries)
-    assert not any(isinstance(item.entry.payload, Compaction) for item in once)
-    twice = apply_compactions([item.entry for item in once])
-    assert [item.entry for item in twice] == [item.entry for item in once]
+    assert not any(isinstance(entry.payload, Compaction) for entry in once.entries)
+    twice = apply_compactions(once.entries)
+    assert twice.entries == once.entries
 
 
 def test_unknown_entries_pass_through_and_are_not_counted() -> None:
     stream = load([entry("r1", "chat_request", content="x"), {"type": "future", "timestamp": TS}])
     assert len(stream) == 1
-    assert [item.entry.type_tag for item in apply_compactions(stream.entries)] == ["chat_request", "future"]
+    assert [entry.type_tag for entry in apply_compactions(stream.entries).entries] == ["chat_request", "future"]
