@@ -136,26 +136,32 @@ def _synthetic(run: SummaryRun, timestamp: str) -> list[Entry]:
     return [Entry(event_id, payload, None, "inserted") for event_id, payload in zip(ids, payloads, strict=True)]
 
 
-def apply_compactions(entries: Sequence[Entry], indices: Sequence[int] | None = None) -> CompactedView:
+def apply_compactions(
+    entries: Sequence[Entry], indices: Sequence[int] | None = None, dropped: frozenset[int] = frozenset()
+) -> CompactedView:
     """The compacted view of ``entries`` (overlays consumed; nothing else is removed unless a policy says so).
 
-    ``indices`` are the entries' turn numbers when the caller has them (the raw stream's, so that
-    leaving events out never shifts which turns an overlay covers).
+    ``indices`` are the entries' turn numbers when the caller has them. ``dropped`` are positions to
+    leave out (excluded events): they still count as the events of their turn, so a summary over
+    them is injected all the same, and the turns overlays cover never shift.
     """
     indices = turn_indices(entries) if indices is None else indices
     compactions = [(order, e.payload) for order, e in enumerate(entries) if isinstance(e.payload, Compaction)]
     if not compactions:
-        return CompactedView(tuple(entries), tuple(indices), {})
+        kept_positions = [position for position in range(len(entries)) if position not in dropped]
+        return CompactedView(tuple(entries[p] for p in kept_positions), tuple(indices[p] for p in kept_positions), {})
     max_turn = max(indices, default=0)
     summaries = _winners(compactions, max_turn, "summary")
     reasoning = _winners(compactions, max_turn, "reasoning")
     tools = [c.tool_calls if c else None for c in _winners(compactions, max_turn, "tool_calls")]
     runs = _summary_runs(summaries)
+    run_of = {turn: run for run in runs.values() for turn in range(run.from_turn, run.to_turn + 1)}
     names = _tool_names(entries) if any(policy and policy.response for policy in tools) else {}
     kept: list[Entry] = []
     turns: list[int] = []
     synthetic: dict[int, SummaryRun] = {}
-    for entry, turn in zip(entries, indices, strict=True):
+    injected: set[int] = set()
+    for position, (entry, turn) in enumerate(zip(entries, indices, strict=True)):
         payload = entry.payload
         kind = type(payload)
         if kind is Compaction:
@@ -164,13 +170,16 @@ def apply_compactions(entries: Sequence[Entry], indices: Sequence[int] | None = 
             kept.append(entry)
             turns.append(turn)
             continue
-        if summaries[turn] is not None:
-            run = runs.pop(turn, None)
-            if run is not None:
+        run = run_of.get(turn)
+        if run is not None:
+            if run.from_turn not in injected:
+                injected.add(run.from_turn)
                 for stand_in in _synthetic(run, getattr(payload, "timestamp", "")):
                     synthetic[len(kept)] = run
                     kept.append(stand_in)
-                    turns.append(turn)
+                    turns.append(run.from_turn)
+            continue
+        if position in dropped:
             continue
         if kind is ChatResponse and reasoning[turn] is not None and payload.variant == "reasoning":  # type: ignore[union-attr]
             continue

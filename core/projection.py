@@ -57,11 +57,7 @@ def project(stream: ConversationStream) -> Projection:
     entries = stream.entries
     indices = turn_indices(entries)
     exclusion = exclude_unresolved(entries, stream.duplicated_ids, indices)
-    left_out = exclusion.positions
-    if left_out:
-        kept = [entry for position, entry in enumerate(entries) if position not in left_out]
-        indices = [turn for position, turn in enumerate(indices) if position not in left_out]
-    compacted = apply_compactions(kept if left_out else entries, indices)
+    compacted = apply_compactions(entries, indices, exclusion.positions)
     visible = [i for i, entry in enumerate(compacted.entries) if isinstance(entry.payload, PROVIDER_VISIBLE_TYPES)]
     view = ProviderView(
         tuple(compacted.entries[i] for i in visible),

@@ -6,25 +6,73 @@ OpenRouter) and Anthropic's ``/v1/messages``.
 """
 
 import json
+import re
+from dataclasses import replace
 from typing import Literal, TypeAlias
 
 from .config import lookup
 from .json_value import Json, JsonObject
 from .projection import ProviderView
-from .provider_messages import Message, Text, Thinking, ToolResult, ToolUse, provider_messages
+from .provider_messages import Message, Part, Text, Thinking, ToolResult, ToolUse, provider_messages
 
 WireApi: TypeAlias = Literal["ollama", "openai", "anthropic"]
 DEFAULT_MAX_TOKENS = 4096
+EMPTY_ERROR = "(the tool failed without output)"
 
 
 def _text(message: Message) -> str:
     return "\n\n".join(part.text for part in message.parts if isinstance(part, Text))
 
 
+_TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _unique_tool_ids(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Tool call IDs as the APIs require them: unique in the request and ``[A-Za-z0-9_-]``.
+
+    JP keeps provider IDs as written, and they repeat (Gemini's ``fs_modify_file_0``) or may be
+    edited by hand; a repeated or malformed ID is renamed here, with its result renamed to match
+    (a result always sits in the message right after its call).
+    """
+    seen: set[str] = set()
+    renamed: list[Message] = []
+    pending: dict[str, list[str]] = {}
+    for message in messages:
+        parts: list[Part] = []
+        for part in message.parts:
+            if isinstance(part, ToolUse):
+                new = part.id
+                if new in seen or not _TOOL_ID.fullmatch(new):
+                    new = f"toolu_turnmark_{len(seen)}"
+                seen.add(new)
+                pending.setdefault(part.id, []).append(new)
+                parts.append(replace(part, id=new))
+            elif isinstance(part, ToolResult) and pending.get(part.id):
+                parts.append(replace(part, id=pending[part.id].pop(0)))
+            else:
+                parts.append(part)
+        renamed.append(replace(message, parts=tuple(parts)))
+    return tuple(renamed)
+
+
+def _without_trailing_space(messages: tuple[Message, ...]) -> tuple[Message, ...]:
+    """Anthropic refuses a final assistant message whose text ends in white space."""
+    if not messages or messages[-1].role != "assistant":
+        return messages
+    last = messages[-1]
+    parts = list(last.parts)
+    final = parts[-1] if parts else None
+    if isinstance(final, Text):
+        parts.pop()
+        parts += [Text(final.text.rstrip())] if final.text.strip() else []
+    return (*messages[:-1], replace(last, parts=tuple(parts))) if parts else messages[:-1]
+
+
 def anthropic_body(view: ProviderView, model: str, *, system: str | None, max_tokens: int) -> JsonObject:
     """``/v1/messages``: alternating roles, user first, results right after their calls, signed thinking only."""
     messages: list[JsonObject] = []
-    for message in provider_messages(view, thinking="signed", user_first=True):
+    prepared = _without_trailing_space(_unique_tool_ids(provider_messages(view, thinking="signed", user_first=True)))
+    for message in prepared:
         content: list[JsonObject] = []
         for part in message.parts:
             if isinstance(part, Text):
@@ -40,6 +88,7 @@ def anthropic_body(view: ProviderView, model: str, *, system: str | None, max_to
                 block: JsonObject = {"type": "tool_result", "tool_use_id": part.id, "content": part.content}
                 if part.is_error:
                     block["is_error"] = True
+                    block["content"] = part.content or EMPTY_ERROR
                 content.append(block)
         messages.append({"role": message.role, "content": content})
     body: JsonObject = {"model": model, "max_tokens": max_tokens}
@@ -53,7 +102,7 @@ def anthropic_body(view: ProviderView, model: str, *, system: str | None, max_to
 def openai_body(view: ProviderView, model: str, *, system: str | None) -> JsonObject:
     """``/v1/chat/completions``: tool results as ``tool`` messages right after the call; reasoning is not sent."""
     messages: list[JsonObject] = [{"role": "system", "content": system}] if system else []
-    for message in provider_messages(view, thinking="none", user_first=False):
+    for message in _unique_tool_ids(provider_messages(view, thinking="none", user_first=False)):
         if message.role == "user":
             for part in message.parts:
                 if isinstance(part, ToolResult):
@@ -121,7 +170,8 @@ def request_body(view: ProviderView, api: WireApi, config: JsonObject, model: st
     system = prompt if isinstance(prompt, str) and prompt.strip() else None
     if api == "anthropic":
         max_tokens = lookup(config, "assistant.model.parameters.max_tokens")
-        limit = max_tokens if isinstance(max_tokens, int) and max_tokens > 0 else DEFAULT_MAX_TOKENS
+        valid = isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0
+        limit = max_tokens if valid else DEFAULT_MAX_TOKENS
         return anthropic_body(view, name, system=system, max_tokens=limit)
     if api == "openai":
         return openai_body(view, name, system=system)

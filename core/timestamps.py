@@ -1,7 +1,7 @@
 """JP timestamps: kept as their exact text (up to nine fraction digits), validated, ordered."""
 
 import re
-from datetime import UTC, datetime
+from datetime import date, datetime
 
 _TIMESTAMP = re.compile(
     r"(?P<year>\d{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])"
@@ -10,7 +10,7 @@ _TIMESTAMP = re.compile(
 )
 
 EPOCH = "1970-01-01 00:00:00.0"
-_EARLIEST = (datetime.min.replace(tzinfo=UTC), 0)
+_EARLIEST = (-(2**63), 0)
 
 
 def _match(text: str) -> re.Match[str] | None:
@@ -36,13 +36,17 @@ def is_timestamp(text: str) -> bool:
     return _match(text) is not None
 
 
-def sort_key(text: str) -> tuple[datetime, int]:
-    """Order timestamps by the moment they name (naive ones are UTC), to the nanosecond; invalid ones first."""
+def sort_key(text: str) -> tuple[int, int]:
+    """Order timestamps by the moment they name (naive ones are UTC): (UTC seconds, nanoseconds).
+
+    Plain integer arithmetic, so no valid timestamp overflows; invalid ones sort first.
+    """
     match = _match(text)
     if match is None:
         return _EARLIEST
-    zone = (match.group("zone") or "+00:00").upper().replace("Z", "+00:00")
-    clock = match.group("clock").replace(":60", ":59")
-    day = f"{match.group('year')}-{match.group('month')}-{match.group('day')}"
-    moment = datetime.fromisoformat(f"{day}T{clock}{zone}").astimezone(UTC)
+    day = date(int(match.group("year")), int(match.group("month")), int(match.group("day"))).toordinal()
+    hours, minutes, seconds = (int(part) for part in match.group("clock").split(":"))
+    zone = match.group("zone") or "Z"
+    offset = 0 if zone in "Zz" else (1 if zone[0] == "+" else -1) * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
+    moment = day * 86_400 + hours * 3600 + minutes * 60 + seconds - offset
     return moment, int((match.group("fraction") or "0")[:9].ljust(9, "0"))

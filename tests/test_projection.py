@@ -276,3 +276,36 @@ def test_unknown_entries_pass_through_and_are_not_counted() -> None:
     stream = load([entry("r1", "chat_request", content="x"), {"type": "future", "timestamp": TS}])
     assert len(stream) == 1
     assert [entry.type_tag for entry in apply_compactions(stream.entries).entries] == ["chat_request", "future"]
+
+
+def test_a_summary_still_projects_when_every_event_of_its_first_turn_is_excluded() -> None:
+    stream = load(
+        [
+            entry("m0", "chat_response", "gone", message="excluded, alone in the implicit turn 0"),
+            entry("t1", "turn_start"),
+            entry("r1", "chat_request", content="q1"),
+            entry("a1", "chat_response", "r1", message="a1"),
+            entry("t2", "turn_start"),
+            entry("r2", "chat_request", content="q2"),
+            {"type": "compaction", "timestamp": TS, "from_turn": 0, "to_turn": 1, "summary": {"summary": "S"}},
+        ]
+    )
+    events = project(stream).view.events
+    assert [(e.payload.type_tag, e.synthetic, e.turn) for e in events] == [
+        ("chat_request", True, 0),
+        ("chat_response", True, 0),
+        ("chat_request", False, 2),
+    ]
+
+
+def test_overlay_turns_do_not_shift_when_the_implicit_turn_is_excluded() -> None:
+    stream = load(
+        [
+            entry("m0", "chat_response", "gone", message="excluded"),
+            entry("t1", "turn_start"),
+            entry("r1", "chat_request", content="q1"),
+            entry("s1", "chat_response", "r1", reasoning="kept: turn 1 is not covered"),
+            {"type": "compaction", "timestamp": TS, "from_turn": 0, "to_turn": 0, "reasoning": "strip"},
+        ]
+    )
+    assert ids_in_view(stream) == ["r1", "s1"]

@@ -6,6 +6,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from turnmark.core.compaction import apply_compactions
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.exclusion import tool_pairs
 from turnmark.core.json_value import Json
@@ -130,10 +131,35 @@ def test_projection_after_hand_edits(entries: list[Json]) -> None:
                 assert entry.event_id in in_view or entry.event_id in excluded
 
 
-@given(written_streams())
-def test_unlinked_legacy_events_are_never_excluded(entries: list[Json]) -> None:
-    legacy = [{key: value for key, value in entry.items() if key != "request_id"} for entry in entries]
-    assert project(load(legacy)).diagnostics == ()
+@given(written_streams(), st.data())
+def test_unlinked_events_are_left_out_only_as_the_other_half_of_a_tool_call(
+    entries: list[Json], data: st.DataObject
+) -> None:
+    edited = []
+    for written in entries:
+        fate = data.draw(st.sampled_from(["keep", "unlink", "break"]))
+        if fate == "unlink":
+            edited.append({key: value for key, value in written.items() if key != "request_id"})
+        elif fate == "break" and "request_id" in written:
+            edited.append({**written, "request_id": "deleted"})
+        else:
+            edited.append(written)
+    stream = load(edited)
+    partners = tool_pairs(stream.entries)
+    positions = {entry.event_id: position for position, entry in enumerate(stream.entries)}
+    for diagnostic in project(stream).diagnostics:
+        for event in diagnostic.excluded:
+            if stream.entries[positions[event.event_id]].request_id is None:
+                assert event.by_closure
+                assert positions[event.event_id] in partners
+
+
+@given(hand_edited())
+def test_compaction_consumes_every_overlay_and_is_idempotent(entries: list[Json]) -> None:
+    stream = load(entries)
+    once = apply_compactions(stream.entries)
+    assert not any(isinstance(entry.payload, Compaction) for entry in once.entries)
+    assert apply_compactions(once.entries).entries == once.entries
 
 
 @settings(max_examples=200)

@@ -184,3 +184,42 @@ def test_every_corpus_conversation_converts_to_bodies_each_api_accepts(directory
     ).unwrap()
     out = accepted(stream)
     assert out["anthropic"]["messages"]
+
+
+def test_reused_and_malformed_tool_ids_are_renamed_with_their_results() -> None:
+    stream = load(
+        [
+            entry("r1", "chat_request", content="go"),
+            tool_call("c1", "r1", "fs_modify_file_0"),
+            tool_result("o1", "r1", "fs_modify_file_0"),
+            tool_call("c2", "r1", "fs_modify_file_0"),
+            tool_result("o2", "r1", "fs_modify_file_0"),
+            tool_call("c3", "r1", "bad id!"),
+            tool_result("o3", "r1", "bad id!"),
+            entry("m1", "chat_response", "r1", message="done"),
+        ]
+    )
+    out = accepted(stream)
+    uses = [b["id"] for m in out["anthropic"]["messages"] for b in m["content"] if b["type"] == "tool_use"]
+    assert uses[0] == "fs_modify_file_0"
+    assert len(set(uses)) == 3
+
+
+def test_an_error_without_output_and_a_final_answer_ending_in_white_space() -> None:
+    stream = load(
+        [
+            entry("r1", "chat_request", content="go"),
+            tool_call("c1", "r1"),
+            {**tool_result("o1", "r1"), "content": "", "is_error": True},
+            entry("m1", "chat_response", "r1", message="it failed\n"),
+        ]
+    )
+    out = accepted(stream)
+    assert out["anthropic"]["messages"][2]["content"][0]["content"] == "(the tool failed without output)"
+    assert out["anthropic"]["messages"][-1]["content"][-1]["text"] == "it failed"
+
+
+def test_a_boolean_max_tokens_is_not_a_limit() -> None:
+    view = project(load([entry("r1", "chat_request", content="q")])).view
+    body = request_body(view, "anthropic", {"assistant": {"model": {"parameters": {"max_tokens": True}}}})
+    assert body["max_tokens"] == 4096

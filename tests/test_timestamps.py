@@ -50,3 +50,9 @@ def test_ordering_is_by_moment_and_never_raises() -> None:
     ]
     assert sort_key("2026-04-10T19:04:20.5+02:00") == sort_key("2026-04-10 17:04:20.5")
     assert sort_key("2026-13-45 10:00:00.0") == sort_key("garbage")
+
+
+@pytest.mark.parametrize("text", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:30:00-01:00", "2016-12-31 23:59:60.5"])
+def test_extreme_but_valid_timestamps_order_without_overflow(text: str) -> None:
+    assert is_timestamp(text)
+    assert sort_key(text) > sort_key("invalid")
