@@ -1,10 +1,19 @@
-"""JP configuration as data: merging layers and reading the keys turnmark uses.
+"""JP configuration as data: layers, merging, and the keys turnmark reads.
 
 A layer is a partial config object. Merging is JP's per-field "later wins":
-objects merge key by key, anything else (arrays included) is replaced.
+objects merge key by key, anything else (arrays included) is replaced. The
+order, low to high (JP's): built-in defaults, config files (each after the
+files its ``extends`` names), ``JP_CFG_*`` variables, the conversation's base
+config and its deltas, then ``--cfg``. The shell reads the files and the
+environment; everything else is decided here.
 """
 
-from collections.abc import Iterable
+import json
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from returns.result import Failure, Result, Success
 
 from .json_value import Json, JsonObject
 from .payloads import ConfigDelta
@@ -46,3 +55,127 @@ def lookup(config: JsonObject, path: str) -> Json:
             return None
         value = value.get(part)
     return value
+
+
+# Layers from text: TOML files, JP_CFG_* variables, --cfg assignments --------------------------------
+
+TURN_SUMMARY = "conversation.turn_summary.generate"
+DEFAULTS: JsonObject = {"conversation": {"turn_summary": {"generate": {"auto": True, "batch_size": 5}}}}
+
+_BOOLEAN_KEYS = {f"{TURN_SUMMARY}.auto", "conversation.title.generate.auto"}
+_INTEGER_KEYS = {f"{TURN_SUMMARY}.batch_size", "assistant.model.parameters.max_tokens"}
+_MODEL_KEYS = {f"{TURN_SUMMARY}.model", "conversation.title.generate.model", "assistant.model"}
+KNOWN_KEYS = (
+    f"{TURN_SUMMARY}.auto",
+    f"{TURN_SUMMARY}.batch_size",
+    f"{TURN_SUMMARY}.model.id",
+    f"{TURN_SUMMARY}.model",
+    "conversation.title.generate.auto",
+    "conversation.title.generate.model.id",
+    "conversation.title.generate.model",
+    "assistant.model.id",
+    "assistant.model.parameters.max_tokens",
+    "assistant.model.parameters.reasoning",
+    "assistant.system_prompt",
+)
+"""The keys ``JP_CFG_*`` variables can set (JP matches a variable's name against its config schema)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigError:
+    """A config file, variable or assignment turnmark cannot use; ``source`` names it."""
+
+    source: str
+    message: str
+
+    def describe(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+def parse_toml(data: bytes, source: str) -> Result[JsonObject, ConfigError]:
+    """A config file's layer."""
+    try:
+        return Success(tomllib.loads(data.decode("utf-8")))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        return Failure(ConfigError(source, f"invalid TOML: {error}"))
+
+
+def extends_patterns(layer: JsonObject) -> list[str]:
+    """The ``extends`` globs of a config file (default ``config.d/**/*``), merged before the file itself."""
+    value = layer.get("extends", ["config.d/**/*"])
+    if isinstance(value, str):
+        return [value]
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def _nested(path: str, value: Json) -> JsonObject:
+    layer: Json = value
+    for part in reversed(path.split(".")):
+        layer = {part: layer}
+    assert isinstance(layer, dict)
+    return layer
+
+
+def _typed(path: str, text: str) -> Result[Json, str]:
+    if path in _BOOLEAN_KEYS:
+        if text.lower() in ("true", "false"):
+            return Success(text.lower() == "true")
+        return Failure(f"{path} takes true or false, not {text!r}")
+    if path in _INTEGER_KEYS:
+        if text.strip().isdigit():
+            return Success(int(text))
+        return Failure(f"{path} takes a whole number, not {text!r}")
+    if path in _MODEL_KEYS:
+        return Success({"id": text})
+    return Success(text)
+
+
+def assignment(text: str, source: str = "--cfg") -> Result[JsonObject, ConfigError]:
+    """One ``--cfg`` value in JP's syntax: ``key=value``, ``key:=json``, or a JSON object (``{...}``).
+
+    (``key+=value`` appends/merges in JP; here it is accepted as ``=``. A path to a config file is
+    read by the shell.)
+    """
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            value = json.loads(text)
+        except ValueError as error:
+            return Failure(ConfigError(source, f"invalid JSON: {error}"))
+        return Success(value) if isinstance(value, dict) else Failure(ConfigError(source, "JSON must be an object"))
+    key, separator, raw = text.partition("=")
+    if not separator or not key.strip():
+        return Failure(ConfigError(source, f"expected KEY=VALUE, got {text!r}"))
+    key = key.strip()
+    is_json = key.endswith((":", ":+"))
+    key = key.rstrip(":+").strip()
+    if is_json:
+        try:
+            return Success(_nested(key, json.loads(raw)))
+        except ValueError as error:
+            return Failure(ConfigError(source, f"invalid JSON for {key}: {error}"))
+    typed = _typed(key, raw.strip())
+    return typed.map(lambda value: _nested(key, value)).alt(lambda message: ConfigError(source, message))
+
+
+def environment_layer(environ: Mapping[str, str]) -> Result[JsonObject, ConfigError]:
+    """``JP_CFG_<PATH>`` variables (path segments joined by ``_``, matched against the known keys)."""
+    layer: JsonObject = {}
+    by_name = {key.replace(".", "_").upper(): key for key in KNOWN_KEYS}
+    for name in sorted(environ):
+        if not name.startswith("JP_CFG_"):
+            continue
+        key = by_name.get(name[len("JP_CFG_") :].upper())
+        if key is None:
+            continue
+        raw = environ[name]
+        if raw.startswith(":"):
+            parsed = assignment(f"{key}:={raw[1:]}", name)
+        else:
+            parsed = assignment(f"{key}={raw.removeprefix(chr(92))}", name)
+        match parsed:
+            case Failure(error):
+                return Failure(error)
+            case Success(value):
+                layer = merge(layer, value)
+    return Success(layer)

@@ -1,0 +1,65 @@
+"""Stripped turn transcripts (RFD 126): what a summary model reads about a turn.
+
+Each turn becomes one ``<turn id="...">`` block built from its raw events
+(compaction overlays are ignored): requests and answers as text, each tool
+call as ``<tool_call name="..."/>`` and its outcome as ``<tool_result/>`` or
+``<tool_error/>``; reasoning, ``turn_start`` and inquiries are left out. A
+request or answer over 4,000 characters keeps its first and last halves
+around ``[…]``. Text is escaped, so nothing in a conversation can close or
+forge a block.
+"""
+
+import json
+
+from .payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
+from .turns import Turn
+
+MAX_MESSAGE_CHARS = 4000
+CUT = "[…]"
+
+
+def shorten(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """At most ``limit`` characters: the first and last halves around ``[…]``."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}{CUT}{text[-half:]}"
+
+
+def escape(text: str) -> str:
+    """Text safe inside an element: ``&``, ``<`` and ``>`` as entities."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def quoteattr(text: str) -> str:
+    """A double-quoted attribute value."""
+    return '"' + escape(text).replace('"', "&quot;") + '"'
+
+
+def _body(text: str) -> str:
+    return escape(shorten(text))
+
+
+def transcript(turn: Turn) -> str:
+    """The stripped transcript of one turn (it must have a ``turn_start``: its ID names the block)."""
+    lines = [f"<turn id={quoteattr(turn.id() or '')}>"]
+    for entry in turn.events():
+        payload = entry.payload
+        if isinstance(payload, ChatRequest):
+            lines.append(f"<request>{_body(payload.content)}</request>")
+        elif isinstance(payload, ChatResponse):
+            if payload.variant == "message":
+                lines.append(f"<response>{_body(payload.value)}</response>")
+            elif payload.variant == "data":
+                lines.append(f"<response>{_body(json.dumps(payload.value, ensure_ascii=False))}</response>")
+        elif isinstance(payload, ToolCallRequest):
+            lines.append(f"<tool_call name={quoteattr(payload.name)}/>")
+        elif isinstance(payload, ToolCallResponse):
+            lines.append("<tool_error/>" if payload.is_error else "<tool_result/>")
+    lines.append("</turn>")
+    return "\n".join(lines)
+
+
+def transcripts(turns: list[Turn]) -> str:
+    """Several turns' transcripts, oldest first, one block after another."""
+    return "\n\n".join(transcript(turn) for turn in turns)
