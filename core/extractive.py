@@ -24,11 +24,8 @@ from .summary_request import MAX_CHARS
 from .turn_summary import one_line
 from .turns import Turn
 
-_FOLLOW_UP = re.compile(
-    r"^(?:(?:ok(?:ay)?|yes|yep|yeah|sure|please|pls|go|do|try|continue|proceed|agreed|lgtm|thanks|thank you|"
-    r"great|perfect|nice|cool|good|fine|that|it|option|again|now|ahead|on|and|then|with|the|this|one|\d+|[a-z])"
-    r"[\s,.!:;-]*)+$",
-    re.IGNORECASE,
+_FOLLOW_UP_WORDS = frozenset(
+    ["ok", "okay", "yes", "yep", "yeah", "sure", "please", "pls", "go", "do", "try", "continue", "proceed", "agreed", "lgtm", "thanks", "thank", "you", "great", "perfect", "nice", "cool", "good", "fine", "that", "it", "option", "again", "now", "ahead", "on", "and", "then", "with", "the", "this", "one", "next", "step", "same"]
 )
 _ERROR_PASTE = re.compile(
     r"^\s*(?:error(?:\[\w+\])?:|warning:|thread '.*' panicked|traceback \(most recent call last\)|"
@@ -73,8 +70,8 @@ def is_follow_up(request: str) -> bool:
     stripped = request.strip()
     if not stripped or stripped.startswith((">", "```", "~~~")) or _ERROR_PASTE.search(stripped):
         return True
-    words = stripped.split()
-    return len(words) <= 6 and bool(_FOLLOW_UP.match(stripped))
+    words = re.findall(r"[\w']+", stripped.lower())
+    return len(words) <= 6 and all(word in _FOLLOW_UP_WORDS or word.isdigit() or len(word) == 1 for word in words)
 
 
 def _paths(arguments: Json) -> list[str]:
