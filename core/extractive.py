@@ -25,7 +25,48 @@ from .turn_summary import one_line
 from .turns import Turn
 
 _FOLLOW_UP_WORDS = frozenset(
-    ["ok", "okay", "yes", "yep", "yeah", "sure", "please", "pls", "go", "do", "try", "continue", "proceed", "agreed", "lgtm", "thanks", "thank", "you", "great", "perfect", "nice", "cool", "good", "fine", "that", "it", "option", "again", "now", "ahead", "on", "and", "then", "with", "the", "this", "one", "next", "step", "same"]
+    [
+        "ok",
+        "okay",
+        "yes",
+        "yep",
+        "yeah",
+        "sure",
+        "please",
+        "pls",
+        "go",
+        "do",
+        "try",
+        "continue",
+        "proceed",
+        "agreed",
+        "lgtm",
+        "thanks",
+        "thank",
+        "you",
+        "great",
+        "perfect",
+        "nice",
+        "cool",
+        "good",
+        "fine",
+        "that",
+        "it",
+        "option",
+        "again",
+        "now",
+        "ahead",
+        "on",
+        "and",
+        "then",
+        "with",
+        "the",
+        "this",
+        "one",
+        "next",
+        "step",
+        "same",
+    ]
 )
 _ERROR_PASTE = re.compile(
     r"^\s*(?:error(?:\[\w+\])?:|warning:|thread '.*' panicked|traceback \(most recent call last\)|"

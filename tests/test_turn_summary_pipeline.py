@@ -20,6 +20,7 @@ from turnmark.core.catchup import (
 from turnmark.core.config import assignment, environment_layer, extends_patterns, merge_all, parse_toml
 from turnmark.core.extractive import extractive_summary, is_follow_up
 from turnmark.core.fingerprint import fingerprint
+from turnmark.core.json_value import JsonObject
 from turnmark.core.models import resolve_summary_model
 from turnmark.core.packing import Candidate, estimate_tokens, pack, request_budget
 from turnmark.core.payloads import Compaction, InquiryRequest, InquiryResponse
@@ -91,7 +92,7 @@ def test_later_layers_win() -> None:
     assert merged == {"a": {"b": 1, "c": [2], "d": 3}}
 
 
-def model(config: dict[str, object], override: str | None = None) -> tuple[str, dict[str, object]]:
+def model(config: JsonObject, override: str | None = None) -> tuple[str, JsonObject]:
     spec = resolve_summary_model(config, override).unwrap()
     return spec.id, spec.parameters
 
