@@ -1,0 +1,131 @@
+"""HTTP for model providers: timeouts, bounded retries, a response size cap, keys kept secret.
+
+One place that speaks httpx, so each provider module only builds bodies and
+reads answers. Retries cover refused connections, 429 and 5xx, with
+exponential backoff (or the server's ``Retry-After``), capped. Nothing here
+ever puts a request header (where keys live) into an error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+
+class ModelError(Exception):
+    """A model call failed; ``str()`` is one line and never contains a key."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    connect_timeout: float = 5.0
+    read_timeout: float = 60.0
+    retries: int = 3
+    backoff: float = 1.0
+    backoff_cap: float = 30.0
+    max_response_bytes: int = 1_048_576
+
+
+class Http:
+    """An httpx client for one provider; ``secret`` is redacted from every message it raises."""
+
+    def __init__(
+        self, base_url: str, headers: dict[str, str], settings: HttpSettings, secret: str | None = None
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.settings = settings
+        self._secret = secret
+        timeout = httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout)
+        self._client = httpx.Client(headers=headers, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"Http({self.base_url!r})"
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _fail(self, message: str) -> ModelError:
+        if self._secret:
+            message = message.replace(self._secret, "***")
+        return ModelError(message)
+
+    def _pause(self, attempt: int, response: httpx.Response | None) -> None:
+        delay = min(self.settings.backoff * 2**attempt, self.settings.backoff_cap)
+        after = response.headers.get("retry-after") if response is not None else None
+        if after and after.replace(".", "", 1).isdigit():
+            delay = min(float(after), self.settings.backoff_cap)
+        time.sleep(delay)
+
+    def _describe(self, response: httpx.Response) -> str:
+        body = response.read()[:300].decode("utf-8", "replace")
+        detail = " ".join(body.split())
+        return f"{self.base_url} answered HTTP {response.status_code}" + (f": {detail}" if detail else "")
+
+    def stream_lines(self, path: str, body: Any, should_stop: Callable[[], bool] = lambda: False) -> Iterator[str]:
+        """POST ``body`` and yield the response's lines as they arrive (retrying before the first byte)."""
+        url = self.base_url + path
+        for attempt in range(self.settings.retries + 1):
+            try:
+                with self._client.stream("POST", url, json=body) as response:
+                    if response.status_code == 429 or response.status_code >= 500:
+                        if attempt < self.settings.retries:
+                            response.read()
+                            self._pause(attempt, response)
+                            continue
+                        raise self._fail(self._describe(response))
+                    if response.status_code >= 400:
+                        raise self._fail(self._describe(response))
+                    received = 0
+                    for line in response.iter_lines():
+                        received += len(line) + 1
+                        if received > self.settings.max_response_bytes:
+                            raise self._fail(f"{url}: the answer exceeded {self.settings.max_response_bytes} bytes")
+                        if should_stop():
+                            raise self._fail("cancelled")
+                        yield line
+                    return
+            except httpx.TimeoutException as error:
+                raise self._fail(f"{url}: timed out ({type(error).__name__})") from None
+            except httpx.TransportError as error:
+                if attempt < self.settings.retries and isinstance(error, httpx.ConnectError):
+                    self._pause(attempt, None)
+                    continue
+                raise self._fail(f"{url}: {type(error).__name__}: {error}") from None
+
+    def get_json(self, path: str) -> Any:
+        """GET ``path`` as JSON (for model details); a failure raises ``ModelError``."""
+        url = self.base_url + path
+        try:
+            response = self._client.get(url)
+        except httpx.HTTPError as error:
+            raise self._fail(f"{url}: {type(error).__name__}: {error}") from None
+        if response.status_code >= 400:
+            raise self._fail(self._describe(response))
+        if len(response.content) > self.settings.max_response_bytes:
+            raise self._fail(f"{url}: the answer exceeded {self.settings.max_response_bytes} bytes")
+        try:
+            return response.json()
+        except ValueError:
+            raise self._fail(f"{url}: the answer is not JSON") from None
+
+
+def sse_data(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    """Server-sent events as ``(event name, parsed data)``; ``[DONE]`` ends the stream."""
+    event = "message"
+    for line in lines:
+        if line.startswith("event:"):
+            event = line[len("event:") :].strip()
+        elif line.startswith("data:"):
+            data = line[len("data:") :].strip()
+            if data == "[DONE]":
+                return
+            try:
+                yield event, json.loads(data)
+            except ValueError:
+                raise ModelError(f"a streamed event is not JSON: {data[:80]!r}") from None
+            event = "message"

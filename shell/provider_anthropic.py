@@ -1,0 +1,53 @@
+"""Anthropic ``POST /v1/messages`` (SSE), structured output in ``output_config``; ``GET /v1/models/{id}``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from turnmark.core.models import ModelSpec
+from turnmark.core.summary_request import SummaryRequest
+
+from .llm_http import Http, HttpSettings, ModelError, sse_data
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+VERSION = "2023-06-01"
+MAX_TOKENS = 1024
+
+
+class AnthropicProvider:
+    def __init__(self, model: ModelSpec, base_url: str, api_key: str, settings: HttpSettings) -> None:
+        self.model = model
+        headers = {"x-api-key": api_key, "anthropic-version": VERSION}
+        self.http = Http(base_url, headers, settings, secret=api_key)
+
+    def __repr__(self) -> str:
+        return f"AnthropicProvider({self.model.id!r})"
+
+    def context_window(self) -> int | None:
+        details = self.http.get_json(f"/v1/models/{self.model.name}")
+        size = details.get("max_input_tokens") if isinstance(details, dict) else None
+        return size if isinstance(size, int) and size > 0 else None
+
+    def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = lambda: False) -> str:
+        body = {
+            "model": self.model.name,
+            "max_tokens": MAX_TOKENS,
+            "system": request.system,
+            "messages": [{"role": "user", "content": request.user}],
+            "output_config": {"format": {"type": "json_schema", "schema": request.schema}},
+            "stream": True,
+        }
+        parts: list[str] = []
+        stopped = False
+        for event, data in sse_data(self.http.stream_lines("/v1/messages", body, should_stop)):
+            if event == "error" or (isinstance(data, dict) and data.get("type") == "error"):
+                error = data.get("error", {}) if isinstance(data, dict) else {}
+                raise ModelError(f"anthropic: {error.get('message', 'error') if isinstance(error, dict) else error}")
+            delta = data.get("delta") if isinstance(data, dict) else None
+            if event == "content_block_delta" and isinstance(delta, dict) and delta.get("type") == "text_delta":
+                parts.append(str(delta.get("text", "")))
+            stopped = stopped or event == "message_stop"
+        if not stopped:
+            raise ModelError("anthropic: the answer ended before message_stop")
+        return "".join(parts)

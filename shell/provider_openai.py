@@ -1,0 +1,84 @@
+"""OpenAI-compatible chat completions (OpenAI, llama.cpp, OpenRouter): ``response_format`` json_schema, SSE."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from turnmark.core.models import ModelSpec
+from turnmark.core.summary_request import SummaryRequest
+
+from .llm_http import Http, HttpSettings, ModelError, sse_data
+
+DEFAULTS = {
+    "openai": ("https://api.openai.com", "/v1", "OPENAI_API_KEY"),
+    "llamacpp": ("http://127.0.0.1:8080", "/v1", None),
+    "openrouter": ("https://openrouter.ai", "/api/v1", "OPENROUTER_API_KEY"),
+}
+
+OPENAI_CONTEXT_WINDOWS = {
+    "gpt-5": 400_000,
+    "gpt-5-mini": 400_000,
+    "gpt-5-nano": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4.1-mini": 1_047_576,
+    "gpt-4.1-nano": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4o-mini": 128_000,
+    "o4-mini": 200_000,
+    "o3": 200_000,
+}
+"""OpenAI does not report context windows; like JP, turnmark keeps a table (unknown models: none)."""
+
+
+class OpenAICompatibleProvider:
+    def __init__(self, model: ModelSpec, base_url: str, api_key: str | None, settings: HttpSettings) -> None:
+        self.model = model
+        _, self.prefix, _ = DEFAULTS[model.provider]
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        if model.provider == "openrouter":
+            headers["X-Title"] = "turnmark"
+        self.http = Http(base_url, headers, settings, secret=api_key)
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleProvider({self.model.id!r})"
+
+    def context_window(self) -> int | None:
+        if self.model.provider == "openai":
+            return OPENAI_CONTEXT_WINDOWS.get(self.model.name)
+        if self.model.provider == "llamacpp":
+            props = self.http.get_json("/props")
+            settings = props.get("default_generation_settings", {}) if isinstance(props, dict) else {}
+            size = settings.get("n_ctx") if isinstance(settings, dict) else None
+            return size if isinstance(size, int) and size > 0 else None
+        listing = self.http.get_json(f"{self.prefix}/models")
+        for entry in listing.get("data", []) if isinstance(listing, dict) else []:
+            if isinstance(entry, dict) and entry.get("id") == self.model.name:
+                top = entry.get("top_provider") or {}
+                size = (top.get("context_length") if isinstance(top, dict) else None) or entry.get("context_length")
+                return size if isinstance(size, int) and size > 0 else None
+        return None
+
+    def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = lambda: False) -> str:
+        body = {
+            "model": self.model.name,
+            "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}],
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "structured_output", "schema": request.schema, "strict": True},
+            },
+            "stream": True,
+        }
+        parts: list[str] = []
+        for _, data in sse_data(self.http.stream_lines(f"{self.prefix}/chat/completions", body, should_stop)):
+            if isinstance(data, dict) and data.get("error"):
+                error = data["error"]
+                raise ModelError(
+                    f"{self.model.provider}: {error.get('message', error) if isinstance(error, dict) else error}"
+                )
+            for choice in data.get("choices", []) if isinstance(data, dict) else []:
+                delta = choice.get("delta") or choice.get("message") or {}
+                if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+                    parts.append(delta["content"])
+                if isinstance(delta, dict) and delta.get("refusal"):
+                    raise ModelError(f"{self.model.provider}: the model refused: {delta['refusal']}")
+        return "".join(parts)

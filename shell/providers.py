@@ -1,0 +1,59 @@
+"""Opening the provider for a resolved model: base URL and key from config and environment, as JP does."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from turnmark.core.config import lookup
+from turnmark.core.json_value import JsonObject
+from turnmark.core.models import ModelSpec
+from turnmark.core.summary_request import SummaryRequest
+
+from .llm_http import HttpSettings, ModelError
+from .provider_anthropic import API_KEY_ENV, AnthropicProvider
+from .provider_anthropic import DEFAULT_BASE_URL as ANTHROPIC_URL
+from .provider_ollama import DEFAULT_BASE_URL as OLLAMA_URL
+from .provider_ollama import OllamaProvider
+from .provider_openai import DEFAULTS as OPENAI_DEFAULTS
+from .provider_openai import OpenAICompatibleProvider
+
+
+class SummaryProvider(Protocol):
+    model: ModelSpec
+
+    def context_window(self) -> int | None: ...
+
+    def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = ...) -> str: ...
+
+
+def _setting(config: JsonObject, provider: str, key: str) -> str | None:
+    value = lookup(config, f"providers.llm.{provider}.{key}")
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def open_provider(
+    model: ModelSpec, config: JsonObject, environ: Mapping[str, str] | None = None, settings: HttpSettings | None = None
+) -> SummaryProvider:
+    """The provider for ``model``; a missing API key is a ``ModelError`` naming the variable."""
+    env = os.environ if environ is None else environ
+    http = settings or HttpSettings()
+    provider = model.provider
+    if provider == "ollama":
+        return OllamaProvider(model, _setting(config, provider, "base_url") or OLLAMA_URL, http)
+    if provider == "anthropic":
+        key_name = _setting(config, provider, "api_key_env") or API_KEY_ENV
+        key = env.get(key_name)
+        if not key:
+            raise ModelError(f"{key_name} is not set (needed for {model.id})")
+        return AnthropicProvider(model, _setting(config, provider, "base_url") or ANTHROPIC_URL, key, http)
+    if provider in OPENAI_DEFAULTS:
+        default_url, _, default_key = OPENAI_DEFAULTS[provider]
+        token_name = _setting(config, provider, "api_key_env") or default_key
+        token = env.get(token_name) if token_name else None
+        if token_name and not token:
+            raise ModelError(f"{token_name} is not set (needed for {model.id})")
+        url = _setting(config, provider, "base_url") or (env.get("OPENAI_BASE_URL") if provider == "openai" else None)
+        return OpenAICompatibleProvider(model, url or default_url, token, http)
+    raise ModelError(f"no provider for {model.id}")
