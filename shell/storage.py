@@ -162,16 +162,18 @@ def write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
-def save_stream(lock: ConversationLock, loaded: LoadedConversation, stream: ConversationStream) -> list[Path]:
+def save_stream(
+    lock: ConversationLock, loaded: LoadedConversation, stream: ConversationStream, *, persist_ids: bool = False
+) -> list[Path]:
     """Persist ``stream`` to every copy of the conversation; return the files actually written.
 
     Requires the conversation's lock, held since ``loaded`` was read under it. An
     unchanged stream writes nothing (a legacy file stays legacy, transient
-    IDs stay unsaved).
+    IDs stay unsaved) unless ``persist_ids`` asks for its transient IDs to be written.
     """
     if not lock.held or loaded.lock is not lock:
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
-    if stream == loaded.stream:
+    if stream == loaded.stream and not (persist_ids and any(entry.transient_id for entry in stream.entries)):
         return []
     ambiguous = stream.ambiguous_links()
     if ambiguous:
@@ -195,18 +197,25 @@ def save_stream(lock: ConversationLock, loaded: LoadedConversation, stream: Conv
     return written
 
 
-def edit_conversation(
-    ref: ConversationRef,
-    change: Callable[[ConversationStream], ConversationStream],
-    new_id: IdSource,
-) -> tuple[ConversationStream, list[Path]]:
-    """Lock, load, change and save one conversation; never waits for a lock held elsewhere."""
+def hold_lock(ref: ConversationRef) -> ConversationLock:
+    """The conversation's lock, or ``ConversationLocked`` naming the holder (never waits)."""
     lock = try_lock(ref)
     if lock is None:
         holder = lock_holder(ref)
         by = f" by {holder}" if holder else ""
         raise ConversationLocked(f"{ref.display_id} is locked{by} (a running jp?); try again when it is done")
-    with lock:
+    return lock
+
+
+def edit_conversation(
+    ref: ConversationRef,
+    change: Callable[[ConversationStream], ConversationStream],
+    new_id: IdSource,
+    *,
+    persist_ids: bool = False,
+) -> tuple[ConversationStream, list[Path]]:
+    """Lock, load, change and save one conversation; never waits for a lock held elsewhere."""
+    with hold_lock(ref) as lock:
         loaded = read_conversation(ref, new_id, lock)
         stream = change(loaded.stream)
-        return stream, save_stream(lock, loaded, stream)
+        return stream, save_stream(lock, loaded, stream, persist_ids=persist_ids)

@@ -1,0 +1,251 @@
+"""Catch-up for one conversation: plan, ask the model without the lock, write back under it.
+
+1. Read the conversation. If its IDs exist only in memory, or its first turn
+   has no ``turn_start`` to hold a summary, write those first (under the
+   lock), so the turns the model is shown are the turns found again later.
+2. Nominate completed turns without a summary and pack them into batches.
+3. For each batch, call the model with no lock held (a running ``jp`` never
+   waits for a summary), then take the lock without waiting (locked: stop,
+   the turns are retried next time), re-read, and write only the summaries
+   whose turn still has the fingerprint the model was shown.
+
+Any model failure writes nothing and leaves its turns for the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from returns.result import Failure
+
+from turnmark.core.catchup import (
+    apply_summaries,
+    candidates,
+    extractive_answer,
+    needs_turn_start,
+    plan,
+    prepare,
+)
+from turnmark.core.config import TURN_SUMMARY, lookup
+from turnmark.core.event_ids import IdSource
+from turnmark.core.models import ModelSpec, resolve_summary_model
+from turnmark.core.packing import Candidate, Packing
+from turnmark.core.stream import ConversationStream
+from turnmark.core.summary_request import parse_summaries, summary_request
+
+from .config_files import ConfigProblem, effective_config
+from .llm_http import HttpSettings, ModelError
+from .locking import lock_path
+from .providers import SummaryProvider, open_provider
+from .storage import (
+    ConversationError,
+    ConversationLocked,
+    edit_conversation,
+    hold_lock,
+    read_conversation,
+    save_stream,
+)
+from .workspace import ConversationRef
+
+
+@dataclass(frozen=True)
+class CatchupOptions:
+    """What ``summarize`` was asked to do."""
+
+    dry_run: bool = False
+    upgrade: bool = False
+    model: str | None = None
+    cfg: Sequence[str] = ()
+    environ: Mapping[str, str] | None = None
+    http: HttpSettings = field(default_factory=HttpSettings)
+
+
+@dataclass
+class CatchupReport:
+    """What happened to one conversation (the ``summarize --format json`` shape)."""
+
+    conversation: str
+    model: str | None = None
+    budget: int | None = None
+    plan: list[dict[str, object]] = field(default_factory=list)
+    written: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "conversation": self.conversation,
+            "model": self.model,
+            "budget": self.budget,
+            "plan": self.plan,
+            "written": self.written,
+            "dropped": self.dropped,
+            "refused": self.refused,
+            "notes": self.notes,
+            "error": self.error,
+        }
+
+
+def _batch_size(config: Mapping[str, object]) -> int:
+    value = lookup(dict(config), f"{TURN_SUMMARY}.batch_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 5
+
+
+def _plan_rows(batches: list[Packing]) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for number, packing in enumerate(batches, start=1):
+        rows += [{"turn": c.turn_id, "index": c.index, "tokens": c.tokens, "batch": number} for c in packing.packed]
+    if batches:
+        rows += [
+            {"turn": c.turn_id, "index": c.index, "tokens": c.tokens, "excluded": reason}
+            for c, reason in batches[-1].left_out
+        ]
+    return sorted(rows, key=lambda row: int(str(row["index"])))
+
+
+def _batches(wanted: tuple[Candidate, ...], window: int | None, batch_size: int) -> list[Packing]:
+    """Successive packings until nothing more fits (a turn too large alone stays out)."""
+    batches: list[Packing] = []
+    remaining = wanted
+    while remaining:
+        packing = plan(remaining, window, batch_size)
+        if not packing.packed:
+            if not batches:
+                batches.append(packing)
+            break
+        batches.append(packing)
+        packed = {c.turn_id for c in packing.packed}
+        remaining = tuple(c for c in remaining if c.turn_id not in packed)
+    return batches
+
+
+def _ask(
+    model: ModelSpec,
+    provider: SummaryProvider | None,
+    stream: ConversationStream,
+    packing: Packing,
+    should_stop: Callable[[], bool],
+) -> str:
+    ids = tuple(c.turn_id for c in packing.packed)
+    if provider is None:
+        return extractive_answer(stream, ids)
+    return provider.complete(summary_request(packing.packed), should_stop)
+
+
+def catch_up(
+    ref: ConversationRef,
+    options: CatchupOptions,
+    new_id: IdSource,
+    on_batch: Callable[[int, int], None] = lambda done, total: None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> CatchupReport:
+    """Summarize what one conversation still lacks; never raises for a model or lock problem."""
+    report = CatchupReport(ref.display_id)
+    try:
+        return _catch_up(ref, options, new_id, on_batch, should_stop, report)
+    except (ConversationError, ConfigProblem) as error:
+        report.error = str(error)
+        return report
+
+
+def _catch_up(
+    ref: ConversationRef,
+    options: CatchupOptions,
+    new_id: IdSource,
+    on_batch: Callable[[int, int], None],
+    should_stop: Callable[[], bool],
+    report: CatchupReport,
+) -> CatchupReport:
+    loaded = read_conversation(ref, new_id)
+    config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ)
+    resolved = resolve_summary_model(config, options.model)
+    if isinstance(resolved, Failure):
+        report.error = resolved.failure().describe()
+        return report
+    model = resolved.unwrap()
+    report.model = model.id
+    if model.fallback_reason:
+        report.notes.append(f"using {model.id}: {model.fallback_reason}")
+    stream = loaded.stream
+    unsaved = needs_turn_start(stream) or any(entry.transient_id for entry in stream.entries)
+    if unsaved and not options.dry_run:
+        try:
+            edit_conversation(ref, prepare, new_id, persist_ids=True)
+        except ConversationLocked as error:
+            report.notes.append(f"skipped: {error}")
+            return report
+        stream = read_conversation(ref, new_id).stream
+    elif unsaved:
+        stream = prepare(stream)
+    wanted = candidates(stream, last_turn_may_be_open=lock_path(ref).exists(), upgrade=options.upgrade and not model.is_builtin)
+    provider: SummaryProvider | None = None
+    window: int | None = None
+    try:
+        if not model.is_builtin and (wanted or options.dry_run):
+            provider = open_provider(model, config, options.environ, options.http)
+            window = provider.context_window()
+    except ModelError as error:
+        if provider is None:
+            report.error = str(error)
+            return report
+        report.notes.append(f"context window unknown ({error}); assuming the default")
+    batches = _batches(wanted, window, _batch_size(config))
+    report.budget = batches[0].budget if batches else None
+    report.plan = _plan_rows(batches)
+    if options.dry_run:
+        return report
+    runnable = [packing for packing in batches if packing.packed]
+    for number, packing in enumerate(runnable, start=1):
+        on_batch(number - 1, len(runnable))
+        if not _run_batch(ref, model, provider, stream, packing, options, new_id, report, should_stop):
+            break
+    on_batch(len(runnable), len(runnable))
+    return report
+
+
+def _run_batch(
+    ref: ConversationRef,
+    model: ModelSpec,
+    provider: SummaryProvider | None,
+    stream: ConversationStream,
+    packing: Packing,
+    options: CatchupOptions,
+    new_id: IdSource,
+    report: CatchupReport,
+    should_stop: Callable[[], bool],
+) -> bool:
+    """One request and its write-back; ``False`` when the rest should wait for the next run."""
+    ids = tuple(c.turn_id for c in packing.packed)
+    try:
+        answer_text = _ask(model, provider, stream, packing, should_stop)
+    except ModelError as error:
+        report.error = f"{model.id}: {error}"
+        return False
+    parsed = parse_summaries(answer_text, ids)
+    if isinstance(parsed, Failure):
+        report.error = f"{model.id}: {parsed.failure().message}; nothing written"
+        return False
+    answer = parsed.unwrap()
+    report.refused.update(answer.refused)
+    if not answer.summaries:
+        return True
+    fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
+    try:
+        with hold_lock(ref) as lock:
+            fresh = read_conversation(ref, new_id, lock)
+            applied = apply_summaries(
+                fresh.stream, answer.summaries, fingerprints, model.id, upgrade=options.upgrade
+            )
+            save_stream(lock, fresh, applied.stream)
+    except ConversationLocked as error:
+        report.notes.append(f"results not written: {error}; retried next time")
+        return False
+    except ConversationError as error:
+        report.error = str(error)
+        return False
+    report.written.update({turn_id: answer.summaries[turn_id] for turn_id in applied.written})
+    report.dropped.update(applied.dropped)
+    return True
