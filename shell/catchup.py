@@ -122,19 +122,6 @@ def _batches(wanted: tuple[Candidate, ...], window: int | None, batch_size: int)
     return batches
 
 
-def _ask(
-    model: ModelSpec,
-    provider: SummaryProvider | None,
-    stream: ConversationStream,
-    packing: Packing,
-    should_stop: Callable[[], bool],
-) -> str:
-    ids = tuple(c.turn_id for c in packing.packed)
-    if provider is None:
-        return extractive_answer(stream, ids)
-    return provider.complete(summary_request(packing.packed), should_stop)
-
-
 def catch_up(
     ref: ConversationRef,
     options: CatchupOptions,
@@ -145,16 +132,31 @@ def catch_up(
     """Summarize what one conversation still lacks; never raises for a model or lock problem."""
     report = CatchupReport(ref.display_id)
     try:
-        return _catch_up(ref, options, new_id, on_batch, should_stop, report)
+        return _catch_up(ref, options, new_id, on_batch=on_batch, should_stop=should_stop, report=report)
     except (ConversationError, ConfigProblem) as error:
         report.error = str(error)
         return report
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One conversation's catch-up: what every batch needs."""
+
+    ref: ConversationRef
+    options: CatchupOptions
+    new_id: IdSource
+    model: ModelSpec
+    provider: SummaryProvider | None
+    stream: ConversationStream
+    report: CatchupReport
+    should_stop: Callable[[], bool]
 
 
 def _catch_up(
     ref: ConversationRef,
     options: CatchupOptions,
     new_id: IdSource,
+    *,
     on_batch: Callable[[int, int], None],
     should_stop: Callable[[], bool],
     report: CatchupReport,
@@ -180,7 +182,8 @@ def _catch_up(
         stream = read_conversation(ref, new_id).stream
     elif unsaved:
         stream = prepare(stream)
-    wanted = candidates(stream, last_turn_may_be_open=lock_path(ref).exists(), upgrade=options.upgrade and not model.is_builtin)
+    upgrade = options.upgrade and not model.is_builtin
+    wanted = candidates(stream, last_turn_may_be_open=lock_path(ref).exists(), upgrade=upgrade)
     provider: SummaryProvider | None = None
     window: int | None = None
     try:
@@ -198,29 +201,24 @@ def _catch_up(
     if options.dry_run:
         return report
     runnable = [packing for packing in batches if packing.packed]
+    run = _Run(ref, options, new_id, model, provider, stream, report, should_stop)
     for number, packing in enumerate(runnable, start=1):
         on_batch(number - 1, len(runnable))
-        if not _run_batch(ref, model, provider, stream, packing, options, new_id, report, should_stop):
+        if not _run_batch(run, packing):
             break
     on_batch(len(runnable), len(runnable))
     return report
 
 
-def _run_batch(
-    ref: ConversationRef,
-    model: ModelSpec,
-    provider: SummaryProvider | None,
-    stream: ConversationStream,
-    packing: Packing,
-    options: CatchupOptions,
-    new_id: IdSource,
-    report: CatchupReport,
-    should_stop: Callable[[], bool],
-) -> bool:
+def _run_batch(run: _Run, packing: Packing) -> bool:
     """One request and its write-back; ``False`` when the rest should wait for the next run."""
     ids = tuple(c.turn_id for c in packing.packed)
+    report, model = run.report, run.model
     try:
-        answer_text = _ask(model, provider, stream, packing, should_stop)
+        if run.provider is None:
+            answer_text = extractive_answer(run.stream, ids)
+        else:
+            answer_text = run.provider.complete(summary_request(packing.packed), run.should_stop)
     except ModelError as error:
         report.error = f"{model.id}: {error}"
         return False
@@ -234,11 +232,10 @@ def _run_batch(
         return True
     fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
     try:
-        with hold_lock(ref) as lock:
-            fresh = read_conversation(ref, new_id, lock)
-            applied = apply_summaries(
-                fresh.stream, answer.summaries, fingerprints, model.id, upgrade=options.upgrade
-            )
+        with hold_lock(run.ref) as lock:
+            fresh = read_conversation(run.ref, run.new_id, lock)
+            upgrade = run.options.upgrade
+            applied = apply_summaries(fresh.stream, answer.summaries, fingerprints, model.id, upgrade=upgrade)
             save_stream(lock, fresh, applied.stream)
     except ConversationLocked as error:
         report.notes.append(f"results not written: {error}; retried next time")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
 from typing import TypeVar
 
 from returns.result import Failure, Result

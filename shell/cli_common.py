@@ -1,0 +1,147 @@
+"""What every ``turnmark`` command shares: the app, global options, conversation selection, output."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from turnmark.core.event_ids import IdSource
+
+from .entropy import random_event_ids
+from .output import chrome
+from .selection import pick_conversation
+from .storage import ConversationError, LoadedConversation, read_conversation
+from .workspace import ConversationRef, Workspace, require_workspace
+
+EDITING_HELP = """
+Every entry of events.json carries an "event_id": a short ID that stays with
+the entry when you edit its content. Events that answer a request (responses,
+tool calls and results, inquiries) carry a "request_id": the event_id of the
+chat_request they answer (their originating request).
+
+If you delete a chat_request, the events that answered it keep a request_id
+that no longer resolves: they are "unresolved", and turnmark reports them
+instead of guessing which request they belong to. Delete them too, or relink
+them by setting their request_id by hand to the event_id of the request they
+answer. If you copy an entry, both copies have the same event_id; the later
+copy gets a new ID when the file is loaded, and a request_id that pointed at
+the copied ID is ambiguous until you fix it by hand.
+"""
+
+
+WORKSPACE_HELP = (
+    "Workspace directory (or any directory inside it). "
+    "Default: the nearest ancestor of the current directory with a .jp/ folder."
+)
+
+
+class OutputFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+@dataclass
+class Settings:
+    """What the global options chose, plus the dependencies tests may replace."""
+
+    workspace: Path | None = None
+    format: OutputFormat = OutputFormat.text
+    new_id: IdSource = field(default_factory=random_event_ids)
+
+    def resolve_format(self, local: OutputFormat | None) -> OutputFormat:
+        return local or self.format
+
+    def workspace_root(self) -> Workspace:
+        return require_workspace(self.workspace or Path.cwd())
+
+
+app = typer.Typer(
+    name="turnmark",
+    help=(
+        "Keep long JP assistant conversations navigable and safe to edit by hand: stable event IDs, "
+        "request links and one-line turn summaries for the .jp/conversations folders JP writes."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option("--format", "-F", help="Output format: text for people, json for scripts (documented shape)."),
+]
+ConversationArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[CONV]",
+        help="Conversation: ID (17727484633 or jp-c17727484633), directory name, or path. "
+        "Default: the most recently active one.",
+        show_default=False,
+    ),
+]
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            "-w",
+            help=WORKSPACE_HELP,
+        ),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat, typer.Option("--format", "-F", help="Output format for every command: text or json.")
+    ] = OutputFormat.text,
+) -> None:
+    settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+    settings.workspace = workspace
+    settings.format = output_format
+    ctx.obj = settings
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    settings = ctx.obj
+    assert isinstance(settings, Settings)
+    return settings
+
+
+def warn(message: str) -> None:
+    chrome(f"warning: {message}")
+
+
+def pick(settings: Settings, wanted: str | None) -> ConversationRef:
+    return pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
+
+
+def read_for_display(settings: Settings, ref: ConversationRef) -> LoadedConversation:
+    """Read a conversation for display; a broken metadata.json is a warning (the stream is still shown)."""
+    loaded = read_conversation(ref, settings.new_id)
+    if loaded.metadata_error:
+        warn(loaded.metadata_error)
+    return loaded
+
+
+def read_or_report(settings: Settings, ref: ConversationRef) -> LoadedConversation | dict[str, object]:
+    """For commands over many conversations: the conversation, or (reported on stderr) its error row."""
+    try:
+        return read_for_display(settings, ref)
+    except ConversationError as error:
+        chrome(f"error: {error}")
+        return {"id": ref.display_id, "dirname": ref.dirname, "error": str(error)}
+
+
+def conversation_json(loaded: LoadedConversation) -> dict[str, object]:
+    ref = loaded.ref
+    return {
+        "id": ref.display_id,
+        "dirname": loaded.directory.name,
+        "title": loaded.title,
+        "format": "legacy" if loaded.stream.is_legacy else "current",
+    }

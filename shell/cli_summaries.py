@@ -1,0 +1,3 @@
+"""The commands around turn summaries: ``summarize``, ``transcript``, ``label``."""
+
+from __future__ import annotations
