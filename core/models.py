@@ -30,6 +30,17 @@ class ModelSpec:
     parameters: JsonObject
     fallback_reason: str | None = None
     """Set when the offline summarizer stands in for an assistant model turnmark cannot use."""
+    source: str = "default"
+    """Where the choice came from: a config key, ``--model``, or ``default`` (nothing configured)."""
+
+    @property
+    def implicit(self) -> bool:
+        """Chosen only because it is the assistant's model (so the offline summarizer may stand in)."""
+        return self.source == "assistant.model.id"
+
+    def offline(self, reason: str) -> "ModelSpec":
+        """The offline summarizer standing in for this model, saying why."""
+        return ModelSpec(BUILTIN, "extractive", {}, f"{self.id}: {reason}", self.source)
 
     @property
     def id(self) -> str:
@@ -98,10 +109,10 @@ def resolve_summary_model(config: JsonObject, override: str | None = None) -> Re
         problem = f"turnmark cannot talk to {provider!r} models (it speaks {', '.join(PROVIDERS)})"
     if problem is not None:
         if source == "assistant.model.id":
-            return Success(ModelSpec(BUILTIN, "extractive", {}, f"{source}: {problem}"))
+            return Success(ModelSpec(BUILTIN, "extractive", {}, f"{source}: {problem}", source))
         return Failure(ConfigError(source, problem))
     if provider == BUILTIN and name != "extractive":
         return Failure(ConfigError(source, f"the only builtin model is {EXTRACTIVE}"))
     if "reasoning" not in parameters:
         parameters = {**parameters, "reasoning": dict(LOW_REASONING)}
-    return Success(ModelSpec(provider, name, parameters))
+    return Success(ModelSpec(provider, name, parameters, None, source))

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from .catchup import summary_source
 from .duplicate_keys import DuplicateKey
 from .exclusion import ExclusionDiagnostic, exclude_unresolved
 from .json_value import JsonObject
@@ -37,6 +38,8 @@ class TurnRow:
     fallback: str | None
     requests: int
     events: int
+    source: str | None = None
+    """Who wrote the stored summary (a model ID, ``user`` or ``builtin/extractive``), when recorded."""
 
     @property
     def label(self) -> str | None:
@@ -58,6 +61,7 @@ class TurnRow:
             "fallback": self.fallback,
             "label": self.label,
             "label_source": self.label_source,
+            "summary_source": self.source,
             "requests": self.requests,
             "events": self.events,
         }
@@ -73,6 +77,7 @@ def turn_row(turn: Turn) -> TurnRow:
         fallback=turn.fallback_summary(),
         requests=len(turn.requests()),
         events=len(turn.events()),
+        source=summary_source(turn),
     )
 
 

@@ -186,15 +186,21 @@ def _catch_up(
     wanted = candidates(stream, last_turn_may_be_open=lock_path(ref).exists(), upgrade=upgrade)
     provider: SummaryProvider | None = None
     window: int | None = None
-    try:
-        if not model.is_builtin and (wanted or options.dry_run):
+    if not model.is_builtin and (wanted or options.dry_run):
+        try:
             provider = open_provider(model, config, options.environ, options.http)
+        except ModelError as error:
+            if not model.implicit:
+                report.error = str(error)
+                return report
+            model = model.offline(str(error))
+            report.model = model.id
+            report.notes.append(f"using {model.id}: {model.fallback_reason}")
+    if provider is not None:
+        try:
             window = provider.context_window()
-    except ModelError as error:
-        if provider is None:
-            report.error = str(error)
-            return report
-        report.notes.append(f"context window unknown ({error}); assuming the default")
+        except ModelError as error:
+            report.notes.append(f"context window unknown ({error}); assuming the default")
     batches = _batches(wanted, window, _batch_size(config))
     report.budget = batches[0].budget if batches else None
     report.plan = _plan_rows(batches)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +13,7 @@ import typer
 from turnmark.core.event_ids import IdSource
 
 from .entropy import random_event_ids
+from .llm_http import HttpSettings
 from .output import chrome
 from .selection import pick_conversation
 from .storage import ConversationError, LoadedConversation, read_conversation
@@ -50,7 +52,10 @@ class Settings:
 
     workspace: Path | None = None
     format: OutputFormat = OutputFormat.text
+    cfg: list[str] = field(default_factory=list)
     new_id: IdSource = field(default_factory=random_event_ids)
+    environ: Mapping[str, str] | None = None
+    http: HttpSettings = field(default_factory=HttpSettings)
 
     def resolve_format(self, local: OutputFormat | None) -> OutputFormat:
         return local or self.format
@@ -96,12 +101,22 @@ def main_callback(
             help=WORKSPACE_HELP,
         ),
     ] = None,
+    cfg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cfg",
+            "-c",
+            metavar="KEY=VALUE",
+            help="Config override in JP's syntax (KEY=VALUE, KEY:=JSON, a JSON object, or @FILE); repeatable.",
+        ),
+    ] = None,
     output_format: Annotated[
         OutputFormat, typer.Option("--format", "-F", help="Output format for every command: text or json.")
     ] = OutputFormat.text,
 ) -> None:
     settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
     settings.workspace = workspace
+    settings.cfg = list(cfg or [])
     settings.format = output_format
     ctx.obj = settings
 

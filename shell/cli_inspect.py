@@ -44,7 +44,7 @@ def _turn_line(row: TurnRow) -> str:
     identifier = row.id if row.id is not None else "(none)"
     identifier += TRANSIENT_MARK if row.id_transient else ""
     if row.label_source == "summary":
-        text = row.label or ""
+        text = (row.label or "") + (f"  [{row.source}]" if row.source else "")
     elif row.label is not None:
         text = FALLBACK_MARK + row.label
     else:
@@ -53,7 +53,7 @@ def _turn_line(row: TurnRow) -> str:
 
 
 @app.command(
-    epilog="Lines are rebase-style: <event_id> <summary>. Markers: '~' = no summary stored yet, the first line "
+    epilog="Lines are rebase-style: <event_id> <summary> [who wrote it]. Markers: '~' = no summary stored yet, the first line "
     "of the turn's request is shown instead; '*' = transient event_id (assigned at load, saved on the next write); "
     "'(none)' = an implicit first turn with no turn_start (it cannot carry a summary until one is inserted).",
 )

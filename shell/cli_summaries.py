@@ -1,3 +1,228 @@
 """The commands around turn summaries: ``summarize``, ``transcript``, ``label``."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from returns.result import Failure
+
+from turnmark.core.catchup import label as label_turn
+from turnmark.core.catchup import prepare, unlabel
+from turnmark.core.fingerprint import fingerprint
+from turnmark.core.packing import estimate_tokens
+from turnmark.core.stream import ConversationStream
+from turnmark.core.transcript import transcript as turn_transcript
+
+from .catchup import CatchupOptions, CatchupReport, catch_up
+from .cli_common import (
+    ConversationArgument,
+    FormatOption,
+    OutputFormat,
+    app,
+    conversation_json,
+    pick,
+    read_for_display,
+    settings_of,
+)
+from .output import chrome, emit_json, emit_line, fail
+from .storage import ConversationError, edit_conversation
+from .workspace import WorkspaceError, list_conversations
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+SUMMARIZE_HELP = """
+Each turn of a conversation gets a one-line summary on its turn_start entry,
+written by the configured model (conversation.turn_summary.generate.model, else
+conversation.title.generate.model, else assistant.model.id) or, with no usable
+model, by the offline summarizer builtin/extractive. The model reads a stripped
+transcript of each turn (request, tool names and outcomes, answers) and is
+called without holding the conversation's lock; results are written under the
+lock, and only for turns that did not change meanwhile. A summary you set with
+`turnmark label` is never replaced. Turns that get no summary (model failure,
+locked conversation, changed turn) are simply tried again on the next run.
+"""
+
+
+def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
+    if report.error and not report.plan:
+        return [f"{report.conversation}  not summarized (error on stderr)"]
+    if dry_run:
+        packed = sum(1 for row in report.plan if "batch" in row)
+        head = (
+            f"{report.conversation}  {len(report.plan)} turns need a summary, {packed} would be sent to "
+            f"{report.model} (budget {report.budget} tokens per request)"
+        )
+        lines = [head]
+        for row in report.plan:
+            where = f"batch {row['batch']}" if "batch" in row else f"left out: {str(row['excluded']).replace('_', ' ')}"
+            lines.append(f"  {row['turn']:<8} turn {row['index']:>3}  {row['tokens']:>6} tokens  {where}")
+        return lines
+    head = f"{report.conversation}  {len(report.written)} summarized with {report.model}"
+    waiting = len(report.plan) - len(report.written)
+    lines = [head + (f", {waiting} left for the next run" if waiting > 0 else "")]
+    lines += [f"  {turn_id:<8} {text}" for turn_id, text in report.written.items()]
+    return lines
+
+
+def _progress_bar() -> Progress:
+    """A progress bar on stderr, shown only on a terminal (rich is imported only when needed)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
+@app.command(epilog=SUMMARIZE_HELP)
+def summarize(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    all_conversations: Annotated[
+        bool, typer.Option("--all", "-a", help="Every conversation of the workspace.")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Show the turns, their sizes and the batches; call no model, write nothing."),
+    ] = False,
+    upgrade: Annotated[
+        bool,
+        typer.Option("--upgrade", help="Also rewrite summaries made by builtin/extractive, now that a model is set."),
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", help="Use this model ID (provider/name or alias).")
+    ] = None,
+    output_format: FormatOption = None,
+) -> None:
+    """Write the missing turn summaries now (catch-up), with a progress bar over conversations and batches.
+
+    Exit status: 0 when every request succeeded (turns skipped because a conversation was locked are
+    retried next time), 1 when a model or conversation failed, 2 on bad input.
+    """
+    settings = settings_of(ctx)
+    try:
+        if all_conversations:
+            if conversation is not None:
+                raise WorkspaceError("give either a conversation or --all, not both")
+            refs = list_conversations(settings.workspace_root())
+        else:
+            refs = [pick(settings, conversation)]
+    except WorkspaceError as error:
+        raise fail(str(error)) from error
+    options = CatchupOptions(dry_run, upgrade, model, tuple(settings.cfg), settings.environ, settings.http)
+    reports: list[CatchupReport] = []
+    with _progress_bar() as progress:
+        overall = progress.add_task("conversations", total=len(refs))
+        batches = progress.add_task("batches", total=None)
+        for ref in refs:
+            progress.update(overall, description=ref.display_id)
+
+            def on_batch(done: int, total: int) -> None:
+                progress.update(batches, completed=done, total=total)
+
+            reports.append(catch_up(ref, options, settings.new_id, on_batch))
+            progress.advance(overall)
+    for report in reports:
+        for note in report.notes:
+            chrome(f"note: {report.conversation}: {note}")
+        if report.error:
+            chrome(f"error: {report.conversation}: {report.error}")
+        for turn_id, reason in {**report.refused, **report.dropped}.items():
+            chrome(f"note: {report.conversation}: no summary for {turn_id}: {reason}; retried next time")
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"ok": not any(r.error for r in reports), "conversations": [r.to_json() for r in reports]})
+    else:
+        for report in reports:
+            for line in _report_lines(report, dry_run):
+                emit_line(line)
+    if any(report.error for report in reports):
+        raise typer.Exit(1)
+
+
+@app.command()
+def transcript(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    turn: Annotated[str | None, typer.Option("--turn", "-t", help="Only this turn (its event_id).")] = None,
+    output_format: FormatOption = None,
+) -> None:
+    """Print the stripped transcripts a summary model reads: request, tool names and outcomes, answers.
+
+    A first turn with no turn_start is shown with the one catch-up inserts (its ID is transient).
+    """
+    settings = settings_of(ctx)
+    try:
+        loaded = read_for_display(settings, pick(settings, conversation))
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    turns = [t for t in prepare(loaded.stream).turns() if t.id() is not None and (turn is None or t.id() == turn)]
+    if turn is not None and not turns:
+        raise fail(f"{loaded.ref.display_id} has no turn with event_id {turn!r} (see `turnmark turns`)")
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        rows = [
+            {
+                "id": t.id(),
+                "index": t.index,
+                "tokens": estimate_tokens(turn_transcript(t)),
+                "fingerprint": fingerprint(t),
+                "transcript": turn_transcript(t),
+            }
+            for t in turns
+        ]
+        emit_json({"conversation": conversation_json(loaded), "turns": rows})
+        return
+    emit_line("\n\n".join(turn_transcript(t) for t in turns))
+
+
+def _turn_id(stream: ConversationStream, wanted: str) -> str:
+    """A turn given by its event_id, or by its number as `turnmark turns` counts them (from 0)."""
+    turns = stream.turns()
+    if any(t.id() == wanted for t in turns):
+        return wanted
+    if wanted.isdigit() and int(wanted) < len(turns):
+        turn_id = turns[int(wanted)].id()
+        if turn_id is not None:
+            return turn_id
+    raise WorkspaceError(f"no turn {wanted!r} with a turn_start (give its event_id or number; see `turnmark turns`)")
+
+
+@app.command()
+def label(
+    ctx: typer.Context,
+    conversation: Annotated[str, typer.Argument(metavar="CONV", help="The conversation (ID, directory or path).")],
+    turn: Annotated[str, typer.Argument(metavar="TURN", help="The turn: its event_id, or its number (from 0).")],
+    text: Annotated[str | None, typer.Argument(metavar="[TEXT]", help="The summary, one line.")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the turn's summary instead.")] = False,
+) -> None:
+    """Set your own summary for a turn (catch-up never replaces it), or --clear it.
+
+    The text is stored as one line: control characters and escape sequences are removed. The
+    conversation is written under its lock; if `jp` holds the lock, nothing is written.
+    """
+    settings = settings_of(ctx)
+    if clear == (text is not None):
+        raise fail("give either TEXT or --clear")
+    try:
+        ref = pick(settings, conversation)
+        loaded = read_for_display(settings, ref)
+        turn_id = _turn_id(loaded.stream, turn)
+
+        def change(stream: ConversationStream) -> ConversationStream:
+            result = unlabel(stream, turn_id) if clear else label_turn(stream, turn_id, text or "", "user")
+            if isinstance(result, Failure):
+                raise WorkspaceError(result.failure().describe())
+            return result.unwrap()
+
+        stream, _ = edit_conversation(ref, change, settings.new_id)
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
+    emit_line(f"{turn_id}  {stored}" if stored is not None else f"{turn_id}  (summary cleared)")

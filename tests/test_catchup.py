@@ -1,0 +1,227 @@
+"""Catch-up end to end on real workspaces, with model servers on loopback (RFD 126 Phase 4 in the shell)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from turnmark.core.catchup import label
+from turnmark.core.event_ids import sequential_ids
+from turnmark.shell.catchup import CatchupOptions, catch_up
+from turnmark.shell.llm_http import HttpSettings
+from turnmark.shell.locking import lock_path
+from turnmark.shell.selection import pick_conversation
+from turnmark.shell.storage import edit_conversation, read_conversation
+from turnmark.shell.workspace import ConversationRef
+
+from .llm_servers import Behaviour, ModelServer, requested_ids
+from .test_locking import hold, release
+
+FAST = HttpSettings(connect_timeout=0.5, read_timeout=0.5, retries=1, backoff=0.01, backoff_cap=0.02)
+CLEAN = "17800000040"
+
+
+@pytest.fixture
+def server() -> Iterator[ModelServer]:
+    with ModelServer() as running:
+        yield running
+
+
+def use_model(workspace: Path, server: ModelServer, model: str = "ollama/llama3.2:3b") -> None:
+    (workspace / ".jp" / "config.toml").write_text(
+        f'[conversation.turn_summary.generate.model]\nid = "{model}"\n'
+        f'[providers.llm.ollama]\nbase_url = "{server.url}"\n[providers.llm.openai]\nbase_url = "{server.url}"\n'
+    )
+
+
+def run(ref: ConversationRef, **options: Any) -> Any:
+    return catch_up(
+        ref, CatchupOptions(environ={"OPENAI_API_KEY": "sk-test"}, http=FAST, **options), sequential_ids("n")
+    )
+
+
+def summaries(ref: ConversationRef) -> dict[str, tuple[str | None, str | None]]:
+    stream = read_conversation(ref, sequential_ids("r")).stream
+    from turnmark.core.catchup import summary_source
+
+    return {turn.id() or "": (turn.summary(), summary_source(turn)) for turn in stream.turns()}
+
+
+def test_turns_are_summarized_by_the_configured_model(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    report = run(ref)
+    assert report.error is None
+    assert set(report.written) == {"a1turn0", "a2turn0", "a3turn0"}
+    assert summaries(ref)["a2turn0"] == ("Summary of a2turn0", "ollama/llama3.2:3b")
+    assert summaries(ref)["a0turn0"] == ("Explore the workspace layout", None), "a stored summary is left alone"
+    [post] = server.posts()
+    assert '<turn id="a2turn0">' in post.body["messages"][1]["content"]  # type: ignore[index]
+    assert run(ref).written == {}, "a second run finds nothing to do"
+    assert len(server.posts()) == 1
+
+
+def test_batches_follow_batch_size_newest_first(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    report = run(ref, cfg=("conversation.turn_summary.generate.batch_size=2",))
+    assert [requested_ids(post.body or {}) for post in server.posts()] == [["a2turn0", "a3turn0"], ["a1turn0"]]
+    assert len(report.written) == 3
+
+
+def test_an_edit_to_a_turn_between_request_and_sync_leaves_its_summary_empty(
+    workspace: Path, server: ModelServer
+) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+
+    def edit_while_answering(body: dict[str, Any]) -> str:
+        events.write_text(events.read_text().replace("And the locks?", "And where do the locks live?"))
+        return json.dumps({"summaries": {turn_id: f"S {turn_id}" for turn_id in requested_ids(body)}})
+
+    server.queue.append(Behaviour(content=edit_while_answering))
+    report = run(ref)
+    assert report.dropped == {"a1turn0": "the turn changed while its summary was written"}
+    state = summaries(ref)
+    assert state["a1turn0"] == (None, None)
+    assert state["a2turn0"] == ("S a2turn0", "ollama/llama3.2:3b")
+    assert "And where do the locks live?" in events.read_text(), "the other process's edit is kept"
+
+
+def test_a_locked_conversation_is_not_written_and_is_retried(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+    before = events.read_bytes()
+    holder = hold(lock_path(ref))
+    try:
+        report = run(ref)
+        assert report.written == {}
+        assert any("is locked by pid" in note for note in report.notes)
+        assert events.read_bytes() == before
+    finally:
+        release(holder)
+    assert len(run(ref).written) == 3
+
+
+FAULTS: dict[str, Behaviour | None] = {
+    "refused connection": None,
+    "timeout": Behaviour(delay=1.5),
+    "HTTP error": Behaviour(status=500),
+    "invalid JSON": Behaviour(content=lambda body: "{not json"),
+    "schema mismatch": Behaviour(content=lambda body: json.dumps({"labels": ["x"]})),
+    "unknown IDs": Behaviour(content=lambda body: json.dumps({"summaries": {"zzzzzzz": "Elsewhere"}})),
+    "missing IDs": Behaviour(content=lambda body: json.dumps({"summaries": {}})),
+    "multi-line text": Behaviour(
+        content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), "one\ntwo")})
+    ),
+    "oversized text": Behaviour(
+        content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), "x" * 200)})
+    ),
+    "escape sequences": Behaviour(
+        content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), "\x1b]0;pwned\x07 ok")})
+    ),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_a_model_failure_writes_nothing_and_leaves_the_turns_for_the_next_run(
+    workspace: Path, server: ModelServer, fault: str
+) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    if FAULTS[fault] is None:
+        (workspace / ".jp" / "config.toml").write_text(
+            '[conversation.turn_summary.generate.model]\nid = "ollama/llama3.2:3b"\n'
+            '[providers.llm.ollama]\nbase_url = "http://127.0.0.1:9"\n'
+        )
+    else:
+        server.queue.extend([FAULTS[fault]] * 3)  # type: ignore[list-item]
+    events = ref.directories[0] / "events.json"
+    before = events.read_bytes()
+    report = run(ref)
+    assert report.written == {}
+    assert events.read_bytes() == before
+    reasons = [report.error] if report.error else list(report.refused.values())
+    assert reasons
+    assert all(reason and "\n" not in reason for reason in reasons)
+    server.queue.clear()
+    use_model(workspace, server)
+    assert len(run(ref).written) == 3, "the next run succeeds"
+
+
+def test_a_legacy_conversation_gets_its_turn_start_and_ids_first(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, "17790000000")
+    report = run(ref)
+    assert report.error is None
+    stream = read_conversation(ref, sequential_ids("r")).stream
+    assert not stream.is_legacy
+    assert not any(entry.transient_id for entry in stream.entries)
+    assert [turn.summary() for turn in stream.turns()] == [f"Summary of {turn.id()}" for turn in stream.turns()]
+    assert stream.entries[0].type_tag == "turn_start"
+
+
+def test_dry_run_calls_no_model_and_writes_nothing(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, "17790000000")
+    before = {path.name: path.read_bytes() for path in ref.directories[0].iterdir()}
+    report = run(ref, dry_run=True)
+    assert [row["batch"] for row in report.plan] == [1, 1]
+    assert server.posts() == []
+    assert {path.name: path.read_bytes() for path in ref.directories[0].iterdir()} == before
+
+
+def test_an_oversized_turn_is_left_out_without_a_request(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    server.context_window = 300
+    ref = pick_conversation(workspace, CLEAN)
+    report = run(ref, dry_run=True)
+    assert {row["excluded"] for row in report.plan} == {"too_large"}
+    report = run(ref)
+    assert server.posts() == [] and report.written == {}
+
+
+def test_upgrade_replaces_offline_summaries_but_never_the_users(workspace: Path, server: ModelServer) -> None:
+    ref = pick_conversation(workspace, CLEAN)
+    assert len(run(ref).written) == 3
+    assert summaries(ref)["a1turn0"][1] == "builtin/extractive"
+    edit_conversation(ref, lambda s: label(s, "a2turn0", "Mine", "user").unwrap(), sequential_ids())
+    use_model(workspace, server)
+    assert run(ref).written == {}, "without --upgrade nothing is redone"
+    report = run(ref, upgrade=True)
+    assert set(report.written) == {"a1turn0", "a3turn0"}
+    assert summaries(ref)["a2turn0"] == ("Mine", "user")
+    assert summaries(ref)["a1turn0"] == ("Summary of a1turn0", "ollama/llama3.2:3b")
+
+
+def test_the_offline_summarizer_stands_in_for_an_assistant_model_it_cannot_use(workspace: Path) -> None:
+    (workspace / ".jp" / "config.toml").unlink()
+    ref = pick_conversation(workspace, CLEAN)
+    report = run(ref)
+    assert report.model == "builtin/extractive"
+    assert report.notes == [
+        "using builtin/extractive: anthropic/claude-haiku-4-5: ANTHROPIC_API_KEY is not set (needed for "
+        "anthropic/claude-haiku-4-5)"
+    ]
+    assert summaries(ref)["a3turn0"] == ("Run the storage tests.", "builtin/extractive")
+
+
+def test_an_explicitly_configured_model_that_cannot_be_used_is_an_error(workspace: Path) -> None:
+    (workspace / ".jp" / "config.toml").write_text('[conversation.turn_summary.generate.model]\nid = "anthropic/x"\n')
+    report = run(pick_conversation(workspace, CLEAN))
+    assert report.error == "ANTHROPIC_API_KEY is not set (needed for anthropic/x)"
+    assert report.written == {}
+
+
+def test_a_conversation_with_an_ambiguous_link_reports_it_and_writes_nothing(workspace: Path) -> None:
+    ref = pick_conversation(workspace, "17800000030")
+    before = (ref.directories[0] / "events.json").read_bytes()
+    report = run(ref)
+    assert report.error is not None and "refusing to save" in report.error
+    assert (ref.directories[0] / "events.json").read_bytes() == before
