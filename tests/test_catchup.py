@@ -184,7 +184,8 @@ def test_an_oversized_turn_is_left_out_without_a_request(workspace: Path, server
     report = run(ref, dry_run=True)
     assert {row["excluded"] for row in report.plan} == {"too_large"}
     report = run(ref)
-    assert server.posts() == [] and report.written == {}
+    assert server.posts() == []
+    assert report.written == {}
 
 
 def test_upgrade_replaces_offline_summaries_but_never_the_users(workspace: Path, server: ModelServer) -> None:
@@ -223,5 +224,6 @@ def test_a_conversation_with_an_ambiguous_link_reports_it_and_writes_nothing(wor
     ref = pick_conversation(workspace, "17800000030")
     before = (ref.directories[0] / "events.json").read_bytes()
     report = run(ref)
-    assert report.error is not None and "refusing to save" in report.error
+    assert report.error is not None
+    assert "refusing to save" in report.error
     assert (ref.directories[0] / "events.json").read_bytes() == before
