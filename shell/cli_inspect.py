@@ -54,8 +54,9 @@ def _turn_line(row: TurnRow) -> str:
 
 @app.command(
     epilog="Lines are rebase-style: <event_id> <summary> [who wrote it]. Markers: '~' = no summary stored yet, "
-    "the first line of the turn's request is shown instead; '*' = transient event_id (assigned at load, saved on the next write); "
-    "'(none)' = an implicit first turn with no turn_start (it cannot carry a summary until one is inserted).",
+    "the first line of the turn's request is shown instead; '*' = transient event_id (assigned at load, saved "
+    "on the next write); '(none)' = an implicit first turn with no turn_start (it cannot carry a summary until "
+    "one is inserted).",
 )
 def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
     """List the turns of a conversation, one line per turn: <event_id> <summary>."""
