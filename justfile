@@ -36,6 +36,7 @@ fmt:
 bench:
     {{bin}}/python bench/load_save.py
     {{bin}}/python bench/projection.py
+    {{bin}}/python bench/catchup_plan.py
 
 # the main job on the bundled fixtures
 demo:

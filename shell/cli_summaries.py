@@ -51,8 +51,8 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
     if dry_run:
         packed = sum(1 for row in report.plan if "batch" in row)
         head = (
-            f"{report.conversation}  {len(report.plan)} turns need a summary, {packed} would be sent to "
-            f"{report.model} (budget {report.budget} tokens per request)"
+            f"{report.conversation}  to summarize: {len(report.plan)}, in batches for {report.model}: {packed} "
+            f"(budget {report.budget} tokens per request)"
         )
         lines = [head]
         for row in report.plan:

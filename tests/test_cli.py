@@ -245,3 +245,66 @@ def test_help_explains_ids_links_and_relinking(run: Run, command: str) -> None:
     flat = " ".join(out.split())
     for phrase in ("event_id", "request_id", "originating request", "delete a chat_request", "relink", "by hand"):
         assert phrase in flat, phrase
+
+
+def test_summarize_dry_run_text_and_json(run: Run, snapshot: SnapshotAssertion, workspace: Path) -> None:
+    before = {p: p.read_bytes() for p in (workspace / ".jp" / "conversations").rglob("*.json")}
+    assert run("summarize", "--all", "--dry-run", code=0) == snapshot
+    out, _ = run("summarize", "17800000040", "--dry-run", "--format", "json")
+    assert out == snapshot
+    assert {p: p.read_bytes() for p in (workspace / ".jp" / "conversations").rglob("*.json")} == before
+
+
+def test_summarize_then_turns_show_who_wrote_each_summary(run: Run, snapshot: SnapshotAssertion) -> None:
+    out, _ = run("summarize", "17800000040")
+    assert out == snapshot
+    turns_text, _ = run("turns", "17800000040")
+    assert turns_text == snapshot
+    again, _ = run("summarize", "17800000040", "--format", "json")
+    assert json.loads(again)["conversations"][0]["written"] == {}
+
+
+def test_summarize_reports_a_failure_and_exits_1(run: Run) -> None:
+    out, err = run("summarize", "17800000030", code=1)
+    assert out == "jp-c17800000030  not summarized (error on stderr)\n"
+    assert err.startswith("error: jp-c17800000030: <ws>/.jp/conversations/17800000030-drop-a-digression/events.json")
+
+
+def test_summarize_with_an_unknown_model_says_why(run: Run) -> None:
+    _, err = run("summarize", "17800000040", "--model", "google/gemini", code=1)
+    assert "cannot talk to 'google' models" in err
+
+
+def test_transcript_text_and_json(run: Run, snapshot: SnapshotAssertion) -> None:
+    assert run("transcript", "17800000040", "--turn", "a3turn0") == snapshot
+    out, _ = run("transcript", "17790000000", "--format", "json")
+    assert out == snapshot
+
+
+def test_label_sets_and_clears_a_users_summary(run: Run) -> None:
+    out, _ = run("label", "17800000040", "2", "  Read the lock\ncode ")
+    assert out == "a2turn0  Read the lock code\n"
+    turns_text, _ = run("turns", "17800000040")
+    assert "a2turn0  Read the lock code  [user]" in turns_text
+    out, _ = run("label", "17800000040", "a2turn0", "--clear")
+    assert out == "a2turn0  (summary cleared)\n"
+    _, err = run("label", "17800000040", "a2turn0", " \t ", code=2)
+    assert err == "error: the summary is blank once normalized to one line\n"
+    _, err = run("label", "17800000040", "9", "x", code=2)
+    assert "no turn '9'" in err
+
+
+def test_cfg_overrides_reach_the_pipeline(run: Run) -> None:
+    out, _ = run(
+        "--cfg",
+        "conversation.turn_summary.generate.batch_size=1",
+        "summarize",
+        "17800000040",
+        "--dry-run",
+        "--format",
+        "json",
+    )
+    plan = json.loads(out)["conversations"][0]["plan"]
+    assert [row.get("batch") for row in plan] == [3, 2, 1]
+    _, err = run("--cfg", "conversation.turn_summary.generate.batch_size=many", "summarize", "--dry-run", code=1)
+    assert "takes a whole number" in err

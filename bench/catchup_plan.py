@@ -1,0 +1,53 @@
+"""Catch-up planning (transcripts, fingerprints, packing) for every corpus turn, against loading the same files.
+
+Target (issue 4): planning <= 0.3x load time. Also reports how much the stripped transcripts shrink
+the turns: transcript bytes over the turn's raw ``events.json`` bytes (median and worst across turns).
+Run: ``just bench`` or ``python bench/catchup_plan.py``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import best_of, corpus_conversations
+from turnmark.core.catchup import candidates, plan, prepare
+from turnmark.core.codec import encode_document, write_entry
+from turnmark.core.stream import ConversationStream
+from turnmark.core.transcript import transcript
+from turnmark.shell.entropy import random_event_ids
+
+
+def catchup_plan(stream: ConversationStream) -> object:
+    prepared = prepare(stream)
+    return plan(candidates(prepared, last_turn_may_be_open=False), None, 5)
+
+
+def main() -> None:
+    total_load = total_plan = 0.0
+    ratios: list[tuple[float, str]] = []
+    for directory in corpus_conversations():
+        events = (directory / "events.json").read_bytes()
+        base_path = directory / "base_config.json"
+        base = base_path.read_bytes() if base_path.exists() else None
+        stream = ConversationStream.from_json(events, base, new_id=random_event_ids()).unwrap()
+        total_load += best_of(lambda: ConversationStream.from_json(events, base, new_id=random_event_ids()), 5, 2)
+        total_plan += best_of(lambda: catchup_plan(stream), 5, 2)
+        for turn in prepare(stream).turns():
+            raw = len(encode_document([write_entry(entry) for entry in turn.entries]))
+            ratios.append((len(transcript(turn).encode()) / raw, f"{directory.name[:11]} turn {turn.index}"))
+    ratios.sort()
+    median = statistics.median(ratio for ratio, _ in ratios)
+    worst, where = ratios[-1]
+    print(f"planning/load over the corpus: {total_plan / total_load:.2f}x (target <= 0.3x)")
+    print(
+        f"transcript size / raw turn size over {len(ratios)} turns: median {median:.3f} "
+        f"({1 / median:.0f}x smaller), worst {worst:.3f} ({where}), best {ratios[0][0]:.4f}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Configuration from files, extends, the environment and --cfg, merged in JP's order."""
+
+from pathlib import Path
+
+import pytest
+
+from turnmark.core.config import lookup
+from turnmark.core.event_ids import sequential_ids
+from turnmark.shell.config_files import ConfigProblem, config_files, effective_config
+from turnmark.shell.selection import pick_conversation
+from turnmark.shell.storage import read_conversation
+from turnmark.shell.workspace import require_workspace
+
+KEY = "conversation.turn_summary.generate.batch_size"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def batch(value: int) -> str:
+    return f"[conversation.turn_summary.generate]\nbatch_size = {value}\n"
+
+
+def test_layers_merge_in_jps_order(workspace: Path, user_data: Path, tmp_path: Path) -> None:
+    home = tmp_path / "global"
+    write(home / "config.toml", batch(1) + '[assistant.model]\nid = "ollama/from-global"\n')
+    write(workspace / ".jp" / "config.toml", batch(2))
+    write(
+        workspace / ".jp" / "config.d" / "extra.toml",
+        batch(99) + '[conversation.title.generate.model]\nid = "ollama/t"\n',
+    )
+    nested = workspace / "src" / "deep"
+    write(workspace / ".jp.toml", batch(3))
+    write(nested / ".jp.toml", batch(4))
+    silo = write(user_data / "workspace" / "ws-fx001" / "config.toml", batch(5))
+    ws = require_workspace(nested)
+    env = {"JP_GLOBAL_CONFIG_DIR": str(home)}
+    files = config_files(ws, nested, env)
+    assert files == [
+        home / "config.toml",
+        ws.storage / "config.toml",
+        workspace.resolve() / ".jp.toml",
+        (workspace / "src").resolve() / ".jp.toml",
+        nested.resolve() / ".jp.toml",
+        silo,
+    ]
+    config = effective_config(ws, None, (), env, nested)
+    assert lookup(config, KEY) == 5
+    assert lookup(config, "assistant.model.id") == "ollama/from-global"
+    assert lookup(config, "conversation.title.generate.model.id") == "ollama/t", "extends are read"
+    with_env = effective_config(
+        ws, None, (), {**env, "JP_CFG_CONVERSATION_TURN_SUMMARY_GENERATE_BATCH_SIZE": "6"}, nested
+    )
+    assert lookup(with_env, KEY) == 6
+
+
+def test_the_conversation_and_cfg_come_last(workspace: Path, tmp_path: Path) -> None:
+    write(workspace / ".jp" / "config.toml", batch(2) + '[assistant.model]\nid = "ollama/workspace"\n')
+    ref = pick_conversation(workspace, "17800000010")
+    stream = read_conversation(ref, sequential_ids()).stream
+    config = effective_config(ref.workspace, stream, (), {}, workspace)
+    assert lookup(config, "assistant.model.id") == {"provider": "anthropic", "name": "claude-haiku-4-5"}
+    cfg_file = write(tmp_path / "more.toml", batch(8))
+    overridden = effective_config(ref.workspace, stream, (f"{KEY}=7", f"@{cfg_file}"), {}, workspace)
+    assert lookup(overridden, KEY) == 8
+    assert lookup(effective_config(ref.workspace, stream, (), {}, workspace), "conversation.turn_summary.generate.auto")
+
+
+@pytest.mark.parametrize(
+    ("cfg", "message"),
+    [(("@/nowhere.toml",), "no such config file"), (("x.y=1", "a.b:=nope"), "invalid JSON")],
+)
+def test_bad_sources_are_named(workspace: Path, cfg: tuple[str, ...], message: str) -> None:
+    with pytest.raises(ConfigProblem, match=message):
+        effective_config(require_workspace(workspace), None, cfg, {}, workspace)
+
+
+def test_a_broken_config_file_is_named(workspace: Path) -> None:
+    broken = write(workspace / ".jp" / "config.toml", "[oops")
+    with pytest.raises(ConfigProblem, match=str(broken.resolve())):
+        effective_config(require_workspace(workspace), None, (), {}, workspace)

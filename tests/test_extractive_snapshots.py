@@ -1,0 +1,44 @@
+"""The offline summarizer on every turn of the real corpus and of the fixtures (syrupy snapshots).
+
+A change in how builtin/extractive labels turns shows up here as a reviewable diff.
+"""
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from turnmark.core.catchup import prepare
+from turnmark.core.event_ids import sequential_ids
+from turnmark.core.extractive import extractive_summary
+from turnmark.core.stream import ConversationStream
+from turnmark.core.summary_request import MAX_CHARS
+
+from .conftest import FIXTURES, corpus_params
+
+
+def labels(directory: Path) -> list[str]:
+    base = directory / "base_config.json"
+    stream = ConversationStream.from_json(
+        (directory / "events.json").read_bytes(),
+        base.read_bytes() if base.exists() else None,
+        new_id=sequential_ids(),
+    ).unwrap()
+    lines = []
+    for turn in prepare(stream).turns():
+        summary = extractive_summary(turn)
+        assert summary is None or (len(summary) <= MAX_CHARS and "\n" not in summary)
+        lines.append(f"turn {turn.index}: {summary}")
+    return lines
+
+
+@pytest.mark.parametrize("directory", corpus_params())
+def test_corpus_turns(directory: Path, snapshot: SnapshotAssertion) -> None:
+    assert labels(directory) == snapshot
+
+
+@pytest.mark.parametrize(
+    "directory", sorted((FIXTURES / ".jp" / "conversations").iterdir()), ids=lambda path: path.name.split("-")[0]
+)
+def test_fixture_turns(directory: Path, snapshot: SnapshotAssertion) -> None:
+    assert labels(directory) == snapshot
