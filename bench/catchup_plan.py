@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -34,10 +35,8 @@ def main() -> None:
         base_path = directory / "base_config.json"
         base = base_path.read_bytes() if base_path.exists() else None
         stream = ConversationStream.from_json(events, base, new_id=random_event_ids()).unwrap()
-        total_load += best_of(
-            lambda data=events, config=base: ConversationStream.from_json(data, config, new_id=random_event_ids()), 5, 2
-        )
-        total_plan += best_of(lambda loaded=stream: catchup_plan(loaded), 5, 2)
+        total_load += best_of(partial(ConversationStream.from_json, events, base, new_id=random_event_ids()), 5, 2)
+        total_plan += best_of(partial(catchup_plan, stream), 5, 2)
         for turn in prepare(stream).turns():
             raw = len(encode_document([write_entry(entry) for entry in turn.entries]))
             ratios.append((len(transcript(turn).encode()) / raw, f"{directory.name[:11]} turn {turn.index}"))
