@@ -77,6 +77,11 @@ KNOWN_KEYS = (
     "assistant.model.parameters.max_tokens",
     "assistant.model.parameters.reasoning",
     "assistant.system_prompt",
+    *(
+        f"providers.llm.{provider}.{key}"
+        for provider in ("ollama", "openai", "anthropic", "llamacpp", "openrouter")
+        for key in ("base_url", "api_key_env")
+    ),
 )
 """The keys ``JP_CFG_*`` variables can set (JP matches a variable's name against its config schema)."""
 
@@ -122,7 +127,7 @@ def _typed(path: str, text: str) -> Result[Json, str]:
             return Success(text.lower() == "true")
         return Failure(f"{path} takes true or false, not {text!r}")
     if path in _INTEGER_KEYS:
-        if text.strip().isdigit():
+        if text.strip().isdecimal() and text.strip().isascii():
             return Success(int(text))
         return Failure(f"{path} takes a whole number, not {text!r}")
     if path in _MODEL_KEYS:
@@ -172,7 +177,11 @@ def environment_layer(environ: Mapping[str, str]) -> Result[JsonObject, ConfigEr
         if raw.startswith(":"):
             parsed = assignment(f"{key}:={raw[1:]}", name)
         else:
-            parsed = assignment(f"{key}={raw.removeprefix(chr(92))}", name)
+            if raw.startswith("+"):
+                raw = raw[1:]  # merge: for the single values turnmark reads, the same as setting
+            elif raw.startswith(("\\:", "\\+")):
+                raw = raw[1:]
+            parsed = assignment(f"{key}={raw}", name)
         match parsed:
             case Failure(error):
                 return Failure(error)

@@ -126,7 +126,7 @@ def _what_it_did(turn: Turn) -> str:
     """Edited files and tools run, failures marked: "Edited stream.rs; cargo_test failed"."""
     edited: list[str] = []
     runs: Counter[str] = Counter()
-    failed: set[str] = set()
+    failed: list[str] = []
     names: dict[str, str] = {}
     for entry in turn.events():
         payload = entry.payload
@@ -137,7 +137,8 @@ def _what_it_did(turn: Turn) -> str:
             else:
                 runs[payload.name] += 1
         elif isinstance(payload, ToolCallResponse) and payload.is_error:
-            failed.add(names.get(payload.id, "a tool"))
+            name = names.get(payload.id, "a tool")
+            failed += [] if name in failed else [name]
     parts = []
     if edited:
         parts.append("Edited " + ", ".join(edited[:3]) + (" and more" if len(edited) > 3 else ""))

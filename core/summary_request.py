@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from .json_value import JsonObject
-from .packing import Candidate, estimate_tokens
+from .packing import (
+    ANSWER_OVERHEAD_TOKENS,
+    ANSWER_TOKENS_PER_TURN,
+    DEFAULT_CONTEXT_WINDOW,
+    Candidate,
+    estimate_tokens,
+)
 from .turn_summary import normalize_summary
 
 MAX_CHARS = 60
@@ -44,6 +50,10 @@ class SummaryRequest:
     user: str
     schema: JsonObject
     turn_ids: tuple[str, ...]
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    """The window the batch was packed for (Ollama must be told, or it cuts the prompt to its default)."""
+    answer_tokens: int = ANSWER_OVERHEAD_TOKENS + ANSWER_TOKENS_PER_TURN
+    """Room for the answer: the reserve the budget kept free."""
 
 
 def summary_schema(turn_ids: tuple[str, ...]) -> JsonObject:
@@ -66,10 +76,12 @@ def summary_schema(turn_ids: tuple[str, ...]) -> JsonObject:
     }
 
 
-def summary_request(packed: tuple[Candidate, ...]) -> SummaryRequest:
+def summary_request(packed: tuple[Candidate, ...], context_window: int | None = None) -> SummaryRequest:
     turn_ids = tuple(candidate.turn_id for candidate in packed)
     body = "\n\n".join(candidate.transcript for candidate in packed)
-    return SummaryRequest(INSTRUCTIONS, body, summary_schema(turn_ids), turn_ids)
+    window = context_window if context_window and context_window > 0 else DEFAULT_CONTEXT_WINDOW
+    answer = ANSWER_OVERHEAD_TOKENS + ANSWER_TOKENS_PER_TURN * len(turn_ids)
+    return SummaryRequest(INSTRUCTIONS, body, summary_schema(turn_ids), turn_ids, window, answer)
 
 
 PROMPT_TOKENS = estimate_tokens(INSTRUCTIONS) + 200
@@ -110,7 +122,7 @@ def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAns
     """Check a model's answer against the request: keep packed IDs only, one clean line each."""
     try:
         document = json.loads(answer)
-    except ValueError:
+    except (ValueError, RecursionError):
         return Failure(AnswerError("the answer is not JSON"))
     summaries = document.get("summaries") if isinstance(document, dict) else None
     if not isinstance(summaries, dict):

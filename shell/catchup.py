@@ -23,20 +23,20 @@ from turnmark.core.catchup import (
     apply_summaries,
     candidates,
     extractive_answer,
-    needs_turn_start,
     plan,
     prepare,
 )
 from turnmark.core.config import TURN_SUMMARY, lookup
 from turnmark.core.event_ids import IdSource
+from turnmark.core.json_value import JsonObject
 from turnmark.core.models import ModelSpec, resolve_summary_model
 from turnmark.core.packing import Candidate, Packing
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import parse_summaries, summary_request
 
 from .config_files import ConfigProblem, effective_config
-from .llm_http import HttpSettings, ModelError
-from .locking import lock_path
+from .llm_http import HttpSettings, ModelError, ModelUnreachable
+from .locking import is_locked
 from .providers import SummaryProvider, open_provider
 from .storage import (
     ConversationError,
@@ -87,6 +87,10 @@ class CatchupReport:
             "notes": self.notes,
             "error": self.error,
         }
+
+
+UNLIMITED_WINDOW = 1 << 40
+"""The offline summarizer reads turns of any size."""
 
 
 def _batch_size(config: Mapping[str, object]) -> int:
@@ -147,9 +151,38 @@ class _Run:
     new_id: IdSource
     model: ModelSpec
     provider: SummaryProvider | None
+    window: int | None
     stream: ConversationStream
     report: CatchupReport
     should_stop: Callable[[], bool]
+
+
+def _open(
+    model: ModelSpec, config: JsonObject, options: CatchupOptions, report: CatchupReport
+) -> tuple[ModelSpec, SummaryProvider | None, int | None]:
+    """The provider and its context window; the offline summarizer stands in for an unusable implicit model."""
+    if model.is_builtin:
+        return model, None, None
+    try:
+        provider = open_provider(model, config, options.environ, options.http)
+    except ModelError as error:
+        if model.implicit:
+            return _offline(model, str(error), report), None, None
+        raise
+    try:
+        return model, provider, provider.context_window()
+    except ModelError as error:
+        if model.implicit and isinstance(error, ModelUnreachable):
+            return _offline(model, str(error), report), None, None
+        report.notes.append(f"context window unknown ({error}); assuming the default")
+        return model, provider, None
+
+
+def _offline(model: ModelSpec, reason: str, report: CatchupReport) -> ModelSpec:
+    offline = model.offline(reason)
+    report.model = offline.id
+    report.notes.append(f"using {offline.id}: {offline.fallback_reason}")
+    return offline
 
 
 def _catch_up(
@@ -171,43 +204,35 @@ def _catch_up(
     report.model = model.id
     if model.fallback_reason:
         report.notes.append(f"using {model.id}: {model.fallback_reason}")
-    stream = loaded.stream
-    unsaved = needs_turn_start(stream) or any(entry.transient_id for entry in stream.entries)
-    if unsaved and not options.dry_run:
+    try:
+        model, provider, window = _open(model, config, options, report)
+    except ModelError as error:
+        report.error = str(error)
+        return report
+    batch_size = _batch_size(config)
+
+    def batches_for(stream: ConversationStream) -> list[Packing]:
+        upgrade = options.upgrade and not model.is_builtin
+        wanted = candidates(stream, last_turn_may_be_open=is_locked(ref), upgrade=upgrade)
+        limit = UNLIMITED_WINDOW if model.is_builtin else window
+        planned = _batches(wanted, limit, batch_size)
+        report.budget = planned[0].budget if planned and not model.is_builtin else None
+        report.plan = _plan_rows(planned)
+        return [packing for packing in planned if packing.packed]
+
+    stream = prepare(loaded.stream)
+    runnable = batches_for(stream)
+    if options.dry_run or not runnable:
+        return report
+    if stream is not loaded.stream or any(entry.transient_id for entry in stream.entries):
         try:
             edit_conversation(ref, prepare, new_id, persist_ids=True)
         except ConversationLocked as error:
             report.notes.append(f"skipped: {error}")
             return report
         stream = read_conversation(ref, new_id).stream
-    elif unsaved:
-        stream = prepare(stream)
-    upgrade = options.upgrade and not model.is_builtin
-    wanted = candidates(stream, last_turn_may_be_open=lock_path(ref).exists(), upgrade=upgrade)
-    provider: SummaryProvider | None = None
-    window: int | None = None
-    if not model.is_builtin and (wanted or options.dry_run):
-        try:
-            provider = open_provider(model, config, options.environ, options.http)
-        except ModelError as error:
-            if not model.implicit:
-                report.error = str(error)
-                return report
-            model = model.offline(str(error))
-            report.model = model.id
-            report.notes.append(f"using {model.id}: {model.fallback_reason}")
-    if provider is not None:
-        try:
-            window = provider.context_window()
-        except ModelError as error:
-            report.notes.append(f"context window unknown ({error}); assuming the default")
-    batches = _batches(wanted, window, _batch_size(config))
-    report.budget = batches[0].budget if batches else None
-    report.plan = _plan_rows(batches)
-    if options.dry_run:
-        return report
-    runnable = [packing for packing in batches if packing.packed]
-    run = _Run(ref, options, new_id, model, provider, stream, report, should_stop)
+        runnable = batches_for(stream)
+    run = _Run(ref, options, new_id, model, provider, window, stream, report, should_stop)
     for number, packing in enumerate(runnable, start=1):
         on_batch(number - 1, len(runnable))
         if not _run_batch(run, packing):
@@ -224,7 +249,7 @@ def _run_batch(run: _Run, packing: Packing) -> bool:
         if run.provider is None:
             answer_text = extractive_answer(run.stream, ids)
         else:
-            answer_text = run.provider.complete(summary_request(packing.packed), run.should_stop)
+            answer_text = run.provider.complete(summary_request(packing.packed, run.window), run.should_stop)
     except ModelError as error:
         report.error = f"{model.id}: {error}"
         return False

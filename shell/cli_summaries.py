@@ -46,13 +46,12 @@ locked conversation, changed turn) are simply tried again on the next run.
 
 
 def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
-    if report.error and not report.plan:
+    if report.error:
         return [f"{report.conversation}  not summarized (error on stderr)"]
     if dry_run:
         packed = sum(1 for row in report.plan if "batch" in row)
-        head = (
-            f"{report.conversation}  to summarize: {len(report.plan)}, in batches for {report.model}: {packed} "
-            f"(budget {report.budget} tokens per request)"
+        head = f"{report.conversation}  to summarize: {len(report.plan)}, in batches for {report.model}: {packed} " + (
+            f"(budget {report.budget} tokens per request)" if report.budget is not None else "(no size limit)"
         )
         lines = [head]
         for row in report.plan:
@@ -187,7 +186,7 @@ def _turn_id(stream: ConversationStream, wanted: str) -> str:
     turns = stream.turns()
     if any(t.id() == wanted for t in turns):
         return wanted
-    if wanted.isdigit() and int(wanted) < len(turns):
+    if wanted.isdecimal() and wanted.isascii() and int(wanted) < len(turns):
         turn_id = turns[int(wanted)].id()
         if turn_id is not None:
             return turn_id
@@ -210,19 +209,21 @@ def label(
     settings = settings_of(ctx)
     if clear == (text is not None):
         raise fail("give either TEXT or --clear")
+    chosen: list[str] = []
+
+    def change(stream: ConversationStream) -> ConversationStream:
+        prepared = prepare(stream)
+        turn_id = _turn_id(prepared, turn)
+        chosen.append(turn_id)
+        result = unlabel(prepared, turn_id) if clear else label_turn(prepared, turn_id, text or "", "user")
+        if isinstance(result, Failure):
+            raise WorkspaceError(result.failure().describe())
+        return result.unwrap()
+
     try:
-        ref = pick(settings, conversation)
-        loaded = read_for_display(settings, ref)
-        turn_id = _turn_id(loaded.stream, turn)
-
-        def change(stream: ConversationStream) -> ConversationStream:
-            result = unlabel(stream, turn_id) if clear else label_turn(stream, turn_id, text or "", "user")
-            if isinstance(result, Failure):
-                raise WorkspaceError(result.failure().describe())
-            return result.unwrap()
-
-        stream, _ = edit_conversation(ref, change, settings.new_id)
+        stream, _ = edit_conversation(pick(settings, conversation), change, settings.new_id, persist_ids=True)
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
+    turn_id = chosen[-1]
     stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
     emit_line(f"{turn_id}  {stored}" if stored is not None else f"{turn_id}  (summary cleared)")

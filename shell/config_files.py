@@ -9,6 +9,7 @@ root down to the current directory, and the user-local silo's
 
 from __future__ import annotations
 
+import glob
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,9 +53,9 @@ def _file_layers(path: Path, seen: set[Path]) -> list[JsonObject]:
     layer = _ok(parse_toml(path.read_bytes(), str(path)))
     before: list[JsonObject] = []
     for pattern in extends_patterns(layer):
-        for extra in sorted(path.parent.glob(pattern)):
-            if extra.suffix == ".toml":
-                before += _file_layers(extra, seen)
+        for extra in sorted(glob.glob(os.path.join(path.parent, pattern), recursive=True)):
+            if extra.endswith(".toml"):
+                before += _file_layers(Path(extra), seen)
     return [*before, layer]
 
 

@@ -16,9 +16,18 @@ from typing import Any
 
 import httpx
 
+from turnmark.core.turn_summary import one_line, truncate
+
 
 class ModelError(Exception):
-    """A model call failed; ``str()`` is one line and never contains a key."""
+    """A model call failed; ``str()`` is one short, clean line (server text may hold anything)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(truncate(one_line(message), 400))
+
+
+class ModelUnreachable(ModelError):
+    """No connection could be made to the model's server."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +58,10 @@ class Http:
     def close(self) -> None:
         self._client.close()
 
-    def _fail(self, message: str) -> ModelError:
+    def _fail(self, message: str, kind: type[ModelError] = ModelError) -> ModelError:
         if self._secret:
             message = message.replace(self._secret, "***")
-        return ModelError(message)
+        return kind(message)
 
     def _pause(self, attempt: int, response: httpx.Response | None) -> None:
         delay = min(self.settings.backoff * 2**attempt, self.settings.backoff_cap)
@@ -62,9 +71,31 @@ class Http:
         time.sleep(delay)
 
     def _describe(self, response: httpx.Response) -> str:
-        body = response.read()[:300].decode("utf-8", "replace")
-        detail = " ".join(body.split())
-        return f"{self.base_url} answered HTTP {response.status_code}" + (f": {detail}" if detail else "")
+        head = b""
+        for chunk in response.iter_bytes():
+            head += chunk
+            if len(head) >= 300:
+                break
+        detail = head[:300].decode("utf-8", "replace")
+        return f"{self.base_url} answered HTTP {response.status_code}" + (f": {detail}" if detail.strip() else "")
+
+    def _capped_lines(self, response: httpx.Response, url: str, should_stop: Callable[[], bool]) -> Iterator[str]:
+        """The body's lines, counting every byte received against the cap (a line never grows unbounded)."""
+        limit = self.settings.max_response_bytes
+        received = 0
+        pending = b""
+        for chunk in response.iter_bytes():
+            received += len(chunk)
+            if received > limit:
+                raise self._fail(f"{url}: the answer exceeded {limit} bytes")
+            if should_stop():
+                raise self._fail("cancelled")
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                yield line.rstrip(b"\r").decode("utf-8", "replace")
+        if pending:
+            yield pending.rstrip(b"\r").decode("utf-8", "replace")
 
     def stream_lines(self, path: str, body: Any, should_stop: Callable[[], bool] = lambda: False) -> Iterator[str]:
         """POST ``body`` and yield the response's lines as they arrive (retrying before the first byte)."""
@@ -80,37 +111,34 @@ class Http:
                         raise self._fail(self._describe(response))
                     if response.status_code >= 400:
                         raise self._fail(self._describe(response))
-                    received = 0
-                    for line in response.iter_lines():
-                        received += len(line) + 1
-                        if received > self.settings.max_response_bytes:
-                            raise self._fail(f"{url}: the answer exceeded {self.settings.max_response_bytes} bytes")
-                        if should_stop():
-                            raise self._fail("cancelled")
-                        yield line
+                    yield from self._capped_lines(response, url, should_stop)
                     return
             except httpx.TimeoutException as error:
                 raise self._fail(f"{url}: timed out ({type(error).__name__})") from None
             except httpx.TransportError as error:
-                if attempt < self.settings.retries and isinstance(error, httpx.ConnectError):
+                unreachable = isinstance(error, httpx.ConnectError)
+                if attempt < self.settings.retries and unreachable:
                     self._pause(attempt, None)
                     continue
-                raise self._fail(f"{url}: {type(error).__name__}: {error}") from None
+                kind = ModelUnreachable if unreachable else ModelError
+                raise self._fail(f"{url}: {type(error).__name__}: {error}", kind) from None
 
     def get_json(self, path: str) -> Any:
         """GET ``path`` as JSON (for model details); a failure raises ``ModelError``."""
         url = self.base_url + path
         try:
-            response = self._client.get(url)
+            with self._client.stream("GET", url) as response:
+                if response.status_code >= 400:
+                    raise self._fail(self._describe(response))
+                body = "\n".join(self._capped_lines(response, url, lambda: False))
+        except httpx.TimeoutException as error:
+            raise self._fail(f"{url}: timed out ({type(error).__name__})") from None
         except httpx.HTTPError as error:
-            raise self._fail(f"{url}: {type(error).__name__}: {error}") from None
-        if response.status_code >= 400:
-            raise self._fail(self._describe(response))
-        if len(response.content) > self.settings.max_response_bytes:
-            raise self._fail(f"{url}: the answer exceeded {self.settings.max_response_bytes} bytes")
+            kind = ModelUnreachable if isinstance(error, httpx.ConnectError) else ModelError
+            raise self._fail(f"{url}: {type(error).__name__}: {error}", kind) from None
         try:
-            return response.json()
-        except ValueError:
+            return json.loads(body)
+        except (ValueError, RecursionError):
             raise self._fail(f"{url}: the answer is not JSON") from None
 
 
@@ -126,6 +154,20 @@ def sse_data(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
                 return
             try:
                 yield event, json.loads(data)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise ModelError(f"a streamed event is not JSON: {data[:80]!r}") from None
             event = "message"
+
+
+def sampling(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The sampling parameters every API understands, from JP's ``parameters``.
+
+    Reasoning is left at each model's own default: the resolved default (low
+    effort, excluded) asks for no visible reasoning, and a request naming
+    reasoning options fails on models that have none.
+    """
+    return {
+        key: parameters[key]
+        for key in ("temperature", "top_p")
+        if isinstance(parameters.get(key), int | float) and not isinstance(parameters.get(key), bool)
+    }

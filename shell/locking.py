@@ -113,3 +113,17 @@ def lock_holder(ref: ConversationRef) -> str:
         return ""
     pid = info.get("pid") if isinstance(info, dict) else None
     return f"pid {pid}" if isinstance(pid, int) else ""
+
+
+def is_locked(ref: ConversationRef) -> bool:
+    """Whether another process holds the conversation's lock right now (a leftover lock file is not a lock).
+
+    Probing takes the lock for an instant when it is free (and then removes the orphaned file).
+    """
+    if not lock_path(ref).exists():
+        return False
+    lock = try_lock(ref)
+    if lock is None:
+        return True
+    lock.release()
+    return False

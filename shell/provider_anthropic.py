@@ -7,12 +7,12 @@ from collections.abc import Callable
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import Http, HttpSettings, ModelError, sse_data
+from .llm_http import Http, HttpSettings, ModelError, sampling, sse_data
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 VERSION = "2023-06-01"
-MAX_TOKENS = 1024
+MIN_TOKENS = 256
 
 
 class AnthropicProvider:
@@ -30,14 +30,15 @@ class AnthropicProvider:
         return size if isinstance(size, int) and size > 0 else None
 
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = lambda: False) -> str:
-        body = {
+        body: dict[str, object] = {
             "model": self.model.name,
-            "max_tokens": MAX_TOKENS,
+            "max_tokens": max(request.answer_tokens, MIN_TOKENS),
             "system": request.system,
             "messages": [{"role": "user", "content": request.user}],
             "output_config": {"format": {"type": "json_schema", "schema": request.schema}},
             "stream": True,
         }
+        body.update(sampling(self.model.parameters))
         parts: list[str] = []
         stopped = False
         for event, data in sse_data(self.http.stream_lines("/v1/messages", body, should_stop)):

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import Http, HttpSettings, ModelError
+from .llm_http import Http, HttpSettings, ModelError, sampling
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 
@@ -28,10 +28,13 @@ class OllamaProvider:
         return None
 
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = lambda: False) -> str:
+        options = {"num_ctx": request.context_window, "num_predict": request.answer_tokens}
+        options.update(sampling(self.model.parameters))
         body = {
             "model": self.model.name,
             "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}],
             "format": request.schema,
+            "options": options,
             "stream": True,
         }
         parts: list[str] = []
@@ -41,7 +44,7 @@ class OllamaProvider:
                 continue
             try:
                 chunk = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 raise ModelError(f"ollama sent a line that is not JSON: {line[:80]!r}") from None
             if isinstance(chunk, dict) and chunk.get("error"):
                 raise ModelError(f"ollama: {chunk['error']}")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import Http, HttpSettings, ModelError, sse_data
+from .llm_http import Http, HttpSettings, ModelError, sampling, sse_data
 
 DEFAULTS = {
     "openai": ("https://api.openai.com", "/v1", "OPENAI_API_KEY"),
@@ -59,7 +59,7 @@ class OpenAICompatibleProvider:
         return None
 
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = lambda: False) -> str:
-        body = {
+        body: dict[str, object] = {
             "model": self.model.name,
             "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}],
             "response_format": {
@@ -68,6 +68,9 @@ class OpenAICompatibleProvider:
             },
             "stream": True,
         }
+        limit = "max_completion_tokens" if self.model.provider == "openai" else "max_tokens"
+        body[limit] = request.answer_tokens
+        body.update(sampling(self.model.parameters))
         parts: list[str] = []
         for _, data in sse_data(self.http.stream_lines(f"{self.prefix}/chat/completions", body, should_stop)):
             if isinstance(data, dict) and data.get("error"):

@@ -28,6 +28,16 @@ class SummaryProvider(Protocol):
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = ...) -> str: ...
 
 
+def _key(env: Mapping[str, str], name: str, model: ModelSpec) -> str:
+    """An API key from the environment: present, printable ASCII (surrounding white space ignored)."""
+    value = (env.get(name) or "").strip()
+    if not value:
+        raise ModelError(f"{name} is not set (needed for {model.id})")
+    if not (value.isascii() and value.isprintable()):
+        raise ModelError(f"{name} holds characters an API key cannot have (needed for {model.id})")
+    return value
+
+
 def _setting(config: JsonObject, provider: str, key: str) -> str | None:
     value = lookup(config, f"providers.llm.{provider}.{key}")
     return value if isinstance(value, str) and value.strip() else None
@@ -43,17 +53,12 @@ def open_provider(
     if provider == "ollama":
         return OllamaProvider(model, _setting(config, provider, "base_url") or OLLAMA_URL, http)
     if provider == "anthropic":
-        key_name = _setting(config, provider, "api_key_env") or API_KEY_ENV
-        key = env.get(key_name)
-        if not key:
-            raise ModelError(f"{key_name} is not set (needed for {model.id})")
+        key = _key(env, _setting(config, provider, "api_key_env") or API_KEY_ENV, model)
         return AnthropicProvider(model, _setting(config, provider, "base_url") or ANTHROPIC_URL, key, http)
     if provider in OPENAI_DEFAULTS:
         default_url, _, default_key = OPENAI_DEFAULTS[provider]
         token_name = _setting(config, provider, "api_key_env") or default_key
-        token = env.get(token_name) if token_name else None
-        if token_name and not token:
-            raise ModelError(f"{token_name} is not set (needed for {model.id})")
+        token = _key(env, token_name, model) if token_name else None
         url = _setting(config, provider, "base_url") or (env.get("OPENAI_BASE_URL") if provider == "openai" else None)
         return OpenAICompatibleProvider(model, url or default_url, token, http)
     raise ModelError(f"no provider for {model.id}")

@@ -44,6 +44,7 @@ class Behaviour:
     protocol_error: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     error_body: Callable[[dict[str, str]], bytes] = lambda headers: b'{"error": {"message": "scripted failure"}}'
+    raw_stream: bytes | None = None
 
 
 @dataclass
@@ -96,7 +97,9 @@ class ModelServer:
                     self._send(behaviour.status, behaviour.error_body(dict(self.headers)), behaviour.headers)
                     return
                 content = behaviour.content(body)
-                if self.path == "/api/chat":
+                if behaviour.raw_stream is not None:
+                    chunks: Iterator[str] = iter([behaviour.raw_stream.decode()])
+                elif self.path == "/api/chat":
                     chunks = _ollama(content, behaviour.protocol_error)
                 elif self.path.endswith("/chat/completions"):
                     chunks = _openai(content, behaviour.protocol_error)

@@ -227,3 +227,42 @@ def test_a_conversation_with_an_ambiguous_link_reports_it_and_writes_nothing(wor
     assert report.error is not None
     assert "refusing to save" in report.error
     assert (ref.directories[0] / "events.json").read_bytes() == before
+
+
+def test_a_leftover_lock_file_does_not_hide_the_last_turn_but_a_held_lock_does(workspace: Path) -> None:
+    ref = pick_conversation(workspace, CLEAN)
+    path = lock_path(ref)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"pid": 1}')
+    assert [row["turn"] for row in run(ref, dry_run=True).plan] == ["a1turn0", "a2turn0", "a3turn0"]
+    holder = hold(path)
+    try:
+        assert [row["turn"] for row in run(ref, dry_run=True).plan] == ["a1turn0", "a2turn0"]
+    finally:
+        release(holder)
+
+
+def test_the_offline_summarizer_has_no_size_limit(workspace: Path) -> None:
+    ref = pick_conversation(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+    events.write_text(events.read_text().replace("Show me the lock code.", "Show me the lock code. " + "x " * 20_000))
+    report = run(ref)
+    assert report.budget is None
+    assert "a2turn0" in report.written
+
+
+def test_an_unreachable_assistant_model_means_the_offline_summarizer(workspace: Path) -> None:
+    (workspace / ".jp" / "config.toml").write_text('[providers.llm.ollama]\nbase_url = "http://127.0.0.1:9"\n')
+    ref = pick_conversation(workspace, "17790000000")
+    report = run(ref)
+    assert report.model == "builtin/extractive"
+    assert report.notes[0].startswith("using builtin/extractive: ollama/llama3.2:3b: http://127.0.0.1:9/api/tags")
+    assert len(report.written) == 2
+
+
+def test_nothing_is_rewritten_when_no_request_can_be_made(workspace: Path) -> None:
+    (workspace / ".jp" / "config.toml").write_text('[conversation.turn_summary.generate.model]\nid = "anthropic/x"\n')
+    ref = pick_conversation(workspace, "17790000000")
+    before = {path.name: path.read_bytes() for path in ref.directories[0].iterdir()}
+    assert run(ref).error == "ANTHROPIC_API_KEY is not set (needed for anthropic/x)"
+    assert {path.name: path.read_bytes() for path in ref.directories[0].iterdir()} == before

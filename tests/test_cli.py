@@ -308,3 +308,12 @@ def test_cfg_overrides_reach_the_pipeline(run: Run) -> None:
     assert [row.get("batch") for row in plan] == [3, 2, 1]
     _, err = run("--cfg", "conversation.turn_summary.generate.batch_size=many", "summarize", "--dry-run", code=1)
     assert "takes a whole number" in err
+
+
+def test_label_works_on_a_conversation_whose_ids_are_not_saved_yet(run: Run) -> None:
+    out, _ = run("label", "17790000000", "0", "Explain build.rs")
+    turn_id = out.split()[0]
+    listing, _ = run("turns", "17790000000")
+    assert listing.splitlines()[0] == f"{turn_id}  Explain build.rs  [user]"
+    _, err = run("label", "17790000000", "\u00b2", "x", code=2)
+    assert "no turn" in err

@@ -82,3 +82,28 @@ def test_a_broken_config_file_is_named(workspace: Path) -> None:
     broken = write(workspace / ".jp" / "config.toml", "[oops")
     with pytest.raises(ConfigProblem, match=str(broken.resolve())):
         effective_config(require_workspace(workspace), None, (), {}, workspace)
+
+
+def test_extends_are_merged_before_their_file_and_may_be_absolute(workspace: Path, tmp_path: Path) -> None:
+    shared = write(tmp_path / "shared" / "team.toml", batch(11) + '[assistant.model]\nid = "ollama/team"\n')
+    write(workspace / ".jp" / "config.toml", f'extends = ["{shared}"]\n' + batch(2))
+    config = effective_config(require_workspace(workspace), None, (), {}, workspace)
+    assert lookup(config, KEY) == 2
+    assert lookup(config, "assistant.model.id") == "ollama/team"
+
+
+def test_environment_reaches_provider_settings_and_understands_prefixes(workspace: Path) -> None:
+    env = {
+        "JP_CFG_PROVIDERS_LLM_OLLAMA_BASE_URL": "http://127.0.0.1:1234",
+        "JP_CFG_CONVERSATION_TURN_SUMMARY_GENERATE_BATCH_SIZE": "+4",
+        "JP_CFG_ASSISTANT_SYSTEM_PROMPT": "\\:literal colon",
+    }
+    config = effective_config(require_workspace(workspace), None, (), env, workspace)
+    assert lookup(config, "providers.llm.ollama.base_url") == "http://127.0.0.1:1234"
+    assert lookup(config, KEY) == 4
+    assert lookup(config, "assistant.system_prompt") == ":literal colon"
+
+
+def test_a_number_must_be_plain_digits(workspace: Path) -> None:
+    with pytest.raises(ConfigProblem, match="takes a whole number"):
+        effective_config(require_workspace(workspace), None, (f"{KEY}=\u00b2",), {}, workspace)

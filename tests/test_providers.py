@@ -16,7 +16,8 @@ from turnmark.shell.providers import open_provider
 from .llm_servers import Behaviour, ModelServer, requested_ids
 
 FAST = HttpSettings(connect_timeout=1.0, read_timeout=1.0, retries=2, backoff=0.01, backoff_cap=0.05)
-REQUEST = summary_request((Candidate("k3m9x2a", 0, "<turn/>", 3, "fp"), Candidate("p8q2r4b", 1, "<turn/>", 3, "fp")))
+REQUEST_CANDIDATES = (Candidate("k3m9x2a", 0, "<turn/>", 3, "fp"), Candidate("p8q2r4b", 1, "<turn/>", 3, "fp"))
+REQUEST = summary_request(REQUEST_CANDIDATES)
 MODELS = {
     "ollama": ModelSpec("ollama", "llama3.2:3b", {}),
     "openai": ModelSpec("openai", "gpt-4o-mini", {}),
@@ -159,3 +160,52 @@ def test_a_key_echoed_back_by_a_server_is_redacted(server: ModelServer, name: st
         provider_for(name, server).complete(REQUEST)
     assert "HTTP 401: bad key" in str(raised.value)
     assert not any(key in str(raised.value) for key in KEYS.values())
+
+
+@pytest.mark.parametrize("name", ["ollama", "openai", "anthropic"])
+def test_the_cap_counts_bytes_even_without_line_breaks(server: ModelServer, name: str) -> None:
+    server.queue.append(Behaviour(raw_stream=b"x" * 200_000))
+    capped = HttpSettings(read_timeout=2.0, retries=0, max_response_bytes=10_000)
+    with pytest.raises(ModelError, match="exceeded 10000 bytes"):
+        provider_for(name, server, capped).complete(REQUEST)
+
+
+@pytest.mark.parametrize("name", ["ollama", "openai", "anthropic"])
+def test_server_text_in_an_error_is_one_clean_line(server: ModelServer, name: str) -> None:
+    server.queue.append(Behaviour(protocol_error="line one\nline two \x1b]0;pwned\x07 end"))
+    with pytest.raises(ModelError) as raised:
+        provider_for(name, server).complete(REQUEST)
+    assert str(raised.value).endswith("line one line two end")
+    server.queue.append(Behaviour(status=400, error_body=lambda headers: b"bad\n\x1b[2Jrequest"))
+    with pytest.raises(ModelError) as raised:
+        provider_for(name, server).complete(REQUEST)
+    assert str(raised.value).endswith("HTTP 400: bad request")
+
+
+@pytest.mark.parametrize("value", ["sk-ant-secret\n", "sk-\u00e9t\u00e9"])
+def test_a_key_that_cannot_be_sent_is_refused_by_name(value: str) -> None:
+    with pytest.raises(ModelError) as raised:
+        open_provider(MODELS["anthropic"], {}, {"ANTHROPIC_API_KEY": value.strip() + ("\x01" if "\n" in value else "")})
+    assert "ANTHROPIC_API_KEY holds characters" in str(raised.value)
+    assert "sk-" not in str(raised.value)
+
+
+def test_surrounding_white_space_in_a_key_is_ignored(server: ModelServer) -> None:
+    config = {"providers": {"llm": {"anthropic": {"base_url": server.url}}}}
+    open_provider(MODELS["anthropic"], config, {"ANTHROPIC_API_KEY": " sk-ant-secret\n"}, FAST).complete(REQUEST)
+    assert server.posts()[0].headers["x-api-key"] == "sk-ant-secret"
+
+
+def test_sampling_parameters_window_and_answer_room_are_sent(server: ModelServer) -> None:
+    spec = ModelSpec("ollama", "llama3.2:3b", {"temperature": 0.2, "reasoning": {"effort": "low", "exclude": True}})
+    config = {"providers": {"llm": {"ollama": {"base_url": server.url}}}}
+    request = summary_request(REQUEST_CANDIDATES, context_window=16_384)
+    open_provider(spec, config, {}, FAST).complete(request)
+    options = server.posts()[0].body["options"]  # type: ignore[index]
+    assert options == {"num_ctx": 16_384, "num_predict": 64 + 40 * 2, "temperature": 0.2}
+
+
+def test_a_deeply_nested_stream_is_an_error_not_a_crash(server: ModelServer) -> None:
+    server.queue.append(Behaviour(raw_stream=b"[" * 100_000 + b"\n"))
+    with pytest.raises(ModelError, match="not JSON"):
+        provider_for("ollama", server).complete(REQUEST)

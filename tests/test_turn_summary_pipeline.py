@@ -23,7 +23,7 @@ from turnmark.core.fingerprint import fingerprint
 from turnmark.core.json_value import JsonObject
 from turnmark.core.models import resolve_summary_model
 from turnmark.core.packing import Candidate, estimate_tokens, pack, request_budget
-from turnmark.core.payloads import Compaction, InquiryRequest, InquiryResponse
+from turnmark.core.payloads import Compaction, ConfigDelta, InquiryRequest, InquiryResponse, Payload
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import parse_summaries, summary_request, summary_schema
 from turnmark.core.transcript import transcript
@@ -391,3 +391,18 @@ def test_the_offline_summarizer_answers_through_the_same_checks() -> None:
     ids = tuple(c.turn_id for c in wanted.packed)
     answer = parse_summaries(extractive_answer(stream, ids), ids).unwrap()
     assert answer.summaries == dict(zip(ids, ["First", "Third"], strict=True))
+
+
+def test_a_config_change_after_a_turn_does_not_change_its_fingerprint() -> None:
+    stream = stream_of(turn(), request("q"), message("a"))
+    before = fingerprint(stream.turns()[0])
+    later = stream.push(ConfigDelta({"type": "config_delta", "timestamp": TS, "delta": {}})).push(turn())
+    assert fingerprint(later.turns()[0]) == before
+
+
+def test_failures_are_listed_in_the_order_they_happened() -> None:
+    steps: list[Payload] = [turn(), request("ok")]
+    for name in ("zeta", "alpha", "mid"):
+        steps += [call(name, name), result(name, "boom", is_error=True)]
+    stream = stream_of(*steps, message("Done."))
+    assert extractive_summary(stream.turns()[0]) == "Zeta failed; alpha failed; mid failed"
