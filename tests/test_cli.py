@@ -317,3 +317,28 @@ def test_label_works_on_a_conversation_whose_ids_are_not_saved_yet(run: Run) -> 
     assert listing.splitlines()[0] == f"{turn_id}  Explain build.rs  [user]"
     _, err = run("label", "17790000000", "\u00b2", "x", code=2)
     assert "no turn" in err
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "reason"),
+    [
+        ("not json", "the answer is not JSON; nothing written"),
+        ('{"summaries": {"a1turn0": "two\\nlines", "a2turn0": "\\u001b[2Jx", "a3turn0": ""}}', "no summary for"),
+    ],
+)
+def test_a_model_failure_is_one_line_on_stderr(run: Run, workspace: Path, behaviour: str, reason: str) -> None:
+    from .llm_servers import Behaviour, ModelServer
+
+    with ModelServer() as server:
+        server.queue.append(Behaviour(content=lambda body: behaviour))
+        (workspace / ".jp" / "config.toml").write_text(
+            f'[conversation.turn_summary.generate.model]\nid = "ollama/llama3.2:3b"\n'
+            f'[providers.llm.ollama]\nbase_url = "{server.url}"\n'
+        )
+        out, err = run("summarize", "17800000040", code=1 if "JSON" in reason else 0)
+    assert "\x1b" not in err
+    lines = err.splitlines()
+    assert lines
+    assert all(line.startswith(("error: jp-c17800000040:", "note: jp-c17800000040:")) for line in lines)
+    assert any(reason in line for line in lines)
+    assert "summarized" in out or "not summarized" in out
