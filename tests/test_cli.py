@@ -342,3 +342,14 @@ def test_a_model_failure_is_one_line_on_stderr(run: Run, workspace: Path, behavi
     assert all(line.startswith(("error: jp-c17800000040:", "note: jp-c17800000040:")) for line in lines)
     assert any(reason in line for line in lines)
     assert "summarized" in out or "not summarized" in out
+
+
+def test_the_demo_runs_offline_and_leaves_nothing_behind(run: Run, tmp_path: Path) -> None:
+    import tempfile
+
+    before = set(Path(tempfile.gettempdir()).glob("turnmark-demo-*"))
+    out, err = run("demo")
+    assert "== Catch-up with the offline summarizer" in out
+    assert "[builtin/extractive]" in out
+    assert "warning: request_id 'gone000' does not resolve" in err
+    assert set(Path(tempfile.gettempdir()).glob("turnmark-demo-*")) == before
