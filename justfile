@@ -38,8 +38,6 @@ bench:
     {{bin}}/python bench/projection.py
     {{bin}}/python bench/catchup_plan.py
 
-# the main job on the bundled fixtures
+# the main job on the bundled fixtures, offline
 demo:
-    {{bin}}/turnmark --workspace fixtures/workspace conversations
-    {{bin}}/turnmark --workspace fixtures/workspace turns 17800000010
-    {{bin}}/turnmark --workspace fixtures/workspace check --all || true
+    {{bin}}/turnmark demo

@@ -1,7 +1,7 @@
 """JP timestamps: kept as their exact text (up to nine fraction digits), validated, ordered."""
 
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 _TIMESTAMP = re.compile(
     r"(?P<year>\d{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])"
@@ -50,3 +50,10 @@ def sort_key(text: str) -> tuple[int, int]:
     offset = 0 if zone in "Zz" else (1 if zone[0] == "+" else -1) * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
     moment = day * 86_400 + hours * 3600 + minutes * 60 + seconds - offset
     return moment, int((match.group("fraction") or "0")[:9].ljust(9, "0"))
+
+
+def format_timestamp(moment: datetime) -> str:
+    """A moment the way JP writes it: UTC, no zone, fraction with trailing zeros stripped (``.0`` if none)."""
+    utc = moment.astimezone(UTC) if moment.tzinfo else moment
+    fraction = f"{utc.microsecond:06d}".rstrip("0") or "0"
+    return f"{utc.strftime('%Y-%m-%d %H:%M:%S')}.{fraction}"

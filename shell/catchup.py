@@ -32,7 +32,7 @@ from turnmark.core.json_value import JsonObject
 from turnmark.core.models import ModelSpec, resolve_summary_model
 from turnmark.core.packing import Candidate, Packing
 from turnmark.core.stream import ConversationStream
-from turnmark.core.summary_request import parse_summaries, summary_request
+from turnmark.core.summary_request import SummaryAnswer, parse_summaries, summary_request
 
 from .config_files import ConfigProblem, effective_config
 from .llm_http import HttpSettings, ModelError, ModelUnreachable
@@ -142,21 +142,6 @@ def catch_up(
         return report
 
 
-@dataclass(frozen=True)
-class _Run:
-    """One conversation's catch-up: what every batch needs."""
-
-    ref: ConversationRef
-    options: CatchupOptions
-    new_id: IdSource
-    model: ModelSpec
-    provider: SummaryProvider | None
-    window: int | None
-    stream: ConversationStream
-    report: CatchupReport
-    should_stop: Callable[[], bool]
-
-
 def _open(
     model: ModelSpec, config: JsonObject, options: CatchupOptions, report: CatchupReport
 ) -> tuple[ModelSpec, SummaryProvider | None, int | None]:
@@ -185,6 +170,99 @@ def _offline(model: ModelSpec, reason: str, report: CatchupReport) -> ModelSpec:
     return offline
 
 
+@dataclass
+class Session:
+    """The model side of a catch-up, once resolved: which model, its provider and window, the batch size."""
+
+    ref: ConversationRef
+    options: CatchupOptions
+    new_id: IdSource
+    model: ModelSpec
+    provider: SummaryProvider | None
+    window: int | None
+    batch_size: int
+    report: CatchupReport
+
+    @classmethod
+    def open(
+        cls,
+        ref: ConversationRef,
+        stream: ConversationStream,
+        options: CatchupOptions,
+        new_id: IdSource,
+        *,
+        report: CatchupReport,
+    ) -> Session | None:
+        """Resolve the model and open its provider; ``None`` (with ``report.error``) when that fails."""
+        config = effective_config(ref.workspace, stream, options.cfg, options.environ)
+        resolved = resolve_summary_model(config, options.model)
+        if isinstance(resolved, Failure):
+            report.error = resolved.failure().describe()
+            return None
+        model = resolved.unwrap()
+        report.model = model.id
+        if model.fallback_reason:
+            report.notes.append(f"using {model.id}: {model.fallback_reason}")
+        try:
+            model, provider, window = _open(model, config, options, report)
+        except ModelError as error:
+            report.error = str(error)
+            return None
+        return cls(ref, options, new_id, model, provider, window, _batch_size(config), report)
+
+    def batches(self, stream: ConversationStream, *, last_turn_may_be_open: bool) -> list[Packing]:
+        """The requests to make for ``stream``, recorded in the report's plan."""
+        upgrade = self.options.upgrade and not self.model.is_builtin
+        wanted = candidates(stream, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade)
+        limit = UNLIMITED_WINDOW if self.model.is_builtin else self.window
+        planned = _batches(wanted, limit, self.batch_size)
+        self.report.budget = planned[0].budget if planned and not self.model.is_builtin else None
+        self.report.plan = _plan_rows(planned)
+        return [packing for packing in planned if packing.packed]
+
+    def ask(
+        self, stream: ConversationStream, packing: Packing, should_stop: Callable[[], bool]
+    ) -> SummaryAnswer | None:
+        """The checked answer for one batch (no lock is held); ``None`` with ``report.error`` on failure."""
+        ids = tuple(c.turn_id for c in packing.packed)
+        try:
+            if self.provider is None:
+                text = extractive_answer(stream, ids)
+            else:
+                text = self.provider.complete(summary_request(packing.packed, self.window), should_stop)
+        except ModelError as error:
+            self.report.error = f"{self.model.id}: {error}"
+            return None
+        parsed = parse_summaries(text, ids)
+        if isinstance(parsed, Failure):
+            self.report.error = f"{self.model.id}: {parsed.failure().message}; nothing written"
+            return None
+        answer = parsed.unwrap()
+        self.report.refused.update(answer.refused)
+        return answer
+
+    def write_back(self, packing: Packing, answer: SummaryAnswer) -> bool:
+        """Write the answer under the lock, for turns still as the model saw them; ``False`` to stop."""
+        if not answer.summaries:
+            return True
+        fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
+        try:
+            with hold_lock(self.ref) as lock:
+                fresh = read_conversation(self.ref, self.new_id, lock)
+                upgrade = self.options.upgrade
+                applied = apply_summaries(fresh.stream, answer.summaries, fingerprints, self.model.id, upgrade=upgrade)
+                save_stream(lock, fresh, applied.stream)
+        except ConversationLocked as error:
+            self.report.notes.append(f"results not written: {error}; retried next time")
+            return False
+        except ConversationError as error:
+            self.report.error = str(error)
+            return False
+        self.report.written.update({turn_id: answer.summaries[turn_id] for turn_id in applied.written})
+        self.report.dropped.update(applied.dropped)
+        return True
+
+
 def _catch_up(
     ref: ConversationRef,
     options: CatchupOptions,
@@ -195,33 +273,11 @@ def _catch_up(
     report: CatchupReport,
 ) -> CatchupReport:
     loaded = read_conversation(ref, new_id)
-    config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ)
-    resolved = resolve_summary_model(config, options.model)
-    if isinstance(resolved, Failure):
-        report.error = resolved.failure().describe()
+    session = Session.open(ref, loaded.stream, options, new_id, report=report)
+    if session is None:
         return report
-    model = resolved.unwrap()
-    report.model = model.id
-    if model.fallback_reason:
-        report.notes.append(f"using {model.id}: {model.fallback_reason}")
-    try:
-        model, provider, window = _open(model, config, options, report)
-    except ModelError as error:
-        report.error = str(error)
-        return report
-    batch_size = _batch_size(config)
-
-    def batches_for(stream: ConversationStream) -> list[Packing]:
-        upgrade = options.upgrade and not model.is_builtin
-        wanted = candidates(stream, last_turn_may_be_open=is_locked(ref), upgrade=upgrade)
-        limit = UNLIMITED_WINDOW if model.is_builtin else window
-        planned = _batches(wanted, limit, batch_size)
-        report.budget = planned[0].budget if planned and not model.is_builtin else None
-        report.plan = _plan_rows(planned)
-        return [packing for packing in planned if packing.packed]
-
     stream = prepare(loaded.stream)
-    runnable = batches_for(stream)
+    runnable = session.batches(stream, last_turn_may_be_open=is_locked(ref))
     if options.dry_run or not runnable:
         return report
     if stream is not loaded.stream or any(entry.transient_id for entry in stream.entries):
@@ -231,49 +287,11 @@ def _catch_up(
             report.notes.append(f"skipped: {error}")
             return report
         stream = read_conversation(ref, new_id).stream
-        runnable = batches_for(stream)
-    run = _Run(ref, options, new_id, model, provider, window, stream, report, should_stop)
+        runnable = session.batches(stream, last_turn_may_be_open=is_locked(ref))
     for number, packing in enumerate(runnable, start=1):
         on_batch(number - 1, len(runnable))
-        if not _run_batch(run, packing):
+        answer = session.ask(stream, packing, should_stop)
+        if answer is None or not session.write_back(packing, answer):
             break
     on_batch(len(runnable), len(runnable))
     return report
-
-
-def _run_batch(run: _Run, packing: Packing) -> bool:
-    """One request and its write-back; ``False`` when the rest should wait for the next run."""
-    ids = tuple(c.turn_id for c in packing.packed)
-    report, model = run.report, run.model
-    try:
-        if run.provider is None:
-            answer_text = extractive_answer(run.stream, ids)
-        else:
-            answer_text = run.provider.complete(summary_request(packing.packed, run.window), run.should_stop)
-    except ModelError as error:
-        report.error = f"{model.id}: {error}"
-        return False
-    parsed = parse_summaries(answer_text, ids)
-    if isinstance(parsed, Failure):
-        report.error = f"{model.id}: {parsed.failure().message}; nothing written"
-        return False
-    answer = parsed.unwrap()
-    report.refused.update(answer.refused)
-    if not answer.summaries:
-        return True
-    fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
-    try:
-        with hold_lock(run.ref) as lock:
-            fresh = read_conversation(run.ref, run.new_id, lock)
-            upgrade = run.options.upgrade
-            applied = apply_summaries(fresh.stream, answer.summaries, fingerprints, model.id, upgrade=upgrade)
-            save_stream(lock, fresh, applied.stream)
-    except ConversationLocked as error:
-        report.notes.append(f"results not written: {error}; retried next time")
-        return False
-    except ConversationError as error:
-        report.error = str(error)
-        return False
-    report.written.update({turn_id: answer.summaries[turn_id] for turn_id in applied.written})
-    report.dropped.update(applied.dropped)
-    return True

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -171,3 +171,23 @@ def sampling(parameters: dict[str, Any]) -> dict[str, Any]:
         for key in ("temperature", "top_p")
         if isinstance(parameters.get(key), int | float) and not isinstance(parameters.get(key), bool)
     }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPart:
+    """A piece of a streamed answer: ``text``, ``reasoning``, or a complete ``tool_call``."""
+
+    kind: str
+    text: str = ""
+    call_id: str = ""
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_arguments(text: str) -> dict[str, Any]:
+    """Tool-call arguments streamed as JSON text (an unparsable remainder is kept as ``{"raw": ...}``)."""
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {"raw": text}
+    return value if isinstance(value, dict) else {"value": value}

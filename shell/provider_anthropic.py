@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import Http, HttpSettings, ModelError, sampling, sse_data
+from .llm_http import ChatPart, Http, HttpSettings, ModelError, parse_arguments, sampling, sse_data
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -52,3 +53,35 @@ class AnthropicProvider:
         if not stopped:
             raise ModelError("anthropic: the answer ended before message_stop")
         return "".join(parts)
+
+    def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
+        """Stream a chat answer: text and thinking deltas, tool calls once their input JSON is complete."""
+        blocks: dict[int, dict[str, str]] = {}
+        for event, data in sse_data(self.http.stream_lines("/v1/messages", body, should_stop)):
+            if not isinstance(data, dict):
+                continue
+            if event == "error" or data.get("type") == "error":
+                error = data.get("error", {})
+                raise ModelError(f"anthropic: {error.get('message', 'error') if isinstance(error, dict) else error}")
+            index = int(data.get("index", 0))
+            if event == "content_block_start":
+                block = data.get("content_block") or {}
+                blocks[index] = {
+                    "type": str(block.get("type")),
+                    "id": str(block.get("id", "")),
+                    "name": str(block.get("name", "")),
+                    "json": "",
+                }
+            elif event == "content_block_delta":
+                delta = data.get("delta") or {}
+                if delta.get("type") == "text_delta":
+                    yield ChatPart("text", str(delta.get("text", "")))
+                elif delta.get("type") == "thinking_delta":
+                    yield ChatPart("reasoning", str(delta.get("thinking", "")))
+                elif delta.get("type") == "input_json_delta" and index in blocks:
+                    blocks[index]["json"] += str(delta.get("partial_json", ""))
+            elif event == "content_block_stop" and blocks.get(index, {}).get("type") == "tool_use":
+                block = blocks.pop(index)
+                yield ChatPart(
+                    "tool_call", call_id=block["id"], name=block["name"], arguments=parse_arguments(block["json"])
+                )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import Http, HttpSettings, ModelError, sampling
+from .llm_http import ChatPart, Http, HttpSettings, ModelError, sampling
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 
@@ -55,3 +56,34 @@ class OllamaProvider:
         if not done:
             raise ModelError("ollama: the answer ended before it was done")
         return "".join(parts)
+
+    def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
+        """Stream a chat answer (the body from ``core.provider_request``): text, thinking, tool calls."""
+        calls = 0
+        for line in self.http.stream_lines("/api/chat", body, should_stop):
+            if not line.strip():
+                continue
+            try:
+                chunk = json.loads(line)
+            except (ValueError, RecursionError):
+                raise ModelError(f"ollama sent a line that is not JSON: {line[:80]!r}") from None
+            if not isinstance(chunk, dict):
+                continue
+            if chunk.get("error"):
+                raise ModelError(f"ollama: {chunk['error']}")
+            message = chunk.get("message") or {}
+            if message.get("thinking"):
+                yield ChatPart("reasoning", str(message["thinking"]))
+            if message.get("content"):
+                yield ChatPart("text", str(message["content"]))
+            for call in message.get("tool_calls") or []:
+                function = call.get("function", {}) if isinstance(call, dict) else {}
+                name = str(function.get("name", "tool"))
+                arguments = function.get("arguments")
+                yield ChatPart(
+                    "tool_call",
+                    call_id=f"{name}_{calls}",
+                    name=name,
+                    arguments=arguments if isinstance(arguments, dict) else {},
+                )
+                calls += 1

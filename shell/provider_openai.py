@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import Http, HttpSettings, ModelError, sampling, sse_data
+from .llm_http import ChatPart, Http, HttpSettings, ModelError, parse_arguments, sampling, sse_data
 
 DEFAULTS = {
     "openai": ("https://api.openai.com", "/v1", "OPENAI_API_KEY"),
@@ -85,3 +86,33 @@ class OpenAICompatibleProvider:
                 if isinstance(delta, dict) and delta.get("refusal"):
                     raise ModelError(f"{self.model.provider}: the model refused: {delta['refusal']}")
         return "".join(parts)
+
+    def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
+        """Stream a chat answer: text deltas, and tool calls assembled from their indexed fragments."""
+        calls: dict[int, dict[str, str]] = {}
+        for _, data in sse_data(self.http.stream_lines(f"{self.prefix}/chat/completions", body, should_stop)):
+            if isinstance(data, dict) and data.get("error"):
+                error = data["error"]
+                raise ModelError(
+                    f"{self.model.provider}: {error.get('message', error) if isinstance(error, dict) else error}"
+                )
+            for choice in data.get("choices", []) if isinstance(data, dict) else []:
+                delta = choice.get("delta") or {}
+                if delta.get("reasoning_content"):
+                    yield ChatPart("reasoning", str(delta["reasoning_content"]))
+                if delta.get("content"):
+                    yield ChatPart("text", str(delta["content"]))
+                for fragment in delta.get("tool_calls") or []:
+                    slot = calls.setdefault(int(fragment.get("index", 0)), {"id": "", "name": "", "arguments": ""})
+                    function = fragment.get("function") or {}
+                    slot["id"] = fragment.get("id") or slot["id"]
+                    slot["name"] = function.get("name") or slot["name"]
+                    slot["arguments"] += function.get("arguments") or ""
+        for index in sorted(calls):
+            call = calls[index]
+            yield ChatPart(
+                "tool_call",
+                call_id=call["id"] or f"call_{index}",
+                name=call["name"] or "tool",
+                arguments=parse_arguments(call["arguments"]),
+            )

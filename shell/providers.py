@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from typing import Protocol
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 from turnmark.core.config import lookup
 from turnmark.core.json_value import JsonObject
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import HttpSettings, ModelError
+from .llm_http import ChatPart, HttpSettings, ModelError
 from .provider_anthropic import API_KEY_ENV, AnthropicProvider
 from .provider_anthropic import DEFAULT_BASE_URL as ANTHROPIC_URL
 from .provider_ollama import DEFAULT_BASE_URL as OLLAMA_URL
@@ -26,6 +26,8 @@ class SummaryProvider(Protocol):
     def context_window(self) -> int | None: ...
 
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = ...) -> str: ...
+
+    def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = ...) -> Iterator[ChatPart]: ...
 
 
 def _key(env: Mapping[str, str], name: str, model: ModelSpec) -> str:

@@ -1,0 +1,54 @@
+"""``turnmark query``: one chat turn, streamed, with background turn-summary catch-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .cli_common import app, settings_of
+from .config_files import ConfigProblem
+from .output import fail
+from .query import QueryError, QueryOptions, run_query
+from .storage import ConversationError
+from .workspace import WorkspaceError
+
+QUERY_HELP = """
+The conversation's lock is taken without waiting (if `jp` holds it, nothing
+happens). While the assistant answers, completed turns without a summary are
+summarized in the background (conversation.turn_summary.generate.auto); at
+exit turnmark waits up to 10 s for that, showing "Finishing background
+tasks…" after 1 s on a terminal (Ctrl-C cancels it; a second Ctrl-C exits).
+turnmark runs no tools: a tool call is recorded with an error result.
+"""
+
+
+@app.command(epilog=QUERY_HELP)
+def query(
+    ctx: typer.Context,
+    words: Annotated[
+        list[str], typer.Argument(metavar="[CONV] MESSAGE", help="Conversation (optional), then the message.")
+    ],
+    new: Annotated[bool, typer.Option("--new", "-n", help="Start a new conversation.")] = False,
+    no_persist: Annotated[
+        bool, typer.Option("--no-persist", "-P", help="Write nothing: no turn, no summaries.")
+    ] = False,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Use this model (provider/name or alias).")] = None,
+) -> None:
+    """Ask the assistant model one question in a conversation and stream the answer to stdout."""
+    settings = settings_of(ctx)
+    if len(words) > 2 or (new and len(words) > 1):
+        raise fail("give [CONV] MESSAGE (quote the message); --new takes only the message")
+    conversation, message = (words[0], words[1]) if len(words) == 2 else (None, words[0])
+    if not message.strip():
+        raise fail("the message is empty")
+    options = QueryOptions(
+        message, conversation, new, not no_persist, model, tuple(settings.cfg), settings.environ, settings.http
+    )
+    try:
+        status = run_query(settings.workspace or Path.cwd(), options, settings.new_id)
+    except (QueryError, WorkspaceError, ConversationError, ConfigProblem) as error:
+        raise fail(str(error)) from error
+    if status:
+        raise typer.Exit(status)

@@ -1,0 +1,202 @@
+"""``turnmark query``: one chat turn against the assistant model, with lagged turn-summary catch-up.
+
+Order, as ``jp query`` does it: take the conversation's lock (never waiting);
+spawn the ``TurnSummaryTask`` for completed turns without a summary (when
+``auto`` is on and the turn is persisted); append the ``turn_start`` and the
+request; build the provider body from the projection (its diagnostics go to
+stderr first); stream the answer to stdout; append it through the stream's
+insertion paths (so IDs and request links are stamped); save and release the
+lock; then let the background task finish within its budget and sync.
+turnmark runs no tools: a tool call is recorded, answered with an error
+saying it was not run, and reported.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from returns.result import Failure
+
+from turnmark.core.catchup import prepare
+from turnmark.core.codec import decode_document, encode_document
+from turnmark.core.config import TURN_SUMMARY, lookup
+from turnmark.core.event_ids import IdSource
+from turnmark.core.models import ModelSpec, resolve_id
+from turnmark.core.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
+from turnmark.core.projection import project
+from turnmark.core.provider_request import WireApi, request_body
+from turnmark.core.timestamps import format_timestamp
+
+from .catchup import CatchupOptions
+from .config_files import effective_config
+from .llm_http import ChatPart, HttpSettings, ModelError
+from .locking import ConversationLock
+from .providers import open_provider
+from .selection import pick_conversation
+from .storage import EVENTS, METADATA, LoadedConversation, hold_lock, read_conversation, save_stream, write_if_changed
+from .summary_task import TurnSummaryTask
+from .tasks import TaskHandler
+from .workspace import ConversationRef, Workspace, require_workspace
+
+NOT_RUN = "turnmark does not run tools; this call was not executed."
+WIRE_APIS: dict[str, WireApi] = {
+    "ollama": "ollama",
+    "openai": "openai",
+    "llamacpp": "openai",
+    "openrouter": "openai",
+    "anthropic": "anthropic",
+}
+
+
+class QueryError(Exception):
+    """The query cannot run; ``str()`` is one line."""
+
+
+@dataclass
+class QueryOptions:
+    message: str
+    conversation: str | None = None
+    new: bool = False
+    persist: bool = True
+    model: str | None = None
+    cfg: Sequence[str] = ()
+    environ: Mapping[str, str] | None = None
+    http: HttpSettings = field(default_factory=HttpSettings)
+    soft_timeout: float = 10.0
+    grace: float = 2.0
+
+
+def _now() -> str:
+    return format_timestamp(datetime.now(UTC))
+
+
+def _assistant_model(config: dict[str, object], override: str | None) -> ModelSpec:
+    wanted = override or lookup(config, "assistant.model.id")
+    if wanted is None:
+        raise QueryError("no assistant model: set assistant.model.id (or pass --model provider/name)")
+    resolved = resolve_id(wanted, lookup(config, "providers.llm.aliases"))
+    if isinstance(resolved, Failure):
+        raise QueryError(resolved.failure().message)
+    provider, name = resolved.unwrap()
+    if provider not in WIRE_APIS:
+        raise QueryError(f"turnmark cannot chat with {provider!r} models (it speaks {', '.join(WIRE_APIS)})")
+    parameters = lookup(config, "assistant.model.parameters")
+    return ModelSpec(
+        provider, name, dict(parameters) if isinstance(parameters, dict) else {}, None, "assistant.model.id"
+    )
+
+
+def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
+    """A new conversation folder named as JP names it (``<deciseconds>``), empty, current format."""
+    conversation_id = int(datetime.now(UTC).timestamp() * 10)
+    directories = workspace.conversations_dir
+    while any(path.name.split("-", 1)[0] == str(conversation_id) for path in directories.glob(f"{conversation_id}*")):
+        conversation_id += 1
+    directory = directories / str(conversation_id)
+    directory.mkdir(parents=True)
+    write_if_changed(directory / METADATA, encode_document({"last_activated_at": _now()}))
+    write_if_changed(directory / "base_config.json", encode_document({"assistant": {"model": {"id": model_id}}}))
+    write_if_changed(directory / EVENTS, b"[]\n")
+    return ConversationRef(conversation_id, directory, None, workspace)
+
+
+def _touch(loaded: LoadedConversation) -> None:
+    """Set ``last_activated_at`` in every copy's metadata, keeping the rest as written."""
+    for directory in loaded.ref.directories:
+        path = directory / METADATA
+        try:
+            document = decode_document(path.read_bytes(), METADATA)
+        except (OSError, Exception):
+            continue
+        if isinstance(document, dict):
+            write_if_changed(path, encode_document({**document, "last_activated_at": _now()}))
+
+
+def _answer(parts: list[ChatPart]) -> list[Payload]:
+    """The streamed answer as events: reasoning, the message, and each tool call with its not-run result."""
+    payloads: list[Payload] = []
+    reasoning = "".join(part.text for part in parts if part.kind == "reasoning")
+    text = "".join(part.text for part in parts if part.kind == "text")
+    if reasoning:
+        payloads.append(ChatResponse(_now(), "reasoning", reasoning))
+    if text:
+        payloads.append(ChatResponse(_now(), "message", text))
+    for part in parts:
+        if part.kind == "tool_call":
+            stamp = _now()
+            payloads.append(ToolCallRequest(stamp, part.call_id, part.name, part.arguments))
+            payloads.append(ToolCallResponse(stamp, part.call_id, NOT_RUN, True))
+    return payloads
+
+
+def run_query(
+    start: Path, options: QueryOptions, new_id: IdSource, out: TextIO = sys.stdout, err: TextIO = sys.stderr
+) -> int:
+    """One turn; returns the exit status (0, or 1 when the model failed). Raises ``QueryError`` on bad input."""
+    workspace = require_workspace(start)
+    handler = TaskHandler(options.soft_timeout, options.grace, err)
+    if options.new:
+        config = effective_config(workspace, None, options.cfg, options.environ, start)
+        ref = new_conversation(workspace, _assistant_model(config, options.model).id)
+    else:
+        ref = pick_conversation(start, options.conversation, lambda message: print(f"warning: {message}", file=err))
+    lock: ConversationLock | None = hold_lock(ref) if options.persist else None
+    status = 0
+    try:
+        loaded = read_conversation(ref, new_id, lock)
+        config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
+        model = _assistant_model(config, options.model)
+        stream = prepare(loaded.stream)
+        auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
+        if options.persist and auto:
+            catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
+            handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: print(line, file=err)))
+        stream = stream.start_turn(ChatRequest(_now(), options.message))
+        if lock is not None:
+            save_stream(lock, loaded, stream, persist_ids=True)
+            loaded = read_conversation(ref, new_id, lock)
+            stream = loaded.stream
+        projection = project(stream)
+        for diagnostic in projection.diagnostics:
+            excluded = ", ".join(event.event_id for event in diagnostic.excluded)
+            print(
+                f"warning: left out of the request: {excluded} (request_id {diagnostic.request_id!r}: "
+                f"{diagnostic.reason})",
+                file=err,
+            )
+        parts: list[ChatPart] = []
+        try:
+            provider = open_provider(model, config, options.environ, options.http)
+            body = request_body(projection.view, WIRE_APIS[model.provider], config, model.name)
+            for part in provider.chat(body):
+                if part.kind == "text":
+                    out.write(part.text)
+                    out.flush()
+                parts.append(part)
+        except ModelError as error:
+            print(f"error: {model.id}: {error}", file=err)
+            status = 1
+        if any(part.kind == "text" for part in parts):
+            out.write("\n")
+        for part in parts:
+            if part.kind == "tool_call":
+                print(f"note: the model asked to run {part.name}; {NOT_RUN}", file=err)
+        answered = _answer(parts)
+        if answered:
+            built = stream.turn_builder()
+            for payload in answered:
+                built = built.add(payload)
+            stream = built.build().value_or(stream.extend(answered))
+        if lock is not None:
+            save_stream(lock, loaded, stream)
+            _touch(loaded)
+    finally:
+        if lock is not None:
+            lock.release()
+    handler.drain()
+    return status
