@@ -100,8 +100,9 @@ class TaskHandler:
             self._stream.flush()
 
     def _collect(
-        self, deadline: float, started: float, finished: list[Task], report: DrainReport, label: str, countdown: bool
+        self, deadline: float, started: float, finished: list[Task], report: DrainReport, *, countdown: bool
     ) -> None:
+        label = "Cancelling background tasks…" if countdown else "Finishing background tasks…"
         while self._running and time.monotonic() < deadline:
             try:
                 task, error = self._done.get(timeout=TIMER_INTERVAL)
@@ -125,7 +126,7 @@ class TaskHandler:
         started = time.monotonic()
         finished: list[Task] = []
         try:
-            self._collect(started + self.soft_timeout, started, finished, report, "Finishing background tasks…", False)
+            self._collect(started + self.soft_timeout, started, finished, report, countdown=False)
         except KeyboardInterrupt:
             report.cancelled = True
         if self._running:
@@ -133,8 +134,7 @@ class TaskHandler:
             report.cancelled = True
             grace_started = time.monotonic()
             try:
-                label = "Cancelling background tasks…"
-                self._collect(grace_started + self.grace, grace_started, finished, report, label, True)
+                self._collect(grace_started + self.grace, grace_started, finished, report, countdown=True)
             except KeyboardInterrupt:
                 self._clear()
                 raise SystemExit(130) from None
