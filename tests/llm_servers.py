@@ -33,7 +33,12 @@ def requested_ids(body: dict[str, Any]) -> list[str]:
 
 
 def summaries_for(body: dict[str, Any]) -> str:
-    return json.dumps({"summaries": {turn_id: f"Summary of {turn_id}" for turn_id in requested_ids(body)}})
+    """One summary per requested turn; a plain chat request (no schema) gets a plain answer."""
+    try:
+        ids = requested_ids(body)
+    except (KeyError, TypeError, AttributeError):
+        return "A plain answer."
+    return json.dumps({"summaries": {turn_id: f"Summary of {turn_id}" for turn_id in ids}})
 
 
 @dataclass
