@@ -77,8 +77,9 @@ def test_a_turn_is_streamed_appended_with_links_and_persisted(workspace: Path, s
     assert [e.type_tag for e in last.events()] == ["turn_start", "chat_request", "chat_response"]
     assert last.events()[2].request_id == last.events()[1].event_id
     assert "warning: left out of the request: a2call0, a2res00" in err
-    chat = [p for p in server.posts() if not is_summary_request(p.body or {})][0]
-    assert chat.body is not None and chat.body["messages"][-1] == {
+    chat = next(p for p in server.posts() if not is_summary_request(p.body or {}))
+    assert chat.body is not None
+    assert chat.body["messages"][-1] == {
         "role": "user",
         "content": "How should turnmark lock?",
     }
@@ -114,7 +115,7 @@ def test_an_edit_to_turn_one_between_spawn_and_sync_leaves_its_summary_empty(
         return json.dumps({"summaries": {i: f"Summary of {i}" for i in ids}})
 
     script(server, "ok", summary=edit_then_answer)
-    status, _, err = ask(workspace, "one more")
+    status, _, _err = ask(workspace, "one more")
     assert status == 0
     turns = {t.id(): t for t in read_conversation(ref, sequential_ids("r")).stream.turns()}
     assert turns["a1turn0"].summary() is None

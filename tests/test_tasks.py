@@ -41,7 +41,8 @@ def test_finished_tasks_sync_on_the_main_thread_in_completion_order() -> None:
     report = handler.drain()
     assert report.synced == ["fast", "slow"]
     assert log == ["fast ran", "slow ran", "fast synced", "slow synced"]
-    assert slow.main_thread_sync and fast.main_thread_sync
+    assert slow.main_thread_sync
+    assert fast.main_thread_sync
     assert not report.cancelled
 
 
