@@ -59,6 +59,8 @@ class CatchupOptions:
     cfg: Sequence[str] = ()
     environ: Mapping[str, str] | None = None
     http: HttpSettings = field(default_factory=HttpSettings)
+    last_turn_open: bool | None = None
+    """Whether the last turn may still be in progress; ``None``: only when another process holds the lock."""
 
 
 @dataclass
@@ -277,7 +279,8 @@ def _catch_up(
     if session is None:
         return report
     stream = prepare(loaded.stream)
-    runnable = session.batches(stream, last_turn_may_be_open=is_locked(ref))
+    open_turn = options.last_turn_open or is_locked(ref)
+    runnable = session.batches(stream, last_turn_may_be_open=open_turn)
     if options.dry_run or not runnable:
         return report
     if stream is not loaded.stream or any(entry.transient_id for entry in stream.entries):
@@ -287,7 +290,7 @@ def _catch_up(
             report.notes.append(f"skipped: {error}")
             return report
         stream = read_conversation(ref, new_id).stream
-        runnable = session.batches(stream, last_turn_may_be_open=is_locked(ref))
+        runnable = session.batches(stream, last_turn_may_be_open=open_turn)
     for number, packing in enumerate(runnable, start=1):
         on_batch(number - 1, len(runnable))
         answer = session.ask(stream, packing, should_stop)

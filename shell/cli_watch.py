@@ -1,0 +1,60 @@
+"""``turnmark watch``: the background service that keeps conversations summarized."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .catchup import CatchupOptions
+from .cli_common import app, settings_of
+from .output import fail
+from .watcher import Watcher, WatchOptions
+from .workspace import WorkspaceError, require_workspace
+
+WATCH_HELP = """
+Changes are only a trigger: after a change settles for a moment the whole
+conversation is looked at again, so nothing is lost when filesystem events
+are merged or dropped. The last turn of a conversation is summarized once it
+has ended (an answer, no pending tool call), no `jp` holds the conversation,
+and nothing changed for --settle seconds. Locked conversations are retried,
+a failing model backs off (up to 5 minutes), and SIGTERM or Ctrl-C finishes
+the write in progress and exits 0. One line is logged per action.
+"""
+
+
+def _log(line: str) -> None:
+    print(f"{datetime.now().strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+
+
+@app.command(epilog=WATCH_HELP)
+def watch(
+    ctx: typer.Context,
+    workspaces: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--workspace", "-w", help="A workspace to watch (repeatable). Default: the global one or the current."
+        ),
+    ] = None,
+    settle: Annotated[
+        float, typer.Option("--settle", help="Seconds without changes before the last turn counts as done.")
+    ] = 5.0,
+    once: Annotated[bool, typer.Option("--once", help="Process everything pending now and exit.")] = False,
+) -> None:
+    """Watch workspaces and keep every conversation summarized as it changes."""
+    settings = settings_of(ctx)
+    try:
+        roots = [require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]
+    except WorkspaceError as error:
+        raise fail(str(error)) from error
+    catchup = CatchupOptions(cfg=tuple(settings.cfg), environ=settings.environ, http=settings.http)
+    watcher = Watcher(roots, WatchOptions(settle=settle, once=once, catchup=catchup), settings.new_id, _log)
+    if once:
+        watcher.run_once()
+        return
+    watcher.install_signal_handlers()
+    _log(f"watching {', '.join(str(root.root) for root in roots)} (settle {settle:g}s)")
+    watcher.run()

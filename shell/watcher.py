@@ -1,0 +1,271 @@
+"""``turnmark watch``: keep every conversation of some workspaces summarized as they change.
+
+Filesystem events are only a trigger: each change marks its conversation
+dirty, and once no change has arrived for the settle period the whole
+conversation is rescanned and caught up in one pass, so a burst of writes
+makes one catch-up and coalesced or dropped events lose nothing (JP's saves
+arrive as a rename of ``events.json.tmp``). A turn is complete when a
+later turn starts, or, for the last turn, when the conversation is not
+locked, the turn ends with an answer and no pending tool call, and nothing
+changed for the settle period. A locked conversation is retried later, a
+failing model backs off, one broken conversation never stops the service,
+and turnmark's own writes do not start another round.
+"""
+
+from __future__ import annotations
+
+import errno
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turnmark.core.conversation import id_from_dirname
+from turnmark.core.event_ids import IdSource
+
+from .catchup import CatchupOptions, catch_up
+from .storage import EVENTS
+from .workspace import ConversationRef, Workspace, list_conversations
+
+LOCKED_RETRY = 2.0
+CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
+BACKOFF_FIRST = 5.0
+BACKOFF_MAX = 300.0
+
+
+@dataclass
+class WatchOptions:
+    settle: float = 5.0
+    once: bool = False
+    catchup: CatchupOptions = field(default_factory=CatchupOptions)
+
+
+@dataclass
+class _State:
+    last_change: float
+    due: float
+    backoff: float = 0.0
+
+
+def _stat(ref: ConversationRef) -> tuple[int, int] | None:
+    try:
+        status = (ref.directories[0] / EVENTS).stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+class Watcher:
+    """The service loop; ``run()`` blocks until ``stop()`` (or a signal), ``run_once()`` does one pass."""
+
+    def __init__(
+        self,
+        workspaces: list[Workspace],
+        options: WatchOptions,
+        new_id: IdSource,
+        log: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.workspaces = workspaces
+        self.options = options
+        self.new_id = new_id
+        self.log = log
+        self.clock = clock
+        self.catchups: Counter[int] = Counter()
+        """Catch-ups started, by conversation ID."""
+        self._states: dict[int, _State] = {}
+        self._refs: dict[int, ConversationRef] = {}
+        self._written: dict[int, tuple[int, int] | None] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    # Events -> dirty conversations ------------------------------------------------------------------
+
+    def roots(self) -> list[Path]:
+        """The folders watched: each workspace's conversations and JP's user-local copies of them."""
+        found = [workspace.conversations_dir for workspace in self.workspaces]
+        found += [w.user_silo / "conversations" for w in self.workspaces if w.user_silo is not None]
+        return [root for root in found if root.is_dir()]
+
+    def touched(self, path: str) -> None:
+        """A filesystem event for ``path``: mark its conversation dirty (unknown paths are ignored)."""
+        for root in self.roots():
+            try:
+                relative = Path(path).relative_to(root)
+            except ValueError:
+                continue
+            if not relative.parts or relative.parts[0].startswith("."):
+                return
+            conversation_id = id_from_dirname(relative.parts[0])
+            if conversation_id is not None:
+                self._mark(conversation_id)
+            return
+
+    def _mark(self, conversation_id: int, age: float = 0.0) -> None:
+        """The conversation changed ``age`` seconds ago: look at it once it has rested for the settle period."""
+        changed = self.clock() - age
+        due = changed + self.options.settle
+        with self._lock:
+            state = self._states.get(conversation_id)
+            if state is None:
+                self._states[conversation_id] = _State(changed, due)
+            elif changed >= state.last_change:
+                state.last_change = changed
+                state.due = max(state.due, due)
+
+    # Processing -------------------------------------------------------------------------------------
+
+    def _refresh_refs(self) -> None:
+        refs: dict[int, ConversationRef] = {}
+        for workspace in self.workspaces:
+            for ref in list_conversations(workspace):
+                refs[ref.id] = ref
+        self._refs = refs
+
+    def _due(self) -> list[int]:
+        now = self.clock()
+        with self._lock:
+            return sorted(cid for cid, state in self._states.items() if state.due <= now)
+
+    def _process(self, conversation_id: int) -> None:
+        ref = self._refs.get(conversation_id)
+        if ref is None:
+            self._refresh_refs()
+            ref = self._refs.get(conversation_id)
+        state = self._states[conversation_id]
+        if ref is None:
+            del self._states[conversation_id]
+            return
+        if conversation_id in self._written and _stat(ref) == self._written[conversation_id]:
+            with self._lock:
+                if self._states.get(conversation_id) is state:
+                    del self._states[conversation_id]
+            return
+        settled = self.clock() - state.last_change >= self.options.settle
+        options = CatchupOptions(**{**self.options.catchup.__dict__, "last_turn_open": not settled})
+        self.catchups[conversation_id] += 1
+        try:
+            report = catch_up(ref, options, self.new_id)
+        except Exception as error:  # one broken conversation never stops the service
+            self.log(f"{ref.display_id}: failed: {error}")
+            self._retry(conversation_id, BACKOFF_FIRST)
+            return
+        self._log_report(ref, report)
+        if report.error:
+            state.backoff = min(max(state.backoff * 2, BACKOFF_FIRST), BACKOFF_MAX)
+            self.log(f"{ref.display_id}: not summarized, retrying in {state.backoff:.0f}s: {report.error}")
+            self._retry(conversation_id, state.backoff)
+            return
+        state.backoff = 0.0
+        if any("is locked" in note for note in report.notes):
+            self._retry(conversation_id, LOCKED_RETRY)
+            return
+        if report.written and settled:
+            self._written[conversation_id] = _stat(ref)
+        if not settled:
+            self._retry(conversation_id, state.last_change + self.options.settle - self.clock())
+            return
+        with self._lock:
+            if self._states.get(conversation_id) is state and state.due <= self.clock():
+                del self._states[conversation_id]
+
+    def _retry(self, conversation_id: int, delay: float) -> None:
+        with self._lock:
+            state = self._states.get(conversation_id)
+            if state is not None:
+                state.due = self.clock() + max(delay, 0.0)
+
+    def _log_report(self, ref: ConversationRef, report: Any) -> None:
+        if report.written:
+            self.log(f"{ref.display_id}: summarized {len(report.written)} turns with {report.model}")
+        for turn_id, reason in report.dropped.items():
+            self.log(f"{ref.display_id}: dropped a stale result for {turn_id}: {reason}")
+        for turn_id, reason in report.refused.items():
+            self.log(f"{ref.display_id}: no summary for {turn_id}: {reason}")
+        for note in report.notes:
+            if "is locked" in note:
+                self.log(f"{ref.display_id}: skipped because it is locked; retrying")
+            else:
+                self.log(f"{ref.display_id}: {note}")
+
+    def run_once(self) -> None:
+        """Catch up every conversation now (as ``--once`` does), treating every turn as settled."""
+        self._refresh_refs()
+        for conversation_id in sorted(self._refs):
+            past = self.clock() - self.options.settle - 1
+            self._states[conversation_id] = _State(past, past)
+            self._process(conversation_id)
+        self._states.clear()
+
+    def pending(self, conversation_id: int | None = None) -> int:
+        """How many conversations wait for a catch-up (or whether this one does)."""
+        with self._lock:
+            if conversation_id is not None:
+                return int(conversation_id in self._states)
+            return len(self._states)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self, tick: float = 0.05) -> None:
+        """Watch until ``stop()``: a startup pass over everything, then changes as they come."""
+        observer = _observe(self.roots(), self.touched, self.log)
+        try:
+            self._refresh_refs()
+            for conversation_id, ref in self._refs.items():
+                written = _stat(ref)
+                age = time.time() - written[0] / 1e9 if written else 0.0
+                self._mark(conversation_id, max(age, 0.0))
+            while not self._stop.is_set():
+                for conversation_id in self._due():
+                    if self._stop.is_set():
+                        break
+                    self._process(conversation_id)
+                self._stop.wait(tick)
+        finally:
+            observer.stop()
+            observer.join(timeout=5)
+
+    def install_signal_handlers(self) -> None:
+        """SIGTERM and Ctrl-C finish the write in progress, then stop."""
+
+        def handle(signum: int, frame: object) -> None:
+            self.log("stopping after the current conversation")
+            self.stop()
+
+        signal.signal(signal.SIGTERM, handle)
+        signal.signal(signal.SIGINT, handle)
+
+
+def _observe(roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str], None]) -> Any:
+    """A watchdog observer on ``roots`` (recursive); the polling observer when inotify runs out."""
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.observers import Observer
+    from watchdog.observers.polling import PollingObserver
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            if event.event_type not in CHANGES:
+                return  # opening or reading a file (turnmark's own reads included) changes nothing
+            for path in (event.src_path, getattr(event, "dest_path", "")):
+                if path:
+                    touched(str(path))
+
+    def start(kind: Any) -> Any:
+        observer = kind()
+        for root in roots:
+            observer.schedule(Handler(), str(root), recursive=True)
+        observer.start()
+        return observer
+
+    try:
+        return start(Observer)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EMFILE):
+            raise
+        log(f"inotify is out of watches ({error.strerror}); polling instead")
+        return start(PollingObserver)
