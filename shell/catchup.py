@@ -35,7 +35,7 @@ from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import SummaryAnswer, parse_summaries, summary_request
 
 from .config_files import ConfigProblem, effective_config
-from .llm_http import HttpSettings, ModelError, ModelUnreachable
+from .llm_protocol import HttpSettings, ModelError, ModelUnreachable
 from .locking import is_locked
 from .providers import SummaryProvider, open_provider
 from .storage import (

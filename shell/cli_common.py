@@ -13,7 +13,7 @@ import typer
 from turnmark.core.event_ids import IdSource
 
 from .entropy import random_event_ids
-from .llm_http import HttpSettings
+from .llm_protocol import HttpSettings
 from .output import chrome
 from .selection import pick_conversation
 from .storage import ConversationError, LoadedConversation, read_conversation

@@ -9,7 +9,8 @@ from typing import Any
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import ChatPart, Http, HttpSettings, ModelError, sampling
+from .llm_http import Http
+from .llm_protocol import ChatPart, HttpSettings, ModelError, sampling
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 

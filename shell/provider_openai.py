@@ -8,7 +8,8 @@ from typing import Any
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import ChatPart, Http, HttpSettings, ModelError, parse_arguments, sampling, sse_data
+from .llm_http import Http
+from .llm_protocol import ChatPart, HttpSettings, ModelError, parse_arguments, sampling, sse_data
 
 DEFAULTS = {
     "openai": ("https://api.openai.com", "/v1", "OPENAI_API_KEY"),

@@ -11,13 +11,7 @@ from turnmark.core.json_value import JsonObject
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
-from .llm_http import ChatPart, HttpSettings, ModelError
-from .provider_anthropic import API_KEY_ENV, AnthropicProvider
-from .provider_anthropic import DEFAULT_BASE_URL as ANTHROPIC_URL
-from .provider_ollama import DEFAULT_BASE_URL as OLLAMA_URL
-from .provider_ollama import OllamaProvider
-from .provider_openai import DEFAULTS as OPENAI_DEFAULTS
-from .provider_openai import OpenAICompatibleProvider
+from .llm_protocol import ChatPart, HttpSettings, ModelError
 
 
 class SummaryProvider(Protocol):
@@ -48,7 +42,17 @@ def _setting(config: JsonObject, provider: str, key: str) -> str | None:
 def open_provider(
     model: ModelSpec, config: JsonObject, environ: Mapping[str, str] | None = None, settings: HttpSettings | None = None
 ) -> SummaryProvider:
-    """The provider for ``model``; a missing API key is a ``ModelError`` naming the variable."""
+    """The provider for ``model``; a missing API key is a ``ModelError`` naming the variable.
+
+    Provider modules (and httpx) are imported here, so commands that call no model start fast.
+    """
+    from .provider_anthropic import API_KEY_ENV, AnthropicProvider
+    from .provider_anthropic import DEFAULT_BASE_URL as ANTHROPIC_URL
+    from .provider_ollama import DEFAULT_BASE_URL as OLLAMA_URL
+    from .provider_ollama import OllamaProvider
+    from .provider_openai import DEFAULTS as OPENAI_DEFAULTS
+    from .provider_openai import OpenAICompatibleProvider
+
     env = os.environ if environ is None else environ
     http = settings or HttpSettings()
     provider = model.provider

@@ -34,7 +34,7 @@ from turnmark.core.timestamps import format_timestamp
 
 from .catchup import CatchupOptions
 from .config_files import effective_config
-from .llm_http import ChatPart, HttpSettings, ModelError
+from .llm_protocol import ChatPart, HttpSettings, ModelError
 from .locking import ConversationLock
 from .providers import open_provider
 from .selection import pick_conversation

@@ -12,7 +12,7 @@ import pytest
 from turnmark.core.catchup import label
 from turnmark.core.event_ids import sequential_ids
 from turnmark.shell.catchup import CatchupOptions, catch_up
-from turnmark.shell.llm_http import HttpSettings
+from turnmark.shell.llm_protocol import HttpSettings
 from turnmark.shell.locking import lock_path
 from turnmark.shell.selection import pick_conversation
 from turnmark.shell.storage import edit_conversation, read_conversation

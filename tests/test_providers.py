@@ -10,7 +10,7 @@ import pytest
 from turnmark.core.models import ModelSpec
 from turnmark.core.packing import Candidate
 from turnmark.core.summary_request import summary_request
-from turnmark.shell.llm_http import HttpSettings, ModelError
+from turnmark.shell.llm_protocol import HttpSettings, ModelError
 from turnmark.shell.providers import open_provider
 
 from .llm_servers import Behaviour, ModelServer, requested_ids

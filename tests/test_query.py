@@ -14,7 +14,7 @@ import pytest
 from turnmark.core.catchup import summary_source
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.links import count_links, resolve_links
-from turnmark.shell.llm_http import HttpSettings
+from turnmark.shell.llm_protocol import HttpSettings
 from turnmark.shell.locking import lock_path
 from turnmark.shell.query import NOT_RUN, QueryOptions, run_query
 from turnmark.shell.selection import pick_conversation

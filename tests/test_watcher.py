@@ -13,7 +13,7 @@ from typing import Any
 
 from turnmark.core.event_ids import sequential_ids
 from turnmark.shell.catchup import CatchupOptions
-from turnmark.shell.llm_http import HttpSettings
+from turnmark.shell.llm_protocol import HttpSettings
 from turnmark.shell.locking import lock_path
 from turnmark.shell.selection import pick_conversation
 from turnmark.shell.storage import read_conversation

@@ -1,0 +1,85 @@
+"""What model calls share without needing an HTTP client: settings, errors, answer pieces, SSE parsing.
+
+Kept apart from ``llm_http`` so commands that never call a model never import httpx.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from turnmark.core.turn_summary import one_line, truncate
+
+
+class ModelError(Exception):
+    """A model call failed; ``str()`` is one short, clean line (server text may hold anything)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(truncate(one_line(message), 400))
+
+
+class ModelUnreachable(ModelError):
+    """No connection could be made to the model's server."""
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    connect_timeout: float = 5.0
+    read_timeout: float = 60.0
+    retries: int = 3
+    backoff: float = 1.0
+    backoff_cap: float = 30.0
+    max_response_bytes: int = 1_048_576
+
+
+def sse_data(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
+    """Server-sent events as ``(event name, parsed data)``; ``[DONE]`` ends the stream."""
+    event = "message"
+    for line in lines:
+        if line.startswith("event:"):
+            event = line[len("event:") :].strip()
+        elif line.startswith("data:"):
+            data = line[len("data:") :].strip()
+            if data == "[DONE]":
+                return
+            try:
+                yield event, json.loads(data)
+            except (ValueError, RecursionError):
+                raise ModelError(f"a streamed event is not JSON: {data[:80]!r}") from None
+            event = "message"
+
+
+def sampling(parameters: dict[str, Any]) -> dict[str, Any]:
+    """The sampling parameters every API understands, from JP's ``parameters``.
+
+    Reasoning is left at each model's own default: the resolved default (low
+    effort, excluded) asks for no visible reasoning, and a request naming
+    reasoning options fails on models that have none.
+    """
+    return {
+        key: parameters[key]
+        for key in ("temperature", "top_p")
+        if isinstance(parameters.get(key), int | float) and not isinstance(parameters.get(key), bool)
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ChatPart:
+    """A piece of a streamed answer: ``text``, ``reasoning``, or a complete ``tool_call``."""
+
+    kind: str
+    text: str = ""
+    call_id: str = ""
+    name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_arguments(text: str) -> dict[str, Any]:
+    """Tool-call arguments streamed as JSON text (an unparsable remainder is kept as ``{"raw": ...}``)."""
+    try:
+        value = json.loads(text or "{}")
+    except (ValueError, RecursionError):
+        return {"raw": text}
+    return value if isinstance(value, dict) else {"value": value}
