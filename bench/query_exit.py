@@ -20,9 +20,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.llm_servers import Behaviour, ModelServer  # noqa: E402
-from turnmark.shell.entropy import random_event_ids  # noqa: E402
-from turnmark.shell.query import QueryOptions, run_query  # noqa: E402
+from tests.llm_servers import Behaviour, ModelServer
+from turnmark.shell.entropy import random_event_ids
+from turnmark.shell.query import QueryOptions, run_query
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 7
@@ -42,7 +42,10 @@ def exit_latency(workspace: Path, auto: bool) -> float:
     copy = workspace.parent / f"run-{time.monotonic_ns()}"
     shutil.copytree(workspace, copy)
     options = QueryOptions(
-        "next step", "17800000040", model="ollama/llama3.2:3b", cfg=(f"conversation.turn_summary.generate.auto={str(auto).lower()}",)
+        "next step",
+        "17800000040",
+        model="ollama/llama3.2:3b",
+        cfg=(f"conversation.turn_summary.generate.auto={str(auto).lower()}",),
     )
     started = time.perf_counter()
     run_query(copy, options, random_event_ids(), io.StringIO(), io.StringIO())

@@ -49,7 +49,9 @@ def make_workspace(root: Path, conversations: int) -> Path:
     workspace = root / "ws"
     base = workspace / ".jp" / "conversations"
     base.mkdir(parents=True)
-    (workspace / ".jp" / "config.toml").write_text('[conversation.turn_summary.generate.model]\nid = "builtin/extractive"\n')
+    (workspace / ".jp" / "config.toml").write_text(
+        '[conversation.turn_summary.generate.model]\nid = "builtin/extractive"\n'
+    )
     for index in range(conversations):
         directory = base / str(17900000000 + index)
         directory.mkdir()
@@ -145,16 +147,19 @@ def main() -> None:
         environment = {**os.environ, "JP_USER_DATA_DIR": str(root / "user")}
         samples = latency(root, environment, 10)
         ordered = sorted(samples)
-        p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        median = statistics.median(samples)
         print(
-            f"change to summary on disk, beyond the {SETTLE:g} s settle: median {statistics.median(samples) * 1000:.0f} ms, "
+            f"change to summary on disk, beyond the {SETTLE:g} s settle: median {median * 1000:.0f} ms, "
             f"p95 {p95 * 1000:.0f} ms (target median <= 200 ms)"
         )
         count, seconds = (200, 10.0) if quick else (1000, 60.0)
         share = idle_cpu(root, environment, count, seconds)
         print(f"idle watcher over {count} conversations for {seconds:g} s: {share * 100:.2f}% of a core (target < 1%)")
         folders = 1000 if quick else 10_000
-        print(f"watcher over {folders} conversation folders: {memory(root, environment, folders):.0f} MB RSS (target < 150 MB)")
+        print(
+            f"watcher over {folders} conversation folders: {memory(root, environment, folders):.0f} MB RSS (target < 150 MB)"
+        )
         shutil.rmtree(root / "latency", ignore_errors=True)
 
 

@@ -76,6 +76,8 @@ class CatchupReport:
     refused: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
+    conversation_problem: bool = False
+    """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -139,7 +141,11 @@ def catch_up(
     report = CatchupReport(ref.display_id)
     try:
         return _catch_up(ref, options, new_id, on_batch=on_batch, should_stop=should_stop, report=report)
-    except (ConversationError, ConfigProblem) as error:
+    except ConversationError as error:
+        report.error = str(error)
+        report.conversation_problem = True
+        return report
+    except ConfigProblem as error:
         report.error = str(error)
         return report
 
@@ -259,6 +265,7 @@ class Session:
             return False
         except ConversationError as error:
             self.report.error = str(error)
+            self.report.conversation_problem = True
             return False
         self.report.written.update({turn_id: answer.summaries[turn_id] for turn_id in applied.written})
         self.report.dropped.update(applied.dropped)
@@ -275,11 +282,17 @@ def _catch_up(
     report: CatchupReport,
 ) -> CatchupReport:
     loaded = read_conversation(ref, new_id)
+    stream = prepare(loaded.stream)
+    locked = is_locked(ref)
+    open_turn = options.last_turn_open or locked
+    if not candidates(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+        return report
+    if locked and not options.dry_run:
+        report.notes.append(f"skipped: {ref.display_id} is locked (a running jp?); retried next time")
+        return report
     session = Session.open(ref, loaded.stream, options, new_id, report=report)
     if session is None:
         return report
-    stream = prepare(loaded.stream)
-    open_turn = options.last_turn_open or is_locked(ref)
     runnable = session.batches(stream, last_turn_may_be_open=open_turn)
     if options.dry_run or not runnable:
         return report
@@ -292,6 +305,9 @@ def _catch_up(
         stream = read_conversation(ref, new_id).stream
         runnable = session.batches(stream, last_turn_may_be_open=open_turn)
     for number, packing in enumerate(runnable, start=1):
+        if should_stop():
+            report.notes.append("stopped before the remaining batches; retried next time")
+            break
         on_batch(number - 1, len(runnable))
         answer = session.ask(stream, packing, should_stop)
         if answer is None or not session.write_back(packing, answer):

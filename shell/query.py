@@ -22,7 +22,7 @@ from typing import TextIO
 
 from returns.result import Failure
 
-from turnmark.core.catchup import prepare
+from turnmark.core.catchup import candidates, prepare
 from turnmark.core.codec import decode_document, encode_document
 from turnmark.core.config import TURN_SUMMARY, lookup
 from turnmark.core.event_ids import IdSource
@@ -30,6 +30,7 @@ from turnmark.core.models import ModelSpec, resolve_id
 from turnmark.core.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
 from turnmark.core.projection import project
 from turnmark.core.provider_request import WireApi, request_body
+from turnmark.core.stream import ConversationStream
 from turnmark.core.timestamps import format_timestamp
 
 from .catchup import CatchupOptions
@@ -137,66 +138,95 @@ def _answer(parts: list[ChatPart]) -> list[Payload]:
 def run_query(
     start: Path, options: QueryOptions, new_id: IdSource, out: TextIO = sys.stdout, err: TextIO = sys.stderr
 ) -> int:
-    """One turn; returns the exit status (0, or 1 when the model failed). Raises ``QueryError`` on bad input."""
-    workspace = require_workspace(start)
+    """One turn; returns the exit status (0, or 1 when the model failed). Raises ``QueryError`` on bad input.
+
+    Background tasks are drained whatever happens to the turn (an error or Ctrl-C included).
+    """
     handler = TaskHandler(options.soft_timeout, options.grace, err)
+    try:
+        return _turn(start, options, new_id, handler, out=out, err=err)
+    finally:
+        handler.drain()
+
+
+def _turn(start: Path, options: QueryOptions, new_id: IdSource, handler: TaskHandler, out: TextIO, err: TextIO) -> int:
+    workspace = require_workspace(start)
+    ref: ConversationRef | None = None
     if options.new:
         config = effective_config(workspace, None, options.cfg, options.environ, start)
-        ref = new_conversation(workspace, _assistant_model(config, options.model).id)
+        model_id = _assistant_model(config, options.model).id
+        if options.persist:
+            ref = new_conversation(workspace, model_id)
     else:
         ref = pick_conversation(start, options.conversation, lambda message: print(f"warning: {message}", file=err))
-    lock: ConversationLock | None = hold_lock(ref) if options.persist else None
-    status = 0
+    lock: ConversationLock | None = hold_lock(ref) if options.persist and ref is not None else None
     try:
-        loaded = read_conversation(ref, new_id, lock)
-        config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
+        if ref is None:
+            loaded = None
+            stream = ConversationStream.empty({"assistant": {"model": {"id": model_id}}}, new_id=new_id)
+            config = effective_config(workspace, stream, options.cfg, options.environ, start)
+        else:
+            loaded = read_conversation(ref, new_id, lock)
+            stream = prepare(loaded.stream)
+            config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
         model = _assistant_model(config, options.model)
-        stream = prepare(loaded.stream)
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
-        if options.persist and auto:
+        if lock is not None and ref is not None and auto and candidates(stream, last_turn_may_be_open=False):
             catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
             handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: print(line, file=err)))
         stream = stream.start_turn(ChatRequest(_now(), options.message))
-        if lock is not None:
+        if lock is not None and loaded is not None:
             save_stream(lock, loaded, stream, persist_ids=True)
-            loaded = read_conversation(ref, new_id, lock)
+            loaded = read_conversation(loaded.ref, new_id, lock)
             stream = loaded.stream
-        projection = project(stream)
-        for diagnostic in projection.diagnostics:
-            excluded = ", ".join(event.event_id for event in diagnostic.excluded)
-            print(
-                f"warning: left out of the request: {excluded} (request_id {diagnostic.request_id!r}: "
-                f"{diagnostic.reason})",
-                file=err,
-            )
-        parts: list[ChatPart] = []
-        try:
-            provider = open_provider(model, config, options.environ, options.http)
-            body = request_body(projection.view, WIRE_APIS[model.provider], config, model.name)
-            for part in provider.chat(body):
-                if part.kind == "text":
-                    out.write(part.text)
-                    out.flush()
-                parts.append(part)
-        except ModelError as error:
-            print(f"error: {model.id}: {error}", file=err)
-            status = 1
-        if any(part.kind == "text" for part in parts):
-            out.write("\n")
-        for part in parts:
-            if part.kind == "tool_call":
-                print(f"note: the model asked to run {part.name}; {NOT_RUN}", file=err)
-        answered = _answer(parts)
-        if answered:
-            built = stream.turn_builder()
-            for payload in answered:
-                built = built.add(payload)
-            stream = built.build().value_or(stream.extend(answered))
-        if lock is not None:
+        status, stream = _ask(stream, model, config, options, out=out, err=err)
+        if lock is not None and loaded is not None:
             save_stream(lock, loaded, stream)
             _touch(loaded)
+        return status
     finally:
         if lock is not None:
             lock.release()
-    handler.drain()
-    return status
+
+
+def _ask(
+    stream: ConversationStream,
+    model: ModelSpec,
+    config: dict[str, object],
+    options: QueryOptions,
+    out: TextIO,
+    err: TextIO,
+) -> tuple[int, ConversationStream]:
+    """Send the projected conversation, stream the answer out, and append it; status 1 on a model error."""
+    projection = project(stream)
+    for diagnostic in projection.diagnostics:
+        excluded = ", ".join(event.event_id for event in diagnostic.excluded)
+        print(
+            f"warning: left out of the request: {excluded} (request_id {diagnostic.request_id!r}: {diagnostic.reason})",
+            file=err,
+        )
+    status = 0
+    parts: list[ChatPart] = []
+    try:
+        provider = open_provider(model, config, options.environ, options.http)
+        body = request_body(projection.view, WIRE_APIS[model.provider], config, model.name)
+        for part in provider.chat(body):
+            if part.kind == "text":
+                out.write(part.text)
+                out.flush()
+            parts.append(part)
+    except ModelError as error:
+        print(f"error: {model.id}: {error}", file=err)
+        status = 1
+    if any(part.kind == "text" for part in parts):
+        out.write("\n")
+    for part in parts:
+        if part.kind == "tool_call":
+            print(f"note: the model asked to run {part.name}; {NOT_RUN}", file=err)
+    answered = _answer(parts)
+    if answered:
+        built = stream.turn_builder()
+        for payload in answered:
+            built = built.add(payload)
+        stream = built.build().value_or(stream.extend(answered))
+    return status, stream

@@ -140,6 +140,8 @@ class TaskHandler:
                 raise SystemExit(130) from None
         self._clear()
         report.abandoned = [task.name for task in self._running.values()]
+        for name in report.abandoned:
+            self._log(f"warning: background task {name} did not stop in time; its results are dropped")
         for task in finished:
             try:
                 task.sync()

@@ -51,12 +51,20 @@ class _State:
     backoff: float = 0.0
 
 
-def _stat(ref: ConversationRef) -> tuple[int, int] | None:
-    try:
-        status = (ref.directories[0] / EVENTS).stat()
-    except OSError:
-        return None
-    return status.st_mtime_ns, status.st_size
+Stamp = tuple[tuple[int, int] | None, ...]
+
+
+def _stat(ref: ConversationRef) -> Stamp:
+    """``(mtime, size)`` of every copy's ``events.json`` (``None`` for a copy that cannot be read)."""
+    stamps: list[tuple[int, int] | None] = []
+    for directory in ref.directories:
+        try:
+            status = (directory / EVENTS).stat()
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((status.st_mtime_ns, status.st_size))
+    return tuple(stamps)
 
 
 class Watcher:
@@ -79,16 +87,23 @@ class Watcher:
         """Catch-ups started, by conversation ID."""
         self._states: dict[int, _State] = {}
         self._refs: dict[int, ConversationRef] = {}
-        self._written: dict[int, tuple[int, int] | None] = {}
+        self._written: dict[int, Stamp] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
     # Events -> dirty conversations ------------------------------------------------------------------
 
     def roots(self) -> list[Path]:
-        """The folders watched: each workspace's conversations and JP's user-local copies of them."""
+        """Where conversations live: each workspace's and JP's user-local copies (existing or not yet)."""
         found = [workspace.conversations_dir for workspace in self.workspaces]
         found += [w.user_silo / "conversations" for w in self.workspaces if w.user_silo is not None]
+        return found
+
+    def watched(self) -> list[Path]:
+        """The folders given to the observer: each workspace's ``.jp`` (so a ``conversations`` folder
+        created later is seen) and the user-local silo."""
+        found = [workspace.storage for workspace in self.workspaces]
+        found += [w.user_silo for w in self.workspaces if w.user_silo is not None]
         return [root for root in found if root.is_dir()]
 
     def touched(self, path: str) -> None:
@@ -137,6 +152,9 @@ class Watcher:
             self._refresh_refs()
             ref = self._refs.get(conversation_id)
         state = self._states[conversation_id]
+        if ref is not None and None in _stat(ref):
+            self._refresh_refs()  # JP renames a folder when it sets a title
+            ref = self._refs.get(conversation_id)
         if ref is None:
             del self._states[conversation_id]
             return
@@ -149,12 +167,18 @@ class Watcher:
         options = CatchupOptions(**{**self.options.catchup.__dict__, "last_turn_open": not settled})
         self.catchups[conversation_id] += 1
         try:
-            report = catch_up(ref, options, self.new_id)
+            report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set)
         except Exception as error:  # one broken conversation never stops the service
             self.log(f"{ref.display_id}: failed: {error}")
             self._retry(conversation_id, BACKOFF_FIRST)
             return
         self._log_report(ref, report)
+        if report.error and report.conversation_problem:
+            self.log(f"{ref.display_id}: not summarized until it changes: {report.error}")
+            with self._lock:
+                if self._states.get(conversation_id) is state:
+                    del self._states[conversation_id]
+            return
         if report.error:
             state.backoff = min(max(state.backoff * 2, BACKOFF_FIRST), BACKOFF_MAX)
             self.log(f"{ref.display_id}: not summarized, retrying in {state.backoff:.0f}s: {report.error}")
@@ -213,12 +237,12 @@ class Watcher:
 
     def run(self, tick: float = 0.05) -> None:
         """Watch until ``stop()``: a startup pass over everything, then changes as they come."""
-        observer = _observe(self.roots(), self.touched, self.log)
+        observer = _observe(self.watched(), self.touched, self.log)
         try:
             self._refresh_refs()
             for conversation_id, ref in self._refs.items():
-                written = _stat(ref)
-                age = time.time() - written[0] / 1e9 if written else 0.0
+                newest = max((stamp[0] for stamp in _stat(ref) if stamp is not None), default=None)
+                age = time.time() - newest / 1e9 if newest is not None else 0.0
                 self._mark(conversation_id, max(age, 0.0))
             while not self._stop.is_set():
                 for conversation_id in self._due():

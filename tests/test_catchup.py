@@ -102,7 +102,8 @@ def test_a_locked_conversation_is_not_written_and_is_retried(workspace: Path, se
     try:
         report = run(ref)
         assert report.written == {}
-        assert any("is locked by pid" in note for note in report.notes)
+        assert any("is locked" in note for note in report.notes)
+        assert server.posts() == [], "no model is asked while the conversation is locked"
         assert events.read_bytes() == before
     finally:
         release(holder)
