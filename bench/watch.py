@@ -157,9 +157,8 @@ def main() -> None:
         share = idle_cpu(root, environment, count, seconds)
         print(f"idle watcher over {count} conversations for {seconds:g} s: {share * 100:.2f}% of a core (target < 1%)")
         folders = 1000 if quick else 10_000
-        print(
-            f"watcher over {folders} conversation folders: {memory(root, environment, folders):.0f} MB RSS (target < 150 MB)"
-        )
+        resident = memory(root, environment, folders)
+        print(f"watcher over {folders} conversation folders: {resident:.0f} MB RSS (target < 150 MB)")
         shutil.rmtree(root / "latency", ignore_errors=True)
 
 

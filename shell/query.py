@@ -149,7 +149,9 @@ def run_query(
         handler.drain()
 
 
-def _turn(start: Path, options: QueryOptions, new_id: IdSource, handler: TaskHandler, out: TextIO, err: TextIO) -> int:
+def _turn(
+    start: Path, options: QueryOptions, new_id: IdSource, handler: TaskHandler, *, out: TextIO, err: TextIO
+) -> int:
     workspace = require_workspace(start)
     ref: ConversationRef | None = None
     if options.new:
@@ -194,6 +196,7 @@ def _ask(
     model: ModelSpec,
     config: dict[str, object],
     options: QueryOptions,
+    *,
     out: TextIO,
     err: TextIO,
 ) -> tuple[int, ConversationStream]:
