@@ -267,7 +267,18 @@ class Watcher:
 
 def _observe(roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str], None]) -> Any:
     """A watchdog observer on ``roots`` (recursive); the polling observer when inotify runs out."""
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.events import (
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        FileClosedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+        FileSystemEvent,
+        FileSystemEventHandler,
+    )
     from watchdog.observers import Observer
     from watchdog.observers.polling import PollingObserver
 
@@ -279,10 +290,23 @@ def _observe(roots: Iterable[Path], touched: Callable[[str], None], log: Callabl
                 if path:
                     touched(str(path))
 
+    # Only changes: asking the kernel for opens and reads too would flood its queue with turnmark's
+    # own reads of thousands of conversations (an overflow makes watchdog re-walk every folder).
+    changes = [
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+        FileClosedEvent,
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+    ]
+
     def start(kind: Any) -> Any:
         observer = kind()
         for root in roots:
-            observer.schedule(Handler(), str(root), recursive=True)
+            observer.schedule(Handler(), str(root), recursive=True, event_filter=changes)
         observer.start()
         return observer
 
@@ -291,5 +315,5 @@ def _observe(roots: Iterable[Path], touched: Callable[[str], None], log: Callabl
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EMFILE):
             raise
-        log(f"inotify is out of watches ({error.strerror}); polling instead")
-        return start(PollingObserver)
+        log(f"inotify is out of watches ({error.strerror}); polling every 5 s instead")
+        return start(lambda: PollingObserver(timeout=5))

@@ -50,6 +50,7 @@ class Behaviour:
     headers: dict[str, str] = field(default_factory=dict)
     error_body: Callable[[dict[str, str]], bytes] = lambda headers: b'{"error": {"message": "scripted failure"}}'
     raw_stream: bytes | None = None
+    chunk_delay: Callable[[dict[str, Any]], float] = lambda body: 0.0
 
 
 @dataclass
@@ -117,7 +118,10 @@ class ModelServer:
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("transfer-encoding", "chunked")
                 self.end_headers()
+                pause = behaviour.chunk_delay(body)
                 for chunk in chunks:
+                    if pause:
+                        time.sleep(pause)
                     data = chunk.encode()
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()

@@ -126,12 +126,18 @@ def test_an_edit_to_turn_one_between_spawn_and_sync_leaves_its_summary_empty(
 def test_a_summary_model_slower_than_the_budget_is_cancelled_and_writes_nothing(
     workspace: Path, server: ModelServer
 ) -> None:
-    script(server, "fast answer", summary_delay=4.0)
+    def answer(body: dict[str, Any]) -> str:
+        ids = body.get("format", {}).get("properties", {}).get("summaries", {}).get("required")
+        return json.dumps({"summaries": dict.fromkeys(ids, "late")}) if ids else "fast answer"
+
+    slow_summaries = Behaviour(content=answer, chunk_delay=lambda body: 0.4 if "format" in body else 0.0)
+    server.queue.extend([slow_summaries] * 2)
     started = time.monotonic()
-    status, out, _ = ask(workspace, "quick", soft_timeout=0.5, grace=0.5)
+    status, out, err = ask(workspace, "quick", soft_timeout=0.5, grace=1.0)
     elapsed = time.monotonic() - started
     assert (status, out) == (0, "fast answer\n")
-    assert elapsed < 3.5, "the command exits within the budget and the grace, not when the model answers"
+    assert elapsed < 4.0, "the command exits within the budget and the grace, not when the model answers"
+    assert "did not stop in time" not in err, "the task saw the cancellation and stopped by itself"
     ref = pick_conversation(workspace, "17800000040")
     turns = read_conversation(ref, sequential_ids("r")).stream.turns()
     assert [t.summary() for t in turns[1:4]] == [None, None, None]

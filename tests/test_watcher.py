@@ -174,3 +174,35 @@ def test_once_processes_everything_pending_and_returns(workspace: Path) -> None:
     watcher.run_once()
     assert summaries(workspace, "17900000005") == ["Do step 0 of the plan", "Do step 1 of the plan"]
     assert any("17900000005: summarized 2 turns with builtin/extractive" in line for line in lines)
+
+
+def test_a_save_that_arrives_only_as_a_rename_is_seen(workspace: Path) -> None:
+    directory = new_conversation(workspace, 17900000006, 1)
+    with Running(workspace):
+        assert wait_for(lambda: summaries(workspace, "17900000006") == ["Do step 0 of the plan"])
+        entries = json.loads((directory / "events.json").read_text())
+        entries += [
+            {"event_id": "t9", "timestamp": TS, "type": "turn_start"},
+            {"event_id": "r9", "timestamp": TS, "type": "chat_request", "content": "Write the release notes"},
+            {"event_id": "m9", "request_id": "r9", "timestamp": TS, "type": "chat_response", "message": "Written."},
+        ]
+        outside = workspace / "events.json.tmp"
+        outside.write_text(json.dumps(entries, indent=2) + "\n")
+        os.replace(outside, directory / "events.json")
+        assert wait_for(lambda: summaries(workspace, "17900000006")[-1] == "Write the release notes")
+
+
+def test_a_folder_renamed_by_jp_is_followed(workspace: Path) -> None:
+    directory = new_conversation(workspace, 17900000007, 1)
+    with Running(workspace):
+        assert wait_for(lambda: summaries(workspace, "17900000007") == ["Do step 0 of the plan"])
+        renamed = directory.with_name("17900000007-a-title")
+        directory.rename(renamed)
+        entries = json.loads((renamed / "events.json").read_text())
+        entries += [
+            {"event_id": "t9", "timestamp": TS, "type": "turn_start"},
+            {"event_id": "r9", "timestamp": TS, "type": "chat_request", "content": "Name the conversation"},
+            {"event_id": "m9", "request_id": "r9", "timestamp": TS, "type": "chat_response", "message": "Named."},
+        ]
+        write_like_jp(renamed / "events.json", entries)
+        assert wait_for(lambda: summaries(workspace, "17900000007")[-1] == "Name the conversation")
