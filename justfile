@@ -37,6 +37,9 @@ bench:
     {{bin}}/python bench/load_save.py
     {{bin}}/python bench/projection.py
     {{bin}}/python bench/catchup_plan.py
+    {{bin}}/python bench/query_exit.py
+    {{bin}}/python bench/startup.py
+    {{bin}}/python bench/watch.py --quick
 
 # the main job on the bundled fixtures, offline
 demo:
