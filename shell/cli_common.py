@@ -14,10 +14,16 @@ from turnmark.core.event_ids import IdSource
 
 from .entropy import random_event_ids
 from .llm_protocol import HttpSettings
-from .output import chrome
+from .output import chrome, fail
 from .selection import pick_conversation
 from .storage import ConversationError, LoadedConversation, read_conversation
-from .workspace import ConversationRef, Workspace, require_workspace
+from .workspace import (
+    ConversationRef,
+    Workspace,
+    WorkspaceError,
+    list_conversations,
+    require_workspace,
+)
 
 EDITING_HELP = """
 Every entry of events.json carries an "event_id": a short ID that stays with
@@ -125,6 +131,18 @@ def settings_of(ctx: typer.Context) -> Settings:
     settings = ctx.obj
     assert isinstance(settings, Settings)
     return settings
+
+
+def chosen(settings: Settings, conversation: str | None, all_conversations: bool) -> list[ConversationRef]:
+    """The conversations a command works on: ``--all``, the one named, or the most recent one."""
+    try:
+        if not all_conversations:
+            return [pick(settings, conversation)]
+        if conversation is not None:
+            raise WorkspaceError("give either a conversation or --all, not both")
+        return list_conversations(settings.workspace_root())
+    except WorkspaceError as error:
+        raise fail(str(error)) from error
 
 
 def warn(message: str) -> None:

@@ -24,6 +24,7 @@ from .cli_common import (
     FormatOption,
     OutputFormat,
     app,
+    chosen,
     conversation_json,
     pick,
     read_for_display,
@@ -154,15 +155,7 @@ def check(
     2 when a conversation cannot be read.
     """
     settings = settings_of(ctx)
-    try:
-        if all_conversations:
-            if conversation is not None:
-                raise WorkspaceError("give either a conversation or --all, not both")
-            refs = list_conversations(settings.workspace_root())
-        else:
-            refs = [pick(settings, conversation)]
-    except WorkspaceError as error:
-        raise fail(str(error)) from error
+    refs = chosen(settings, conversation, all_conversations)
     results: list[dict[str, object]] = []
     problems = errors = 0
     for ref in refs:

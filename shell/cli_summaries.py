@@ -20,6 +20,7 @@ from .cli_common import (
     FormatOption,
     OutputFormat,
     app,
+    chosen,
     conversation_json,
     pick,
     read_for_display,
@@ -27,7 +28,7 @@ from .cli_common import (
 )
 from .output import chrome, emit_json, emit_line, fail
 from .storage import ConversationError, edit_conversation
-from .workspace import WorkspaceError, list_conversations
+from .workspace import WorkspaceError
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -107,15 +108,7 @@ def summarize(
     retried next time), 1 when a model or conversation failed, 2 on bad input.
     """
     settings = settings_of(ctx)
-    try:
-        if all_conversations:
-            if conversation is not None:
-                raise WorkspaceError("give either a conversation or --all, not both")
-            refs = list_conversations(settings.workspace_root())
-        else:
-            refs = [pick(settings, conversation)]
-    except WorkspaceError as error:
-        raise fail(str(error)) from error
+    refs = chosen(settings, conversation, all_conversations)
     options = CatchupOptions(dry_run, upgrade, model, tuple(settings.cfg), settings.environ, settings.http)
     reports: list[CatchupReport] = []
     with _progress_bar() as progress:

@@ -41,29 +41,19 @@ class AnthropicProvider:
             "stream": True,
         }
         body.update(sampling(self.model.parameters))
-        parts: list[str] = []
-        stopped = False
-        for event, data in sse_data(self.http.stream_lines("/v1/messages", body, should_stop)):
-            if event == "error" or (isinstance(data, dict) and data.get("type") == "error"):
-                error = data.get("error", {}) if isinstance(data, dict) else {}
-                raise ModelError(f"anthropic: {error.get('message', 'error') if isinstance(error, dict) else error}")
-            delta = data.get("delta") if isinstance(data, dict) else None
-            if event == "content_block_delta" and isinstance(delta, dict) and delta.get("type") == "text_delta":
-                parts.append(str(delta.get("text", "")))
-            stopped = stopped or event == "message_stop"
-        if not stopped:
-            raise ModelError("anthropic: the answer ended before message_stop")
-        return "".join(parts)
+        return "".join(part.text for part in self.chat(body, should_stop) if part.kind == "text")
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
         """Stream a chat answer: text and thinking deltas, tool calls once their input JSON is complete."""
         blocks: dict[int, dict[str, str]] = {}
+        stopped = False
         for event, data in sse_data(self.http.stream_lines("/v1/messages", body, should_stop)):
             if not isinstance(data, dict):
                 continue
             if event == "error" or data.get("type") == "error":
                 error = data.get("error", {})
                 raise ModelError(f"anthropic: {error.get('message', 'error') if isinstance(error, dict) else error}")
+            stopped = stopped or event == "message_stop"
             index = int(data.get("index", 0))
             if event == "content_block_start":
                 block = data.get("content_block") or {}
@@ -86,3 +76,5 @@ class AnthropicProvider:
                 yield ChatPart(
                     "tool_call", call_id=block["id"], name=block["name"], arguments=parse_arguments(block["json"])
                 )
+        if not stopped:
+            raise ModelError("anthropic: the answer ended before message_stop")

@@ -39,28 +39,12 @@ class OllamaProvider:
             "options": options,
             "stream": True,
         }
-        parts: list[str] = []
-        done = False
-        for line in self.http.stream_lines("/api/chat", body, should_stop):
-            if not line.strip():
-                continue
-            try:
-                chunk = json.loads(line)
-            except (ValueError, RecursionError):
-                raise ModelError(f"ollama sent a line that is not JSON: {line[:80]!r}") from None
-            if isinstance(chunk, dict) and chunk.get("error"):
-                raise ModelError(f"ollama: {chunk['error']}")
-            message = chunk.get("message") if isinstance(chunk, dict) else None
-            if isinstance(message, dict) and isinstance(message.get("content"), str):
-                parts.append(message["content"])
-            done = done or (isinstance(chunk, dict) and chunk.get("done") is True)
-        if not done:
-            raise ModelError("ollama: the answer ended before it was done")
-        return "".join(parts)
+        return "".join(part.text for part in self.chat(body, should_stop) if part.kind == "text")
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
-        """Stream a chat answer (the body from ``core.provider_request``): text, thinking, tool calls."""
+        """Stream an answer (NDJSON): text, thinking, tool calls; an answer that ends before ``done`` fails."""
         calls = 0
+        done = False
         for line in self.http.stream_lines("/api/chat", body, should_stop):
             if not line.strip():
                 continue
@@ -72,6 +56,7 @@ class OllamaProvider:
                 continue
             if chunk.get("error"):
                 raise ModelError(f"ollama: {chunk['error']}")
+            done = done or chunk.get("done") is True
             message = chunk.get("message") or {}
             if message.get("thinking"):
                 yield ChatPart("reasoning", str(message["thinking"]))
@@ -88,3 +73,5 @@ class OllamaProvider:
                     arguments=arguments if isinstance(arguments, dict) else {},
                 )
                 calls += 1
+        if not done:
+            raise ModelError("ollama: the answer ended before it was done")

@@ -73,20 +73,7 @@ class OpenAICompatibleProvider:
         limit = "max_completion_tokens" if self.model.provider == "openai" else "max_tokens"
         body[limit] = request.answer_tokens
         body.update(sampling(self.model.parameters))
-        parts: list[str] = []
-        for _, data in sse_data(self.http.stream_lines(f"{self.prefix}/chat/completions", body, should_stop)):
-            if isinstance(data, dict) and data.get("error"):
-                error = data["error"]
-                raise ModelError(
-                    f"{self.model.provider}: {error.get('message', error) if isinstance(error, dict) else error}"
-                )
-            for choice in data.get("choices", []) if isinstance(data, dict) else []:
-                delta = choice.get("delta") or choice.get("message") or {}
-                if isinstance(delta, dict) and isinstance(delta.get("content"), str):
-                    parts.append(delta["content"])
-                if isinstance(delta, dict) and delta.get("refusal"):
-                    raise ModelError(f"{self.model.provider}: the model refused: {delta['refusal']}")
-        return "".join(parts)
+        return "".join(part.text for part in self.chat(body, should_stop) if part.kind == "text")
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
         """Stream a chat answer: text deltas, and tool calls assembled from their indexed fragments."""
@@ -98,7 +85,9 @@ class OpenAICompatibleProvider:
                     f"{self.model.provider}: {error.get('message', error) if isinstance(error, dict) else error}"
                 )
             for choice in data.get("choices", []) if isinstance(data, dict) else []:
-                delta = choice.get("delta") or {}
+                delta = choice.get("delta") or choice.get("message") or {}
+                if delta.get("refusal"):
+                    raise ModelError(f"{self.model.provider}: the model refused: {delta['refusal']}")
                 if delta.get("reasoning_content"):
                     yield ChatPart("reasoning", str(delta["reasoning_content"]))
                 if delta.get("content"):
