@@ -123,6 +123,14 @@ def test_check_all_keeps_going_past_a_broken_conversation(run: Run, workspace: P
     assert err.count("error:") == 1
 
 
+@pytest.mark.parametrize("command", ["check", "summarize"])
+def test_a_conversation_and_all_together_is_refused(run: Run, workspace: Path, command: str) -> None:
+    before = sorted((p, p.read_bytes()) for p in workspace.rglob("*") if p.is_file())
+    out, err = run(command, "17800000010", "--all", code=2)
+    assert (out, err) == ("", "error: give either a conversation or --all, not both\n")
+    assert sorted((p, p.read_bytes()) for p in workspace.rglob("*") if p.is_file()) == before
+
+
 def test_unknown_conversation(run: Run) -> None:
     _, err = run("turns", "nope", code=2)
     assert err.startswith("error: no conversation 'nope' in <ws>/.jp/conversations")
