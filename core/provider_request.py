@@ -7,6 +7,7 @@ OpenRouter) and Anthropic's ``/v1/messages``.
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Literal, TypeAlias
 
@@ -99,17 +100,21 @@ def anthropic_body(view: ProviderView, model: str, *, system: str | None, max_to
     return body
 
 
+def _user_turn(message: Message, tool_message: Callable[[ToolResult], JsonObject]) -> list[JsonObject]:
+    """A user message for the chat-style APIs: each tool result as its own ``tool`` message, then the text."""
+    out = [tool_message(part) for part in message.parts if isinstance(part, ToolResult)]
+    text = _text(message)
+    if text:
+        out.append({"role": "user", "content": text})
+    return out
+
+
 def openai_body(view: ProviderView, model: str, *, system: str | None) -> JsonObject:
     """``/v1/chat/completions``: tool results as ``tool`` messages right after the call; reasoning is not sent."""
     messages: list[JsonObject] = [{"role": "system", "content": system}] if system else []
     for message in _unique_tool_ids(provider_messages(view, thinking="none", user_first=False)):
         if message.role == "user":
-            for part in message.parts:
-                if isinstance(part, ToolResult):
-                    messages.append({"role": "tool", "tool_call_id": part.id, "content": part.content})
-            text = _text(message)
-            if text:
-                messages.append({"role": "user", "content": text})
+            messages += _user_turn(message, lambda r: {"role": "tool", "tool_call_id": r.id, "content": r.content})
             continue
         calls = [
             {
@@ -132,12 +137,7 @@ def ollama_body(view: ProviderView, model: str, *, system: str | None) -> JsonOb
     messages: list[JsonObject] = [{"role": "system", "content": system}] if system else []
     for message in provider_messages(view, thinking="all", user_first=False):
         if message.role == "user":
-            for part in message.parts:
-                if isinstance(part, ToolResult):
-                    messages.append({"role": "tool", "tool_name": part.name, "content": part.content})
-            text = _text(message)
-            if text:
-                messages.append({"role": "user", "content": text})
+            messages += _user_turn(message, lambda r: {"role": "tool", "tool_name": r.name, "content": r.content})
             continue
         assistant: JsonObject = {"role": "assistant", "content": _text(message)}
         thinking = "\n\n".join(part.text for part in message.parts if isinstance(part, Thinking) and part.text)
