@@ -18,7 +18,10 @@ STEPS: list[tuple[str, list[str]]] = [
     ("Request links: what the hand edits broke, and why", ["check", "17800000030"]),
     ("What the model would be sent: excluded events are warned about on stderr", ["project", "17800000040"]),
     ("Turns before catch-up ('~' marks a turn without a summary)", ["turns", "17790000000"]),
-    ("Catch-up with the offline summarizer (builtin/extractive)", ["summarize", "--all"]),
+    (
+        "Catch-up with the offline summarizer (builtin/extractive); a file with an ambiguous link is left alone",
+        ["summarize", "--all"],
+    ),
     ("Turns after catch-up, with who wrote each summary", ["turns", "17790000000"]),
     ("", ["turns", "17800000040"]),
 ]
@@ -40,8 +43,8 @@ def demo(
     shutil.copytree(FIXTURES, workspace)
     try:
         for title, arguments in STEPS:
-            if title:
-                emit_line(f"\n== {title}\n$ turnmark {' '.join(arguments)}")
+            heading = f"\n== {title}\n" if title else ""
+            emit_line(f"{heading}$ turnmark {' '.join(arguments)}")
             app(["--workspace", str(workspace), *arguments], obj=settings, standalone_mode=False)
     finally:
         if keep:

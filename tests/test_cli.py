@@ -359,5 +359,14 @@ def test_the_demo_runs_offline_and_leaves_nothing_behind(run: Run, tmp_path: Pat
     out, err = run("demo")
     assert "== Catch-up with the offline summarizer" in out
     assert "[builtin/extractive]" in out
+    assert [line for line in out.splitlines() if line.startswith("$ ")] == [
+        "$ turnmark conversations",
+        "$ turnmark check 17800000030",
+        "$ turnmark project 17800000040",
+        "$ turnmark turns 17790000000",
+        "$ turnmark summarize --all",
+        "$ turnmark turns 17790000000",
+        "$ turnmark turns 17800000040",
+    ]
     assert "warning: request_id 'gone000' does not resolve" in err
     assert set(Path(tempfile.gettempdir()).glob("turnmark-demo-*")) == before
