@@ -88,7 +88,7 @@ FormatOption = Annotated[
 ConversationArgument = Annotated[
     str | None,
     typer.Argument(
-        metavar="[CONV]",
+        metavar="CONV",
         help="Conversation: ID (17727484633 or jp-c17727484633), directory name, or path. "
         "Default: the most recently active one.",
         show_default=False,

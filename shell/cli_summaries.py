@@ -191,7 +191,7 @@ def label(
     ctx: typer.Context,
     conversation: Annotated[str, typer.Argument(metavar="CONV", help="The conversation (ID, directory or path).")],
     turn: Annotated[str, typer.Argument(metavar="TURN", help="The turn: its event_id, or its number (from 0).")],
-    text: Annotated[str | None, typer.Argument(metavar="[TEXT]", help="The summary, one line.")] = None,
+    text: Annotated[str | None, typer.Argument(metavar="TEXT", help="The summary, one line.")] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove the turn's summary instead.")] = False,
 ) -> None:
     """Set your own summary for a turn (catch-up never replaces it), or --clear it.
