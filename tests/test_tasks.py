@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -98,3 +101,57 @@ def test_the_timer_appears_only_after_a_second_on_a_terminal() -> None:
 
 def test_nothing_to_wait_for_returns_at_once() -> None:
     assert TaskHandler(stream=io.StringIO()).drain().waited == 0.0
+
+
+DRAIN_UNDER_SIGNALS = """
+import io, sys, time
+from turnmark.shell.tasks import TaskHandler
+
+class Task:
+    name = "summary"
+    def __init__(self, stop_on_cancel):
+        self.stop_on_cancel = stop_on_cancel
+    def run(self, token):
+        print("running", flush=True)
+        while not (self.stop_on_cancel and token.cancelled):
+            time.sleep(0.01)
+        print("saw the cancellation", flush=True)
+    def sync(self):
+        print("synced", flush=True)
+
+handler = TaskHandler(soft_timeout=30.0, grace=30.0, stream=io.StringIO())
+handler.spawn(Task(stop_on_cancel=sys.argv[1] == "cooperative"))
+report = handler.drain()
+print(f"drained cancelled={report.cancelled} synced={report.synced}", flush=True)
+"""
+
+
+def drain_in_a_process(kind: str, interrupts: int) -> tuple[int, list[str], float]:
+    """Run a drain in a real process, press Ctrl-C ``interrupts`` times; exit status, output lines, seconds."""
+    process = subprocess.Popen([sys.executable, "-c", DRAIN_UNDER_SIGNALS, kind], stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    lines = [process.stdout.readline().strip()]
+    time.sleep(0.3)
+    started = time.monotonic()
+    for _ in range(interrupts):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+    try:
+        rest, _ = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    return process.returncode, lines + rest.split(), time.monotonic() - started
+
+
+def test_ctrl_c_during_the_drain_cancels_at_once_and_syncs_what_stopped() -> None:
+    status, lines, seconds = drain_in_a_process("cooperative", 1)
+    assert status == 0
+    assert " ".join(lines) == "running saw the cancellation synced drained cancelled=True synced=['summary']"
+    assert seconds < 10, "the 30 s budget was not waited out"
+
+
+def test_a_second_ctrl_c_during_the_grace_exits_130_without_syncing() -> None:
+    status, lines, seconds = drain_in_a_process("stubborn", 2)
+    assert status == 130
+    assert lines == ["running"]
+    assert seconds < 10, "neither the budget nor the grace was waited out"
