@@ -29,12 +29,13 @@ from turnmark.core.event_ids import IdSource
 
 from .catchup import CatchupOptions, catch_up
 from .storage import EVENTS
-from .workspace import ConversationRef, Workspace, list_conversations
+from .workspace import ConversationRef, Workspace, find_workspace, list_conversations
 
 LOCKED_RETRY = 2.0
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 BACKOFF_FIRST = 5.0
 BACKOFF_MAX = 300.0
+SILO_RECHECK = 2.0
 
 
 @dataclass
@@ -78,7 +79,7 @@ class Watcher:
         log: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.workspaces = workspaces
+        self.workspaces = list(workspaces)
         self.options = options
         self.new_id = new_id
         self.log = log
@@ -237,7 +238,8 @@ class Watcher:
 
     def run(self, tick: float = 0.05) -> None:
         """Watch until ``stop()``: a startup pass over everything, then changes as they come."""
-        observer = _observe(self.watched(), self.touched, self.log)
+        observer, schedule = _observe(self.watched(), self.touched, self.log)
+        next_silo_check = self.clock() + SILO_RECHECK
         try:
             self._refresh_refs()
             for conversation_id, ref in self._refs.items():
@@ -245,6 +247,9 @@ class Watcher:
                 age = time.time() - newest / 1e9 if newest is not None else 0.0
                 self._mark(conversation_id, max(age, 0.0))
             while not self._stop.is_set():
+                if self.clock() >= next_silo_check:
+                    self._adopt_new_silos(schedule)
+                    next_silo_check = self.clock() + SILO_RECHECK
                 for conversation_id in self._due():
                     if self._stop.is_set():
                         break
@@ -253,6 +258,22 @@ class Watcher:
         finally:
             observer.stop()
             observer.join(timeout=5)
+
+    def _adopt_new_silos(self, schedule: Callable[[Path], None]) -> None:
+        """Pick up a user-local silo JP created after the watch started: its locks are the ones JP
+        takes from then on, and its conversations are JP's copies."""
+        for index, workspace in enumerate(self.workspaces):
+            if workspace.user_silo is not None:
+                continue
+            found = find_workspace(workspace.root)
+            if found is None or found.user_silo is None:
+                continue
+            self.workspaces[index] = found
+            self.log(f"{workspace.root}: following JP's user-local storage {found.user_silo}")
+            schedule(found.user_silo)
+            self._refresh_refs()
+            for ref in list_conversations(found):
+                self._mark(ref.id)
 
     def install_signal_handlers(self) -> None:
         """SIGTERM and Ctrl-C finish the write in progress, then stop."""
@@ -265,8 +286,11 @@ class Watcher:
         signal.signal(signal.SIGINT, handle)
 
 
-def _observe(roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str], None]) -> Any:
-    """A watchdog observer on ``roots`` (recursive); the polling observer when inotify runs out."""
+def _observe(
+    roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str], None]
+) -> tuple[Any, Callable[[Path], None]]:
+    """A watchdog observer on ``roots`` (recursive; the polling observer when inotify runs out), and
+    how to add a root to it later."""
     from watchdog.events import (
         DirCreatedEvent,
         DirDeletedEvent,
@@ -311,9 +335,17 @@ def _observe(roots: Iterable[Path], touched: Callable[[str], None], log: Callabl
         return observer
 
     try:
-        return start(Observer)
+        observer = start(Observer)
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EMFILE):
             raise
         log(f"inotify is out of watches ({error.strerror}); polling every 5 s instead")
-        return start(lambda: PollingObserver(timeout=5))
+        observer = start(lambda: PollingObserver(timeout=5))
+
+    def schedule(root: Path) -> None:
+        try:
+            observer.schedule(Handler(), str(root), recursive=True, event_filter=changes)
+        except OSError as error:
+            log(f"cannot watch {root} ({error.strerror}); changes there are seen after a restart")
+
+    return observer, schedule

@@ -59,9 +59,9 @@ def write_like_jp(path: Path, entries: list[dict[str, Any]]) -> None:
     os.replace(temporary, path)
 
 
-def new_conversation(workspace: Path, conversation_id: int, turns: int) -> Path:
-    directory = workspace / ".jp" / "conversations" / str(conversation_id)
-    directory.mkdir()
+def new_conversation(workspace: Path, conversation_id: int, turns: int, conversations: Path | None = None) -> Path:
+    directory = (conversations or workspace / ".jp" / "conversations") / str(conversation_id)
+    directory.mkdir(parents=True)
     (directory / "metadata.json").write_text('{"last_activated_at": "2026-07-01 10:00:00.0"}\n')
     (directory / "base_config.json").write_text("{}\n")
     entries: list[dict[str, Any]] = []
@@ -206,3 +206,28 @@ def test_a_folder_renamed_by_jp_is_followed(workspace: Path) -> None:
         ]
         write_like_jp(renamed / "events.json", entries)
         assert wait_for(lambda: summaries(workspace, "17900000007")[-1] == "Name the conversation")
+
+
+def test_a_silo_jp_creates_after_the_start_is_followed_and_its_locks_respected(
+    workspace: Path, user_data: Path
+) -> None:
+    silo = user_data / "workspace" / "ws-fx001"
+    holder: subprocess.Popen[str] | None = None
+    with Running(workspace) as running:
+        assert wait_for(lambda: running.watcher.pending() == 0 and running.watcher.catchups.total() >= 4)
+        (silo / "locks").mkdir(parents=True)
+        holder = hold(silo / "locks" / "jp-c17900000010.lock")
+        try:
+            directory = new_conversation(workspace, 17900000010, 2, silo / "conversations")
+            before = (directory / "events.json").read_bytes()
+            assert wait_for(lambda: any("following JP's user-local storage" in line for line in running.lines))
+            assert wait_for(lambda: any("17900000010: skipped because it is locked" in line for line in running.lines))
+            assert (directory / "events.json").read_bytes() == before
+            release(holder)
+            holder = None
+            assert wait_for(
+                lambda: summaries(workspace, "17900000010") == ["Do step 0 of the plan", "Do step 1 of the plan"]
+            )
+        finally:
+            if holder is not None:
+                release(holder)
