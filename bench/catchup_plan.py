@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import best_of, corpus_conversations
+from bench.common import best_of, corpus_conversations, corpus_files
 from turnmark.core.catchup import candidates, plan, prepare
 from turnmark.core.codec import encode_document, write_entry
 from turnmark.core.stream import ConversationStream
@@ -31,9 +31,7 @@ def main() -> None:
     total_load = total_plan = 0.0
     ratios: list[tuple[float, str]] = []
     for directory in corpus_conversations():
-        events = (directory / "events.json").read_bytes()
-        base_path = directory / "base_config.json"
-        base = base_path.read_bytes() if base_path.exists() else None
+        events, base = corpus_files(directory)
         stream = ConversationStream.from_json(events, base, new_id=random_event_ids()).unwrap()
         total_load += best_of(partial(ConversationStream.from_json, events, base, new_id=random_event_ids()), 5, 2)
         total_plan += best_of(partial(catchup_plan, stream), 5, 2)

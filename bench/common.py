@@ -20,6 +20,12 @@ def corpus_conversations() -> list[Path]:
     return sorted(path for path in conversations.iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
+def corpus_files(directory: Path) -> tuple[bytes, bytes | None]:
+    """A conversation's ``events.json`` and ``base_config.json`` (``None`` when absent)."""
+    base = directory / "base_config.json"
+    return (directory / "events.json").read_bytes(), base.read_bytes() if base.exists() else None
+
+
 def best_of(function: Callable[[], object], repeat: int = 7, number: int = 5) -> float:
     """The fastest of ``repeat`` runs of ``number`` calls, per call, in seconds."""
     timings = []

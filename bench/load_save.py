@@ -16,7 +16,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import best_of, corpus_conversations
+from bench.common import best_of, corpus_conversations, corpus_files
 from turnmark.core.stream import ConversationStream
 from turnmark.shell.entropy import random_event_ids
 
@@ -25,9 +25,7 @@ def main() -> None:
     totals = {"baseline": 0.0, "load": 0.0, "save": 0.0}
     print(f"{'conversation':<16} {'KiB':>6} {'baseline ms':>11} {'load':>6} {'save':>6}")
     for directory in corpus_conversations():
-        events = (directory / "events.json").read_bytes()
-        base_path = directory / "base_config.json"
-        base_config = base_path.read_bytes() if base_path.exists() else None
+        events, base_config = corpus_files(directory)
         stream = ConversationStream.from_json(events, base_config, new_id=random_event_ids()).unwrap()
 
         documents = [events] if base_config is None else [events, base_config]

@@ -14,7 +14,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import best_of, corpus_conversations
+from bench.common import best_of, corpus_conversations, corpus_files
 from turnmark.core.projection import project
 from turnmark.core.stream import ConversationStream
 from turnmark.shell.entropy import random_event_ids
@@ -90,10 +90,7 @@ def main() -> None:
     total_load = total_projection = 0.0
     print(f"{'conversation':<22} {'entries':>7} {'load ms':>8} {'project/load':>12}")
     for directory in corpus_conversations():
-        base_path = directory / "base_config.json"
-        load, projection, entries, _ = measure(
-            (directory / "events.json").read_bytes(), base_path.read_bytes() if base_path.exists() else None
-        )
+        load, projection, entries, _ = measure(*corpus_files(directory))
         total_load += load
         total_projection += projection
         print(f"{directory.name[:22]:<22} {entries:>7} {load * 1000:>8.2f} {projection / load:>11.2f}x")

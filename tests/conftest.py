@@ -27,6 +27,12 @@ def corpus_conversations() -> list[Path]:
     return sorted(path for path in conversations.iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
+def corpus_files(directory: Path) -> tuple[bytes, bytes | None]:
+    """A corpus conversation's ``events.json`` and ``base_config.json`` (``None`` when absent)."""
+    base = directory / "base_config.json"
+    return (directory / "events.json").read_bytes(), base.read_bytes() if base.exists() else None
+
+
 def corpus_params() -> list[object]:
     """One pytest param per corpus conversation, or a single skipped param saying why."""
     found = corpus_conversations()

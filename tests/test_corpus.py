@@ -8,17 +8,12 @@ import pytest
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.stream import ConversationStream
 
-from .conftest import corpus_params
-
-
-def read(directory: Path) -> tuple[bytes, bytes | None]:
-    base = directory / "base_config.json"
-    return (directory / "events.json").read_bytes(), base.read_bytes() if base.exists() else None
+from .conftest import corpus_files, corpus_params
 
 
 @pytest.mark.parametrize("directory", corpus_params())
 def test_round_trip_is_byte_exact(directory: Path) -> None:
-    events, base_config = read(directory)
+    events, base_config = corpus_files(directory)
     stream = ConversationStream.from_json(events, base_config, new_id=sequential_ids()).unwrap()
     written = stream.to_json()
     without_ids = msgspec.json.decode(written)
@@ -33,7 +28,7 @@ def test_round_trip_is_byte_exact(directory: Path) -> None:
 
 @pytest.mark.parametrize("directory", corpus_params())
 def test_only_event_id_keys_are_added_and_they_come_first(directory: Path) -> None:
-    events, base_config = read(directory)
+    events, base_config = corpus_files(directory)
     stream = ConversationStream.from_json(events, base_config, new_id=sequential_ids()).unwrap()
     original = msgspec.json.decode(events)
     written = msgspec.json.decode(stream.to_json())
@@ -46,7 +41,7 @@ def test_only_event_id_keys_are_added_and_they_come_first(directory: Path) -> No
 
 @pytest.mark.parametrize("directory", corpus_params())
 def test_corpus_turns_match_jp(directory: Path) -> None:
-    events, base_config = read(directory)
+    events, base_config = corpus_files(directory)
     stream = ConversationStream.from_json(events, base_config, new_id=sequential_ids()).unwrap()
     raw_turn_starts = events.count(b'"type": "turn_start"')
     turns = stream.turns()

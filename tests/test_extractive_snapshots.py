@@ -14,16 +14,11 @@ from turnmark.core.extractive import extractive_summary
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import MAX_CHARS
 
-from .conftest import FIXTURES, corpus_params
+from .conftest import FIXTURES, corpus_files, corpus_params
 
 
 def labels(directory: Path) -> list[str]:
-    base = directory / "base_config.json"
-    stream = ConversationStream.from_json(
-        (directory / "events.json").read_bytes(),
-        base.read_bytes() if base.exists() else None,
-        new_id=sequential_ids(),
-    ).unwrap()
+    stream = ConversationStream.from_json(*corpus_files(directory), new_id=sequential_ids()).unwrap()
     lines = []
     for turn in prepare(stream).turns():
         summary = extractive_summary(turn)

@@ -12,7 +12,7 @@ from turnmark.core.projection import project
 from turnmark.core.provider_request import WireApi, model_name, request_body
 from turnmark.core.stream import ConversationStream
 
-from .conftest import corpus_params
+from .conftest import corpus_files, corpus_params
 from .provider_rules import check_anthropic, check_ollama, check_openai
 from .streams import TS, load
 from .test_projection import entry, tool_call, tool_result
@@ -176,12 +176,7 @@ def test_config_layers_merge_later_over_earlier() -> None:
 
 @pytest.mark.parametrize("directory", corpus_params())
 def test_every_corpus_conversation_converts_to_bodies_each_api_accepts(directory: Path) -> None:
-    base = directory / "base_config.json"
-    stream = ConversationStream.from_json(
-        (directory / "events.json").read_bytes(),
-        base.read_bytes() if base.exists() else None,
-        new_id=sequential_ids(),
-    ).unwrap()
+    stream = ConversationStream.from_json(*corpus_files(directory), new_id=sequential_ids()).unwrap()
     out = accepted(stream)
     assert out["anthropic"]["messages"]
 
