@@ -327,10 +327,13 @@ def _observe(
         DirMovedEvent,
     ]
 
+    def add(observer: Any, root: Path) -> None:
+        observer.schedule(Handler(), str(root), recursive=True, event_filter=changes)
+
     def start(kind: Any) -> Any:
         observer = kind()
         for root in roots:
-            observer.schedule(Handler(), str(root), recursive=True, event_filter=changes)
+            add(observer, root)
         observer.start()
         return observer
 
@@ -344,7 +347,7 @@ def _observe(
 
     def schedule(root: Path) -> None:
         try:
-            observer.schedule(Handler(), str(root), recursive=True, event_filter=changes)
+            add(observer, root)
         except OSError as error:
             log(f"cannot watch {root} ({error.strerror}); changes there are seen after a restart")
 
