@@ -44,3 +44,9 @@ bench:
 # the main job on the bundled fixtures, offline
 demo:
     {{bin}}/turnmark demo
+
+# the reliability probes at full scale (fuzzing, SIGKILLs, a JP-like writer, hostile links,
+# escapes, secrets); writes their figures to docs/reliability.md
+reliability:
+    rm -f .reliability-figures.jsonl
+    status=0; TURNMARK_RELIABILITY=full TURNMARK_RELIABILITY_FIGURES=.reliability-figures.jsonl {{bin}}/python -m pytest tests/reliability -p no:cacheprovider || status=$?; {{bin}}/python tests/reliability/write_report.py .reliability-figures.jsonl docs/reliability.md $status; rm -f .reliability-figures.jsonl; exit $status
