@@ -11,7 +11,7 @@ import typer
 
 from .catchup import CatchupOptions
 from .cli_common import app, settings_of
-from .output import fail
+from .output import chrome, fail
 from .watcher import Watcher, WatchOptions
 from .workspace import WorkspaceError, require_workspace
 
@@ -27,7 +27,8 @@ the write in progress and exits 0. One line is logged per action.
 
 
 def _log(line: str) -> None:
-    print(f"{datetime.now().strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+    chrome(f"{datetime.now().strftime('%H:%M:%S')} {line}")
+    sys.stderr.flush()
 
 
 @app.command(epilog=WATCH_HELP)

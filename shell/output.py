@@ -1,24 +1,35 @@
-"""Writing results (stdout) and chrome (stderr): progress, diagnostics, warnings, errors."""
+"""Writing results (stdout) and chrome (stderr): progress, diagnostics, warnings, errors.
+
+Every text line passes ``visible`` and every JSON document ``json_escaped``, so
+nothing read from a conversation or a model acts on the terminal.
+"""
 
 import json
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 import typer
+
+from turnmark.core.terminal_text import json_escaped, visible
 
 
 def emit_json(value: Any) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json_escaped(json.dumps(value, ensure_ascii=False, indent=2)) + "\n")
 
 
 def emit_line(text: str = "") -> None:
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(visible(text) + "\n")
 
 
-def chrome(text: str) -> None:
+def write_text(stream: TextIO, text: str) -> None:
+    """Text as it streams (a model's answer), made visible like every other line."""
+    stream.write(visible(text))
+
+
+def chrome(text: str, stream: TextIO | None = None) -> None:
     """A line on the chrome channel (stderr): notes, legends, warnings."""
-    sys.stderr.write(text + "\n")
+    (stream or sys.stderr).write(visible(text) + "\n")
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -35,11 +35,13 @@ from turnmark.core.timestamps import format_timestamp
 
 from .catchup import CatchupOptions
 from .config_files import effective_config
+from .files import write_if_changed
 from .llm_protocol import ChatPart, HttpSettings, ModelError
 from .locking import ConversationLock
+from .output import chrome, write_text
 from .providers import open_provider
 from .selection import pick_conversation
-from .storage import EVENTS, METADATA, LoadedConversation, hold_lock, read_conversation, save_stream, write_if_changed
+from .storage import EVENTS, METADATA, LoadedConversation, hold_lock, read_conversation, save_stream
 from .summary_task import TurnSummaryTask
 from .tasks import TaskHandler
 from .workspace import ConversationRef, Workspace, require_workspace
@@ -160,7 +162,7 @@ def _turn(
         if options.persist:
             ref = new_conversation(workspace, model_id)
     else:
-        ref = pick_conversation(start, options.conversation, lambda message: print(f"warning: {message}", file=err))
+        ref = pick_conversation(start, options.conversation, lambda message: chrome(f"warning: {message}", err))
     lock: ConversationLock | None = hold_lock(ref) if options.persist and ref is not None else None
     try:
         if ref is None:
@@ -175,7 +177,7 @@ def _turn(
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
         if lock is not None and ref is not None and auto and candidates(stream, last_turn_may_be_open=False):
             catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
-            handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: print(line, file=err)))
+            handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: chrome(line, err)))
         stream = stream.start_turn(ChatRequest(_now(), options.message))
         if lock is not None and loaded is not None:
             save_stream(lock, loaded, stream, persist_ids=True)
@@ -204,9 +206,9 @@ def _ask(
     projection = project(stream)
     for diagnostic in projection.diagnostics:
         excluded = ", ".join(event.event_id for event in diagnostic.excluded)
-        print(
+        chrome(
             f"warning: left out of the request: {excluded} (request_id {diagnostic.request_id!r}: {diagnostic.reason})",
-            file=err,
+            err,
         )
     status = 0
     parts: list[ChatPart] = []
@@ -215,17 +217,17 @@ def _ask(
         body = request_body(projection.view, WIRE_APIS[model.provider], config, model.name)
         for part in provider.chat(body):
             if part.kind == "text":
-                out.write(part.text)
+                write_text(out, part.text)
                 out.flush()
             parts.append(part)
     except ModelError as error:
-        print(f"error: {model.id}: {error}", file=err)
+        chrome(f"error: {model.id}: {error}", err)
         status = 1
     if any(part.kind == "text" for part in parts):
         out.write("\n")
     for part in parts:
         if part.kind == "tool_call":
-            print(f"note: the model asked to run {part.name}; {NOT_RUN}", file=err)
+            chrome(f"note: the model asked to run {part.name}; {NOT_RUN}", err)
     answered = _answer(parts)
     if answered:
         built = stream.turn_builder()

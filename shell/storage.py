@@ -12,7 +12,6 @@ save.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,16 +24,14 @@ from turnmark.core.errors import StreamError
 from turnmark.core.event_ids import IdSource
 from turnmark.core.stream import AmbiguousLink, ConversationStream
 
+from .errors import ConversationError
+from .files import check_writable, remove, write_if_changed
 from .locking import ConversationLock, lock_holder, try_lock
 from .workspace import ConversationRef
 
 EVENTS = "events.json"
 BASE_CONFIG = "base_config.json"
 METADATA = "metadata.json"
-
-
-class ConversationError(Exception):
-    """A conversation cannot be read or written; ``str()`` is a one-line message naming the file and place."""
 
 
 class ConversationLocked(ConversationError):
@@ -140,35 +137,15 @@ def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     raise AssertionError("unreachable")
 
 
-def write_if_changed(path: Path, data: bytes) -> bool:
-    """Write ``data`` atomically (``<file>.tmp`` + rename) unless the file already holds it."""
-    if _read_optional(path) == data:
-        return False
-    temporary = path.with_name(path.name + ".tmp")
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
-    return True
-
-
 def save_stream(
     lock: ConversationLock, loaded: LoadedConversation, stream: ConversationStream, *, persist_ids: bool = False
 ) -> list[Path]:
     """Persist ``stream`` to every copy of the conversation; return the files actually written.
 
-    Requires the conversation's lock, held since ``loaded`` was read under it. An
-    unchanged stream writes nothing (a legacy file stays legacy, transient
+    Requires the conversation's lock, held since ``loaded`` was read under it. A
+    conversation whose folder or files are links is refused before anything is
+    written; a legacy upgrade whose ``events.json`` cannot be written takes back
+    the ``base_config.json`` it created. An unchanged stream writes nothing (a legacy file stays legacy, transient
     IDs stay unsaved) unless ``persist_ids`` asks for its transient IDs to be written.
     """
     if not lock.held or loaded.lock is not lock:
@@ -188,11 +165,20 @@ def save_stream(
     current = stream.upgraded()
     base_config = current.base_config_json()
     events = current.to_json()
+    for directory in loaded.ref.directories:
+        check_writable(directory, (METADATA, BASE_CONFIG, EVENTS))
     written: list[Path] = []
     for directory in loaded.ref.directories:
+        created = base_config is not None and not (directory / BASE_CONFIG).exists()
         if base_config is not None and write_if_changed(directory / BASE_CONFIG, base_config):
             written.append(directory / BASE_CONFIG)
-        if write_if_changed(directory / EVENTS, events):
+        try:
+            changed = write_if_changed(directory / EVENTS, events)
+        except ConversationError:
+            if created:
+                remove(directory / BASE_CONFIG)
+            raise
+        if changed:
             written.append(directory / EVENTS)
     return written
 

@@ -9,7 +9,6 @@ non-blocking lock, only for turns whose fingerprint still matches.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 
 from turnmark.core.event_ids import IdSource
@@ -18,6 +17,7 @@ from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import SummaryAnswer
 
 from .catchup import CatchupOptions, CatchupReport, Session
+from .output import chrome
 from .tasks import CancelToken
 from .workspace import ConversationRef
 
@@ -31,7 +31,7 @@ class TurnSummaryTask:
         snapshot: ConversationStream,
         options: CatchupOptions,
         new_id: IdSource,
-        log: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+        log: Callable[[str], None] = chrome,
     ) -> None:
         self.ref = ref
         self.snapshot = snapshot

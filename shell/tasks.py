@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
+from .output import chrome
+
 SOFT_TIMEOUT = 10.0
 GRACE = 2.0
 TIMER_DELAY = 1.0
@@ -75,7 +77,7 @@ class TaskHandler:
         self.token = CancelToken()
         self._stream = stream or sys.stderr
         self._show_timer = self._stream.isatty() if show_timer is None else show_timer
-        self._log = log or (lambda message: print(message, file=self._stream))
+        self._log = log or (lambda message: chrome(message, self._stream))
         self._done: queue.Queue[tuple[Task, BaseException | None]] = queue.Queue()
         self._running: dict[int, Task] = {}
 

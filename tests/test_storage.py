@@ -12,6 +12,7 @@ import pytest
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.payloads import ChatResponse
 from turnmark.core.stream import ConversationStream
+from turnmark.shell.files import write_if_changed
 from turnmark.shell.locking import try_lock
 from turnmark.shell.selection import pick_conversation
 from turnmark.shell.storage import (
@@ -20,7 +21,6 @@ from turnmark.shell.storage import (
     edit_conversation,
     read_conversation,
     save_stream,
-    write_if_changed,
 )
 from turnmark.shell.workspace import ConversationRef, list_conversations, require_workspace
 
