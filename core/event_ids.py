@@ -16,6 +16,11 @@ IdSource: TypeAlias = Callable[[], str]
 MAX_ATTEMPTS = 10_000
 
 
+def well_formed(identifier: str) -> bool:
+    """Whether ``identifier`` has RFD 097's form: 7 lowercase base-36 characters."""
+    return len(identifier) == ID_LENGTH and all(char in ALPHABET for char in identifier)
+
+
 class IdSourceExhausted(RuntimeError):
     """The injected ID source kept returning IDs already in use."""
 

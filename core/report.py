@@ -10,6 +10,7 @@ from typing import Literal
 
 from .catchup import summary_source
 from .duplicate_keys import DuplicateKey
+from .event_ids import well_formed
 from .exclusion import ExclusionDiagnostic, exclude_unresolved
 from .json_value import JsonObject
 from .links import count_links, resolve_links
@@ -98,6 +99,8 @@ class CheckReport:
     save_blocked_by: tuple[JsonObject, ...]
     duplicated_keys: tuple[JsonObject, ...] = ()
     exclusions: tuple[JsonObject, ...] = ()
+    malformed_ids: tuple[JsonObject, ...] = ()
+    """IDs not in RFD 097's form (a warning: they still work, but were not written by JP or turnmark)."""
 
     @property
     def ok(self) -> bool:
@@ -115,6 +118,7 @@ class CheckReport:
             "save_blocked_by": list(self.save_blocked_by),
             "duplicated_keys": list(self.duplicated_keys),
             "exclusions": list(self.exclusions),
+            "malformed_ids": list(self.malformed_ids),
         }
 
 
@@ -171,6 +175,12 @@ def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] =
         exclusions=tuple(
             diagnostic_json(diagnostic, at)
             for diagnostic in exclude_unresolved(entries, stream.duplicated_ids).diagnostics
+        ),
+        malformed_ids=tuple(
+            {"index": at(index), "key": key, "value": value}
+            for index, entry in enumerate(entries)
+            for key, value in (("event_id", entry.event_id), ("request_id", entry.request_id))
+            if value is not None and not well_formed(value)
         ),
     )
 

@@ -35,11 +35,11 @@ from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import SummaryAnswer, parse_summaries, summary_request
 
 from .config_files import ConfigProblem, effective_config
+from .errors import ConversationError
 from .llm_protocol import HttpSettings, ModelError, ModelUnreachable
 from .locking import is_locked
 from .providers import SummaryProvider, open_provider
 from .storage import (
-    ConversationError,
     ConversationLocked,
     edit_conversation,
     hold_lock,

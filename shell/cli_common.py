@@ -13,10 +13,11 @@ import typer
 from turnmark.core.event_ids import IdSource
 
 from .entropy import random_event_ids
+from .errors import ConversationError
 from .llm_protocol import HttpSettings
 from .output import chrome, fail
 from .selection import pick_conversation
-from .storage import ConversationError, LoadedConversation, read_conversation
+from .storage import LoadedConversation, read_conversation
 from .workspace import (
     ConversationRef,
     Workspace,

@@ -31,8 +31,8 @@ from .cli_common import (
     read_or_report,
     settings_of,
 )
+from .errors import ConversationError
 from .output import chrome, emit_json, emit_line, fail
-from .storage import ConversationError
 from .workspace import WorkspaceError, list_conversations
 
 # turns --------------------------------------------------------------------------------------------
@@ -134,6 +134,11 @@ def _check_lines(report: CheckReport) -> list[str]:
             f"{item['request_id']!r}: turnmark refuses to save this conversation until request_id names "
             "exactly one chat_request"
         )
+    for item in report.malformed_ids:
+        lines.append(
+            f"  warning: entry {item['index']}: {item['key']} {item['value']!r} is not in the form turnmark and JP "
+            "write (7 lowercase letters and digits); was it edited by hand?"
+        )
     if report.transient_ids:
         lines.append(
             f"  {report.transient_ids} of {report.entries} entries have an event_id assigned at load "
@@ -168,7 +173,7 @@ def check(
         problems += 0 if report.ok else 1
         results.append({**conversation_json(loaded), **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
-            status = "ok" if report.ok else "PROBLEMS"
+            status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
             emit_line(f"{ref.display_id}  {status}  " + "\n".join(_check_lines(report)))
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"ok": problems == 0 and errors == 0, "conversations": results})

@@ -9,9 +9,9 @@ import typer
 
 from .cli_common import app, settings_of
 from .config_files import ConfigProblem
+from .errors import ConversationError
 from .output import fail
 from .query import QueryError, QueryOptions, run_query
-from .storage import ConversationError
 from .workspace import WorkspaceError
 
 QUERY_HELP = """

@@ -26,8 +26,9 @@ from .cli_common import (
     read_for_display,
     settings_of,
 )
+from .errors import ConversationError
 from .output import chrome, emit_json, emit_line, fail
-from .storage import ConversationError, edit_conversation
+from .storage import edit_conversation
 from .workspace import WorkspaceError
 
 if TYPE_CHECKING:

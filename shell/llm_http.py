@@ -16,17 +16,22 @@ from typing import Any
 import httpx
 
 from .llm_protocol import HttpSettings, ModelError, ModelUnreachable
+from .secrets import keep_secret, redacted
+
+ERROR_DETAIL_CHARS = 300
+_ERROR_BODY_BYTES = 65_536
 
 
 class Http:
-    """An httpx client for one provider; ``secret`` is redacted from every message it raises."""
+    """An httpx client for one provider; ``secret`` (its key) never appears in a message or output."""
 
     def __init__(
         self, base_url: str, headers: dict[str, str], settings: HttpSettings, secret: str | None = None
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.settings = settings
-        self._secret = secret
+        if secret:
+            keep_secret(secret)
         timeout = httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout)
         self._client = httpx.Client(headers=headers, timeout=timeout)
 
@@ -37,8 +42,6 @@ class Http:
         self._client.close()
 
     def _fail(self, message: str, kind: type[ModelError] = ModelError) -> ModelError:
-        if self._secret:
-            message = message.replace(self._secret, "***")
         return kind(message)
 
     def _pause(self, attempt: int, response: httpx.Response | None) -> None:
@@ -49,12 +52,13 @@ class Http:
         time.sleep(delay)
 
     def _describe(self, response: httpx.Response) -> str:
+        """The status and the start of the body, redacted first and only then cut."""
         head = b""
         for chunk in response.iter_bytes():
             head += chunk
-            if len(head) >= 300:
+            if len(head) >= _ERROR_BODY_BYTES:
                 break
-        detail = head[:300].decode("utf-8", "replace")
+        detail = redacted(head[:_ERROR_BODY_BYTES].decode("utf-8", "replace"))[:ERROR_DETAIL_CHARS]
         return f"{self.base_url} answered HTTP {response.status_code}" + (f": {detail}" if detail.strip() else "")
 
     def _capped_lines(self, response: httpx.Response, url: str, should_stop: Callable[[], bool]) -> Iterator[str]:

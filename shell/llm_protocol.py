@@ -12,12 +12,17 @@ from typing import Any
 
 from turnmark.core.turn_summary import one_line, truncate
 
+from .secrets import redacted
+
 
 class ModelError(Exception):
-    """A model call failed; ``str()`` is one short, clean line (server text may hold anything)."""
+    """A model call failed; ``str()`` is one short, clean line (server text may hold anything).
+
+    Keys are redacted from the whole message before it is made one line and cut.
+    """
 
     def __init__(self, message: str) -> None:
-        super().__init__(truncate(one_line(message), 400))
+        super().__init__(truncate(redacted(one_line(redacted(message))), 400))
 
 
 class ModelUnreachable(ModelError):

@@ -1,7 +1,8 @@
 """Writing results (stdout) and chrome (stderr): progress, diagnostics, warnings, errors.
 
 Every text line passes ``visible`` and every JSON document ``json_escaped``, so
-nothing read from a conversation or a model acts on the terminal.
+nothing read from a conversation or a model acts on the terminal; and no line
+shows an API key this process has read.
 """
 
 import json
@@ -12,14 +13,16 @@ import typer
 
 from turnmark.core.terminal_text import json_escaped, visible
 
+from .secrets import redacted
+
 
 def emit_json(value: Any) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout."""
-    sys.stdout.write(json_escaped(json.dumps(value, ensure_ascii=False, indent=2)) + "\n")
+    sys.stdout.write(redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2))) + "\n")
 
 
 def emit_line(text: str = "") -> None:
-    sys.stdout.write(visible(text) + "\n")
+    sys.stdout.write(visible(redacted(text)) + "\n")
 
 
 def write_text(stream: TextIO, text: str) -> None:
@@ -29,7 +32,7 @@ def write_text(stream: TextIO, text: str) -> None:
 
 def chrome(text: str, stream: TextIO | None = None) -> None:
     """A line on the chrome channel (stderr): notes, legends, warnings."""
-    (stream or sys.stderr).write(visible(text) + "\n")
+    (stream or sys.stderr).write(visible(redacted(text)) + "\n")
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -12,6 +12,7 @@ from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
 from .llm_protocol import ChatPart, HttpSettings, ModelError
+from .secrets import keep_secret
 
 
 class SummaryProvider(Protocol):
@@ -31,6 +32,7 @@ def _key(env: Mapping[str, str], name: str, model: ModelSpec) -> str:
         raise ModelError(f"{name} is not set (needed for {model.id})")
     if not (value.isascii() and value.isprintable()):
         raise ModelError(f"{name} holds characters an API key cannot have (needed for {model.id})")
+    keep_secret(value)
     return value
 
 

@@ -12,11 +12,11 @@ import pytest
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.payloads import ChatResponse
 from turnmark.core.stream import ConversationStream
+from turnmark.shell.errors import ConversationError
 from turnmark.shell.files import write_if_changed
 from turnmark.shell.locking import try_lock
 from turnmark.shell.selection import pick_conversation
 from turnmark.shell.storage import (
-    ConversationError,
     SaveRefused,
     edit_conversation,
     read_conversation,
