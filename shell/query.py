@@ -13,6 +13,7 @@ saying it was not run, and reported.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,9 +34,10 @@ from turnmark.core.provider_request import WireApi, request_body
 from turnmark.core.stream import ConversationStream
 from turnmark.core.timestamps import format_timestamp
 
+from . import files
 from .catchup import CatchupOptions
 from .config_files import effective_config
-from .files import write_if_changed
+from .files import FileFault, os_reason, write_if_changed
 from .llm_protocol import ChatPart, HttpSettings, ModelError
 from .locking import ConversationLock
 from .output import chrome, write_text
@@ -101,7 +103,12 @@ def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
     while any(path.name.split("-", 1)[0] == str(conversation_id) for path in directories.glob(f"{conversation_id}*")):
         conversation_id += 1
     directory = directories / str(conversation_id)
-    directory.mkdir(parents=True)
+    try:
+        directories.mkdir(parents=True, exist_ok=True)
+        with files.directory(directories) as parent:
+            os.mkdir(directory.name, dir_fd=parent)
+    except OSError as error:
+        raise FileFault(f"{directory}: cannot create the conversation: {os_reason(error)}") from None
     write_if_changed(directory / METADATA, encode_document({"last_activated_at": _now()}))
     write_if_changed(directory / "base_config.json", encode_document({"assistant": {"model": {"id": model_id}}}))
     write_if_changed(directory / EVENTS, b"[]\n")
