@@ -156,8 +156,9 @@ def check(
 ) -> None:
     """Check request links and event IDs: unresolved links (with the reason), IDs duplicated by a hand edit.
 
-    Exit status: 0 when every link resolves, 1 when something is unresolved or a save would be refused,
-    2 when a conversation cannot be read.
+    The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in RFD 097's form
+    (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
+    unresolved or a save would be refused, 2 when a conversation cannot be read.
     """
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)

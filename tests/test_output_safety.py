@@ -6,12 +6,15 @@ import base64
 import json
 import random
 import string
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from turnmark.core.redaction import MASK, key_runs, redact
 from turnmark.core.report import check_report
 from turnmark.core.terminal_text import json_escaped, visible
+from turnmark.shell.cli import Settings, app
 from turnmark.shell.llm_protocol import ModelError
 from turnmark.shell.secrets import keep_secret
 
@@ -114,3 +117,18 @@ def test_check_warns_about_ids_not_in_rfd_097_form() -> None:
     report = check_report(stream)
     assert [(item["index"], item["key"]) for item in report.malformed_ids] == [(0, "event_id"), (1, "request_id")]
     assert report.ok
+
+
+def test_check_shows_an_off_format_id_escaped_with_status_warnings(workspace: Path) -> None:
+    directory = next((workspace / ".jp" / "conversations").glob("17800000010*"))
+    events = json.loads((directory / "events.json").read_text())
+    hostile = "AB CD\u001b]0;x\u0007\u202e"
+    events[2]["event_id"] = hostile
+    (directory / "events.json").write_text(json.dumps(events, indent=2))
+    result = CliRunner().invoke(app, ["--workspace", str(workspace), "check", "17800000010"], obj=Settings())
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("jp-c17800000010  WARNINGS")
+    assert "is not in the form turnmark and JP write" in result.stdout
+    assert "\x1b" not in result.stdout
+    assert "\u202e" not in result.stdout
+    assert "\\u{202e}" in result.stdout
