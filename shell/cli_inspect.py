@@ -136,7 +136,7 @@ def _check_lines(report: CheckReport) -> list[str]:
         )
     for item in report.malformed_ids:
         lines.append(
-            f"  warning: entry {item['index']}: {item['key']} {item['value']!r} is not in the form turnmark and JP "
+            f"  warning: entry {item['index']}: {item['key']} '{item['value']}' is not in the form turnmark and JP "
             "write (7 lowercase letters and digits); was it edited by hand?"
         )
     if report.transient_ids:
