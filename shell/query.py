@@ -145,12 +145,13 @@ def _answer(parts: list[ChatPart]) -> list[Payload]:
 
 
 def run_query(
-    start: Path, options: QueryOptions, new_id: IdSource, out: TextIO = sys.stdout, err: TextIO = sys.stderr
+    start: Path, options: QueryOptions, new_id: IdSource, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """One turn; returns the exit status (0, or 1 when the model failed). Raises ``QueryError`` on bad input.
 
     Background tasks are drained whatever happens to the turn (an error or Ctrl-C included).
     """
+    out, err = out or sys.stdout, err or sys.stderr
     handler = TaskHandler(options.soft_timeout, options.grace, err)
     try:
         return _turn(start, options, new_id, handler, out=out, err=err)
