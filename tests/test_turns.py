@@ -131,7 +131,7 @@ def test_summary_serializes_only_when_present_and_after_the_type() -> None:
 def test_legacy_turn_start_loads_without_summary_and_round_trips() -> None:
     stream = load([{"timestamp": TS, "type": "turn_start"}])
     assert stream.turns()[0].summary() is None
-    assert raw(stream)[0] == {"event_id": "e000001", "timestamp": TS, "type": "turn_start"}
+    assert raw(stream)[0] == {"event_id": stream.entries[0].event_id, "timestamp": TS, "type": "turn_start"}
 
 
 def test_summary_round_trips_with_metadata() -> None:
