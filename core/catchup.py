@@ -62,8 +62,15 @@ def needs_turn_start(stream: ConversationStream) -> bool:
 
 
 def prepare(stream: ConversationStream) -> ConversationStream:
-    """Insert the ``turn_start`` JP's ``normalize_turn_starts`` would insert, so every turn can be labelled."""
-    return normalize_turn_starts(stream) if needs_turn_start(stream) else stream
+    """Insert the ``turn_start`` JP's ``normalize_turn_starts`` would insert, so every turn can be labelled.
+
+    Its ID is derived (not drawn), so every preparation of the same file gives the same turn ID.
+    """
+    if not needs_turn_start(stream):
+        return stream
+    normalized = normalize_turn_starts(stream)
+    inserted = next(i for i, entry in enumerate(normalized.entries) if entry.id_origin == "inserted")
+    return normalized.with_derived_id(inserted)
 
 
 def candidates(

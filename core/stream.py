@@ -28,7 +28,7 @@ from .codec import (
 )
 from .entries import Entry
 from .errors import StreamError
-from .event_ids import IdSource, entry_origins, fresh_id, plan_loaded_ids
+from .event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
 from .json_value import Json, JsonObject
 from .payloads import (
     ChatRequest,
@@ -121,6 +121,8 @@ class ConversationStream:
     taken: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """Every ``event_id`` and ``request_id`` in the stream: a new ID may be none of them, so it can
     neither duplicate an entry nor make a dangling link resolve."""
+    conversation: str = field(default="", compare=False)
+    """The conversation's ID, part of what derived IDs are made from."""
 
     # Loading and saving -----------------------------------------------------------------------
 
@@ -181,7 +183,8 @@ class ConversationStream:
             Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
             for entry, identifier, origin in zip(read, plan.ids, plan.origins, strict=True)
         )
-        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, frozenset(plan.ids) | links)
+        taken = frozenset(plan.ids) | links
+        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, taken, conversation)
 
     def to_json(self) -> bytes:
         """The ``events.json`` bytes for this stream, in its own format (legacy keeps its head entry)."""
@@ -303,6 +306,21 @@ class ConversationStream:
         from .builder import TurnBuilder
 
         return TurnBuilder(self)
+
+    def with_derived_id(self, position: int) -> ConversationStream:
+        """The entry at ``position`` (one turnmark inserted) with an ID derived as load derives them.
+
+        Catch-up inserts a ``turn_start`` before the model is asked and again when the
+        answer is written; a derived ID makes both the same, and what a dry run shows.
+        """
+        entry = self.entries[position]
+        origin = entry_origins(self.conversation, (_identity(e.payload) for e in self.entries[: position + 1]))[-1]
+        taken = self.taken - {entry.event_id}
+        attempt = 0
+        while (identifier := derived_id(origin, attempt)) in taken:
+            attempt += 1
+        entries = self.entries.set(position, replace(entry, event_id=identifier))
+        return replace(self, entries=entries, taken=taken | {identifier})
 
     def with_entries(self, entries: Sequence[Entry]) -> ConversationStream:
         """This stream with its entries replaced (used by the whole-stream operations)."""

@@ -1,15 +1,17 @@
 """Catch-up for one conversation: plan, ask the model without the lock, write back under it.
 
-1. Read the conversation. If its IDs exist only in memory, or its first turn
-   has no ``turn_start`` to hold a summary, write those first (under the
-   lock), so the turns the model is shown are the turns found again later.
+1. Read the conversation, in memory inserting the ``turn_start`` its first
+   turn may lack (IDs assigned at load, and this one, are derived from the
+   entries, so the turns the model is shown are the turns found again later).
 2. Nominate completed turns without a summary and pack them into batches.
 3. For each batch, call the model with no lock held (a running ``jp`` never
    waits for a summary), then take the lock without waiting (locked: stop,
    the turns are retried next time), re-read, and write only the summaries
-   whose turn still has the fingerprint the model was shown.
+   whose turn still has the fingerprint the model was shown. Only then are
+   IDs, the inserted ``turn_start`` and a legacy upgrade written, with them.
 
-Any model failure writes nothing and leaves its turns for the next run.
+A catch-up that stores no summary writes nothing; a model failure leaves its
+turns for the next run.
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ from .locking import is_locked
 from .providers import SummaryProvider, open_provider
 from .storage import (
     ConversationLocked,
-    edit_conversation,
     hold_lock,
     read_conversation,
     save_stream,
@@ -258,8 +259,11 @@ class Session:
             with hold_lock(self.ref) as lock:
                 fresh = read_conversation(self.ref, self.new_id, lock)
                 upgrade = self.options.upgrade
-                applied = apply_summaries(fresh.stream, answer.summaries, fingerprints, self.model.id, upgrade=upgrade)
-                save_stream(lock, fresh, applied.stream)
+                applied = apply_summaries(
+                    prepare(fresh.stream), answer.summaries, fingerprints, self.model.id, upgrade=upgrade
+                )
+                if applied.written:
+                    save_stream(lock, fresh, applied.stream)
         except ConversationLocked as error:
             self.report.notes.append(f"results not written: {error}; retried next time")
             return False
@@ -296,14 +300,6 @@ def _catch_up(
     runnable = session.batches(stream, last_turn_may_be_open=open_turn)
     if options.dry_run or not runnable:
         return report
-    if stream is not loaded.stream or any(entry.transient_id for entry in stream.entries):
-        try:
-            edit_conversation(ref, prepare, new_id, persist_ids=True)
-        except ConversationLocked as error:
-            report.notes.append(f"skipped: {error}")
-            return report
-        stream = read_conversation(ref, new_id).stream
-        runnable = session.batches(stream, last_turn_may_be_open=open_turn)
     for number, packing in enumerate(runnable, start=1):
         if should_stop():
             report.notes.append("stopped before the remaining batches; retried next time")
