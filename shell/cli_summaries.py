@@ -144,21 +144,27 @@ def summarize(
 def transcript(
     ctx: typer.Context,
     conversation: ConversationArgument = None,
-    turn: Annotated[str | None, typer.Option("--turn", "-t", help="Only this turn (its event_id).")] = None,
+    turn: Annotated[
+        str | None,
+        typer.Option("--turn", "-t", help="Only this turn: its event_id or its number, as `turnmark turns` shows."),
+    ] = None,
     output_format: FormatOption = None,
 ) -> None:
     """Print the stripped transcripts a summary model reads: request, tool names and outcomes, answers.
 
-    A first turn with no turn_start is shown with the one catch-up inserts (its ID is transient).
+    A first turn with no turn_start is shown with the one catch-up inserts (its ID is not yet saved).
     """
     settings = settings_of(ctx)
     try:
         loaded = read_for_display(settings, pick(settings, conversation))
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
-    turns = [t for t in prepare(loaded.stream).turns() if t.id() is not None and (turn is None or t.id() == turn)]
-    if turn is not None and not turns:
-        raise fail(f"{loaded.ref.display_id} has no turn with event_id {turn!r} (see `turnmark turns`)")
+    prepared = prepare(loaded.stream)
+    try:
+        wanted = None if turn is None else _turn_id(prepared, turn)
+    except WorkspaceError as error:
+        raise fail(f"{loaded.ref.display_id}: {error}") from error
+    turns = [t for t in prepared.turns() if t.id() is not None and (wanted is None or t.id() == wanted)]
     if settings.resolve_format(output_format) is OutputFormat.json:
         rows = [
             {
