@@ -28,18 +28,18 @@ from turnmark.core.catchup import (
     plan,
     prepare,
 )
-from turnmark.core.config import TURN_SUMMARY, lookup
+from turnmark.core.config import TURN_SUMMARY, lookup, merge_all
 from turnmark.core.event_ids import IdSource
 from turnmark.core.json_value import JsonObject
-from turnmark.core.models import ModelSpec, resolve_summary_model
+from turnmark.core.models import EXTRACTIVE, ModelSpec, resolve_summary_model
 from turnmark.core.packing import Candidate, Packing
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import SummaryAnswer, parse_summaries, summary_request
 
-from .config_files import ConfigProblem, effective_config
+from .config_files import ConfigProblem, config_layers, layer_of
 from .errors import ConversationError
-from .llm_protocol import HttpSettings, ModelError, ModelUnreachable
-from .locking import is_locked
+from .llm_protocol import HttpSettings, ModelError, ModelRejected, ModelUnreachable
+from .locking import is_locked, lock_holder
 from .providers import SummaryProvider, open_provider
 from .storage import (
     ConversationLocked,
@@ -79,6 +79,16 @@ class CatchupReport:
     error: str | None = None
     conversation_problem: bool = False
     """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
+    skipped: str | None = None
+    """Why nothing was tried: the conversation is locked, or its model failed earlier in this run."""
+    locked: bool = False
+    repeated: bool = False
+    """``error`` was already reported for another conversation of this run."""
+
+    @property
+    def done(self) -> bool:
+        """Everything asked of this conversation happened (or there was nothing to do)."""
+        return self.error is None and self.skipped is None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -91,7 +101,26 @@ class CatchupReport:
             "refused": self.refused,
             "notes": self.notes,
             "error": self.error,
+            "skipped": self.skipped,
         }
+
+
+@dataclass
+class CatchupRun:
+    """What one run (a ``summarize``, one ``watch`` pass) learned about its models.
+
+    A model that cannot be used (a missing key, a rejected request that cannot
+    succeed) or an endpoint that did not answer is tried once per run: the
+    conversations after it are skipped for that reason, and it is reported once.
+    """
+
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def failure(self, *keys: str) -> str | None:
+        return next((self.failures[key] for key in keys if key in self.failures), None)
+
+    def remember(self, key: str, message: str) -> None:
+        self.failures.setdefault(key, message)
 
 
 UNLIMITED_WINDOW = 1 << 40
@@ -135,13 +164,17 @@ def catch_up(
     ref: ConversationRef,
     options: CatchupOptions,
     new_id: IdSource,
+    *,
     on_batch: Callable[[int, int], None] = lambda done, total: None,
     should_stop: Callable[[], bool] = lambda: False,
+    run: CatchupRun | None = None,
 ) -> CatchupReport:
     """Summarize what one conversation still lacks; never raises for a model or lock problem."""
     report = CatchupReport(ref.display_id)
     try:
-        return _catch_up(ref, options, new_id, on_batch=on_batch, should_stop=should_stop, report=report)
+        return _catch_up(
+            ref, options, new_id, on_batch=on_batch, should_stop=should_stop, report=report, run=run or CatchupRun()
+        )
     except ConversationError as error:
         report.error = str(error)
         report.conversation_problem = True
@@ -154,7 +187,11 @@ def catch_up(
 def _open(
     model: ModelSpec, config: JsonObject, options: CatchupOptions, report: CatchupReport
 ) -> tuple[ModelSpec, SummaryProvider | None, int | None]:
-    """The provider and its context window; the offline summarizer stands in for an unusable implicit model."""
+    """The provider and its context window; the offline summarizer stands in for an unusable implicit model.
+
+    A dry run needs no credential and no reachable model: what a real run would fail on is a note,
+    and the default window is assumed.
+    """
     if model.is_builtin:
         return model, None, None
     try:
@@ -162,14 +199,36 @@ def _open(
     except ModelError as error:
         if model.implicit:
             return _offline(model, str(error), report), None, None
+        if options.dry_run:
+            report.notes.append(f"a real run would fail: {error}")
+            return model, None, None
         raise
     try:
         return model, provider, provider.context_window()
-    except ModelError as error:
-        if model.implicit and isinstance(error, ModelUnreachable):
+    except ModelUnreachable as error:
+        if model.implicit:
             return _offline(model, str(error), report), None, None
+        if options.dry_run:
+            report.notes.append(f"a real run would fail: {error}; packed for the default context window")
+            return model, provider, None
+        raise
+    except ModelError as error:
         report.notes.append(f"context window unknown ({error}); assuming the default")
         return model, provider, None
+
+
+SAME_FOR_EVERY_REQUEST = frozenset({401, 403, 404})
+"""Statuses that say the key or the model is wrong: the rest of the run would get them too."""
+
+
+def _skipped(report: CatchupReport, run: CatchupRun, key: str) -> bool:
+    """Skip a conversation whose model or endpoint failed earlier in this run."""
+    earlier = run.failure(key)
+    if earlier is None:
+        return False
+    report.skipped = f"not tried: {earlier} (earlier in this run)"
+    report.repeated = True
+    return True
 
 
 def _offline(model: ModelSpec, reason: str, report: CatchupReport) -> ModelSpec:
@@ -191,6 +250,7 @@ class Session:
     window: int | None
     batch_size: int
     report: CatchupReport
+    run: CatchupRun = field(default_factory=CatchupRun)
 
     @classmethod
     def open(
@@ -201,9 +261,12 @@ class Session:
         new_id: IdSource,
         *,
         report: CatchupReport,
+        run: CatchupRun | None = None,
     ) -> Session | None:
         """Resolve the model and open its provider; ``None`` (with ``report.error``) when that fails."""
-        config = effective_config(ref.workspace, stream, options.cfg, options.environ)
+        run = run or CatchupRun()
+        layers = config_layers(ref.workspace, stream, options.cfg, options.environ)
+        config = merge_all(layer for _, layer in layers)
         resolved = resolve_summary_model(config, options.model)
         if isinstance(resolved, Failure):
             report.error = resolved.failure().describe()
@@ -212,12 +275,22 @@ class Session:
         report.model = model.id
         if model.fallback_reason:
             report.notes.append(f"using {model.id}: {model.fallback_reason}")
+        if not options.dry_run and _skipped(report, run, model.id):
+            return None
         try:
             model, provider, window = _open(model, config, options, report)
-        except ModelError as error:
-            report.error = str(error)
+        except ModelUnreachable as error:
+            report.error = f"{model.id}: {error}"
+            run.remember(model.id, report.error)
             return None
-        return cls(ref, options, new_id, model, provider, window, _batch_size(config), report)
+        except ModelError as error:
+            origin = "--model" if model.source == "--model" else f"{model.source} in {layer_of(layers, model.source)}"
+            report.error = f"{model.id} ({origin}): {error}; set it, or summarize offline with --model {EXTRACTIVE}"
+            run.remember(model.id, report.error)
+            return None
+        if provider is not None and not options.dry_run and _skipped(report, run, provider.endpoint):
+            return None
+        return cls(ref, options, new_id, model, provider, window, _batch_size(config), report, run)
 
     def batches(self, stream: ConversationStream, *, last_turn_may_be_open: bool) -> list[Packing]:
         """The requests to make for ``stream``, recorded in the report's plan."""
@@ -241,6 +314,10 @@ class Session:
                 text = self.provider.complete(summary_request(packing.packed, self.window), should_stop)
         except ModelError as error:
             self.report.error = f"{self.model.id}: {error}"
+            if isinstance(error, ModelUnreachable) and self.provider is not None:
+                self.run.remember(self.provider.endpoint, self.report.error)
+            elif isinstance(error, ModelRejected) and error.status in SAME_FOR_EVERY_REQUEST:
+                self.run.remember(self.model.id, self.report.error)
             return None
         parsed = parse_summaries(text, ids)
         if isinstance(parsed, Failure):
@@ -265,7 +342,8 @@ class Session:
                 if applied.written:
                     save_stream(lock, fresh, applied.stream)
         except ConversationLocked as error:
-            self.report.notes.append(f"results not written: {error}; retried next time")
+            self.report.skipped = f"results not written: {error}; retried next time"
+            self.report.locked = True
             return False
         except ConversationError as error:
             self.report.error = str(error)
@@ -284,6 +362,7 @@ def _catch_up(
     on_batch: Callable[[int, int], None],
     should_stop: Callable[[], bool],
     report: CatchupReport,
+    run: CatchupRun,
 ) -> CatchupReport:
     loaded = read_conversation(ref, new_id)
     stream = prepare(loaded.stream)
@@ -292,9 +371,11 @@ def _catch_up(
     if not candidates(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
         return report
     if locked and not options.dry_run:
-        report.notes.append(f"skipped: {ref.display_id} is locked (a running jp?); retried next time")
+        holder = lock_holder(ref)
+        report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
+        report.locked = True
         return report
-    session = Session.open(ref, loaded.stream, options, new_id, report=report)
+    session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
     if session is None:
         return report
     runnable = session.batches(stream, last_turn_may_be_open=open_turn)

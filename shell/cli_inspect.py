@@ -55,8 +55,9 @@ def _turn_line(row: TurnRow) -> str:
 
 @app.command(
     epilog="Lines are rebase-style: <event_id> <summary> [who wrote it]. Markers: '~' = no summary stored yet, "
-    "the first line of the turn's request is shown instead; '*' = event_id not yet saved (assigned at load, the "
-    "same on every read, written by the next save); '(none)' = an implicit first turn with no turn_start (it cannot carry a summary until "
+    "the first line of the turn's request is shown instead; '*' = event_id not yet saved (assigned at load, "
+    "the same on every read, written by the next save); '(none)' = an implicit first "
+    "turn with no turn_start (it cannot carry a summary until "
     "one is inserted).",
 )
 def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:

@@ -14,7 +14,7 @@ from turnmark.core.packing import estimate_tokens
 from turnmark.core.stream import ConversationStream
 from turnmark.core.transcript import transcript as turn_transcript
 
-from .catchup import CatchupOptions, CatchupReport, catch_up
+from .catchup import CatchupOptions, CatchupReport, CatchupRun, catch_up
 from .cli_common import (
     ConversationArgument,
     FormatOption,
@@ -49,7 +49,9 @@ locked conversation, changed turn) are simply tried again on the next run.
 
 def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
     if report.error:
-        return [f"{report.conversation}  not summarized (error on stderr)"]
+        return [f"{report.conversation}  not summarized: see the error above"]
+    if report.skipped:
+        return [f"{report.conversation}  skipped: {report.skipped}"]
     if dry_run:
         packed = sum(1 for row in report.plan if "batch" in row)
         head = f"{report.conversation}  to summarize: {len(report.plan)}, in batches for {report.model}: {packed} " + (
@@ -65,6 +67,16 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
     lines = [head + (f", {waiting} left for the next run" if waiting > 0 else "")]
     lines += [f"  {turn_id:<8} {text}" for turn_id, text in report.written.items()]
     return lines
+
+
+def _report_chrome(report: CatchupReport) -> None:
+    """What a catch-up says on stderr, as soon as it is done (above the progress bar on a terminal)."""
+    for note in report.notes:
+        chrome(f"note: {report.conversation}: {note}")
+    if report.error and not report.repeated:
+        chrome(f"error: {report.conversation}: {report.error}")
+    for turn_id, reason in {**report.refused, **report.dropped}.items():
+        chrome(f"note: {report.conversation}: no summary for {turn_id}: {reason}; retried next time")
 
 
 def _progress_bar() -> Progress:
@@ -105,38 +117,46 @@ def summarize(
 ) -> None:
     """Write the missing turn summaries now (catch-up), with a progress bar over conversations and batches.
 
-    Exit status: 0 when every request succeeded (turns skipped because a conversation was locked are
-    retried next time), 1 when a model or conversation failed, 2 on bad input.
+    Exit status: 0 when every conversation was summarized or had nothing to do, 1 when one failed or
+    was skipped (locked by a running jp, or its model failed earlier in the run), 2 on bad input,
+    130 on Ctrl-C (what was done so far is shown first).
     """
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     options = CatchupOptions(dry_run, upgrade, model, tuple(settings.cfg), settings.environ, settings.http)
+    run = CatchupRun()
     reports: list[CatchupReport] = []
+    interrupted = False
     with _progress_bar() as progress:
         overall = progress.add_task("conversations", total=len(refs))
         batches = progress.add_task("batches", total=None)
-        for ref in refs:
-            progress.update(overall, description=ref.display_id)
+        try:
+            for ref in refs:
+                progress.update(overall, description=ref.display_id)
 
-            def on_batch(done: int, total: int) -> None:
-                progress.update(batches, completed=done, total=total)
+                def on_batch(done: int, total: int) -> None:
+                    progress.update(batches, completed=done, total=total)
 
-            reports.append(catch_up(ref, options, settings.new_id, on_batch))
-            progress.advance(overall)
-    for report in reports:
-        for note in report.notes:
-            chrome(f"note: {report.conversation}: {note}")
-        if report.error:
-            chrome(f"error: {report.conversation}: {report.error}")
-        for turn_id, reason in {**report.refused, **report.dropped}.items():
-            chrome(f"note: {report.conversation}: no summary for {turn_id}: {reason}; retried next time")
+                report = catch_up(ref, options, settings.new_id, on_batch=on_batch, run=run)
+                _report_chrome(report)
+                reports.append(report)
+                progress.advance(overall)
+        except KeyboardInterrupt:
+            interrupted = True
     if settings.resolve_format(output_format) is OutputFormat.json:
-        emit_json({"ok": not any(r.error for r in reports), "conversations": [r.to_json() for r in reports]})
+        emit_json(
+            {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
+        )
     else:
         for report in reports:
             for line in _report_lines(report, dry_run):
                 emit_line(line)
-    if any(report.error for report in reports):
+    if interrupted:
+        chrome(
+            f"interrupted: {len(reports)} of {len(refs)} conversations processed; the rest are left for the next run"
+        )
+        raise typer.Exit(130)
+    if not all(report.done for report in reports):
         raise typer.Exit(1)
 
 

@@ -55,6 +55,8 @@ def watch(
     watcher = Watcher(roots, WatchOptions(settle=settle, once=once, catchup=catchup), settings.new_id, _log)
     if once:
         watcher.run_once()
+        if watcher.not_done:
+            raise typer.Exit(1)
         return
     watcher.install_signal_handlers()
     _log(f"watching {', '.join(str(root.root) for root in roots)} (settle {settle:g}s)")

@@ -24,6 +24,7 @@ from turnmark.core.config import (
     conversation_layers,
     environment_layer,
     extends_patterns,
+    lookup,
     merge_all,
     parse_toml,
 )
@@ -87,6 +88,31 @@ def _cfg_layer(value: str) -> JsonObject:
     return _ok(assignment(value))
 
 
+def config_layers(
+    workspace: Workspace | None,
+    stream: ConversationStream | None,
+    cfg: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> list[tuple[str, JsonObject]]:
+    """Every layer in JP's order, lowest first, each with where it came from."""
+    env = os.environ if environ is None else environ
+    layers: list[tuple[str, JsonObject]] = [("turnmark's defaults", DEFAULTS)]
+    seen: set[Path] = set()
+    for path in config_files(workspace, cwd or Path.cwd(), env):
+        layers += [(str(path), layer) for layer in _file_layers(path, seen)]
+    layers.append(("the JP_CFG_* environment variables", _ok(environment_layer(env))))
+    if stream is not None:
+        layers += [("the conversation's own config", layer) for layer in conversation_layers(stream)]
+    layers += [(f"--cfg {value}", _cfg_layer(value)) for value in cfg]
+    return layers
+
+
+def layer_of(layers: list[tuple[str, JsonObject]], key: str) -> str:
+    """Where the effective value of ``key`` was set: the highest layer that sets it."""
+    return next((name for name, layer in reversed(layers) if lookup(layer, key) is not None), "no layer")
+
+
 def effective_config(
     workspace: Workspace | None,
     stream: ConversationStream | None,
@@ -95,13 +121,4 @@ def effective_config(
     cwd: Path | None = None,
 ) -> JsonObject:
     """Every layer merged in JP's order; a broken source raises ``ConfigProblem`` naming it."""
-    env = os.environ if environ is None else environ
-    layers: list[JsonObject] = [DEFAULTS]
-    seen: set[Path] = set()
-    for path in config_files(workspace, cwd or Path.cwd(), env):
-        layers += _file_layers(path, seen)
-    layers.append(_ok(environment_layer(env)))
-    if stream is not None:
-        layers += conversation_layers(stream)
-    layers += [_cfg_layer(value) for value in cfg]
-    return merge_all(layers)
+    return merge_all(layer for _, layer in config_layers(workspace, stream, cfg, environ, cwd))

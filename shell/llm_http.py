@@ -9,16 +9,19 @@ ever puts a request header (where keys live) into an error.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
 
-from .llm_protocol import HttpSettings, ModelError, ModelUnreachable
+from .llm_protocol import HttpSettings, ModelError, ModelRejected, ModelUnreachable
 from .secrets import keep_secret, redacted
 
 ERROR_DETAIL_CHARS = 300
+FINAL_STATUSES = frozenset({400, 401, 403, 404, 422})
+_SCHEMA_PROBLEM = re.compile(r"schema|validat|grammar", re.IGNORECASE)
 _ERROR_BODY_BYTES = 65_536
 
 
@@ -40,9 +43,6 @@ class Http:
 
     def close(self) -> None:
         self._client.close()
-
-    def _fail(self, message: str, kind: type[ModelError] = ModelError) -> ModelError:
-        return kind(message)
 
     def _pause(self, attempt: int, response: httpx.Response | None) -> None:
         delay = min(self.settings.backoff * 2**attempt, self.settings.backoff_cap)
@@ -69,9 +69,9 @@ class Http:
         for chunk in response.iter_bytes():
             received += len(chunk)
             if received > limit:
-                raise self._fail(f"{url}: the answer exceeded {limit} bytes")
+                raise ModelError(f"{url}: the answer exceeded {limit} bytes")
             if should_stop():
-                raise self._fail("cancelled")
+                raise ModelError("cancelled")
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
@@ -79,31 +79,49 @@ class Http:
         if pending:
             yield pending.rstrip(b"\r").decode("utf-8", "replace")
 
+    def _refusal(self, response: httpx.Response) -> ModelError:
+        """The error for a failed status: ``ModelRejected`` when no retry can change it."""
+        message = self._describe(response)
+        status = response.status_code
+        if status in FINAL_STATUSES or (status == 500 and _SCHEMA_PROBLEM.search(message)):
+            return ModelRejected(message, status)
+        return ModelError(message)
+
     def stream_lines(self, path: str, body: Any, should_stop: Callable[[], bool] = lambda: False) -> Iterator[str]:
-        """POST ``body`` and yield the response's lines as they arrive (retrying before the first byte)."""
+        """POST ``body`` and yield the response's lines as they arrive (retrying before the first byte).
+
+        429 and 5xx are retried with backoff; a refused connection is retried quickly
+        (``connect_retries``); a status no retry can change is not retried.
+        """
         url = self.base_url + path
-        for attempt in range(self.settings.retries + 1):
+        attempt = refused = 0
+        while True:
             try:
                 with self._client.stream("POST", url, json=body) as response:
-                    if response.status_code == 429 or response.status_code >= 500:
-                        if attempt < self.settings.retries:
-                            response.read()
-                            self._pause(attempt, response)
-                            continue
-                        raise self._fail(self._describe(response))
                     if response.status_code >= 400:
-                        raise self._fail(self._describe(response))
+                        error = self._refusal(response)
+                        retryable = response.status_code == 429 or response.status_code >= 500
+                        if retryable and attempt < self.settings.retries and not isinstance(error, ModelRejected):
+                            self._pause(attempt, response)
+                            attempt += 1
+                            continue
+                        raise error
                     yield from self._capped_lines(response, url, should_stop)
                     return
+            except httpx.ConnectTimeout:
+                raise ModelUnreachable(
+                    f"{url}: no answer to the connection within {self.settings.connect_timeout:g}s"
+                ) from None
             except httpx.TimeoutException as error:
-                raise self._fail(f"{url}: timed out ({type(error).__name__})") from None
-            except httpx.TransportError as error:
-                unreachable = isinstance(error, httpx.ConnectError)
-                if attempt < self.settings.retries and unreachable:
-                    self._pause(attempt, None)
+                raise ModelError(f"{url}: timed out ({type(error).__name__})") from None
+            except httpx.ConnectError as error:
+                if refused < self.settings.connect_retries:
+                    refused += 1
+                    time.sleep(self.settings.connect_backoff)
                     continue
-                kind = ModelUnreachable if unreachable else ModelError
-                raise self._fail(f"{url}: {type(error).__name__}: {error}", kind) from None
+                raise ModelUnreachable(f"{url}: cannot connect: {error}") from None
+            except httpx.TransportError as error:
+                raise ModelError(f"{url}: {type(error).__name__}: {error}") from None
 
     def get_json(self, path: str) -> Any:
         """GET ``path`` as JSON (for model details); a failure raises ``ModelError``."""
@@ -111,14 +129,19 @@ class Http:
         try:
             with self._client.stream("GET", url) as response:
                 if response.status_code >= 400:
-                    raise self._fail(self._describe(response))
+                    raise self._refusal(response)
                 body = "\n".join(self._capped_lines(response, url, lambda: False))
+        except httpx.ConnectTimeout:
+            raise ModelUnreachable(
+                f"{url}: no answer to the connection within {self.settings.connect_timeout:g}s"
+            ) from None
         except httpx.TimeoutException as error:
-            raise self._fail(f"{url}: timed out ({type(error).__name__})") from None
+            raise ModelError(f"{url}: timed out ({type(error).__name__})") from None
+        except httpx.ConnectError as error:
+            raise ModelUnreachable(f"{url}: cannot connect: {error}") from None
         except httpx.HTTPError as error:
-            kind = ModelUnreachable if isinstance(error, httpx.ConnectError) else ModelError
-            raise self._fail(f"{url}: {type(error).__name__}: {error}", kind) from None
+            raise ModelError(f"{url}: {type(error).__name__}: {error}") from None
         try:
             return json.loads(body)
         except (ValueError, RecursionError):
-            raise self._fail(f"{url}: the answer is not JSON") from None
+            raise ModelError(f"{url}: the answer is not JSON") from None

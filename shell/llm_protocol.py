@@ -26,7 +26,15 @@ class ModelError(Exception):
 
 
 class ModelUnreachable(ModelError):
-    """No connection could be made to the model's server."""
+    """No connection could be made to the model's server (refused, no route, no such host, connect timeout)."""
+
+
+class ModelRejected(ModelError):
+    """The server refused the request in a way a retry cannot change (400, 401, 403, 404, 422, a schema error)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +42,9 @@ class HttpSettings:
     connect_timeout: float = 5.0
     read_timeout: float = 60.0
     retries: int = 3
+    connect_retries: int = 1
+    """A refused connection is tried again this often (a server that is starting), quickly."""
+    connect_backoff: float = 0.25
     backoff: float = 1.0
     backoff_cap: float = 30.0
     max_response_bytes: int = 1_048_576

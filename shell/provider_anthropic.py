@@ -23,6 +23,10 @@ class AnthropicProvider:
         headers = {"x-api-key": api_key, "anthropic-version": VERSION}
         self.http = Http(base_url, headers, settings, secret=api_key)
 
+    @property
+    def endpoint(self) -> str:
+        return self.http.base_url
+
     def __repr__(self) -> str:
         return f"AnthropicProvider({self.model.id!r})"
 

@@ -20,6 +20,10 @@ class OllamaProvider:
         self.model = model
         self.http = Http(base_url, {}, settings)
 
+    @property
+    def endpoint(self) -> str:
+        return self.http.base_url
+
     def context_window(self) -> int | None:
         listing = self.http.get_json("/api/tags")
         for entry in listing.get("models", []) if isinstance(listing, dict) else []:

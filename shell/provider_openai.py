@@ -41,6 +41,10 @@ class OpenAICompatibleProvider:
             headers["X-Title"] = "turnmark"
         self.http = Http(base_url, headers, settings, secret=api_key)
 
+    @property
+    def endpoint(self) -> str:
+        return self.http.base_url
+
     def __repr__(self) -> str:
         return f"OpenAICompatibleProvider({self.model.id!r})"
 

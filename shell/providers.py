@@ -18,6 +18,11 @@ from .secrets import keep_secret
 class SummaryProvider(Protocol):
     model: ModelSpec
 
+    @property
+    def endpoint(self) -> str:
+        """The server's base URL (a run stops asking one that did not answer)."""
+        ...
+
     def context_window(self) -> int | None: ...
 
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = ...) -> str: ...

@@ -27,7 +27,7 @@ from typing import Any
 from turnmark.core.conversation import id_from_dirname
 from turnmark.core.event_ids import IdSource
 
-from .catchup import CatchupOptions, catch_up
+from .catchup import CatchupOptions, CatchupRun, catch_up
 from .storage import EVENTS
 from .workspace import ConversationRef, Workspace, find_workspace, list_conversations
 
@@ -85,6 +85,9 @@ class Watcher:
         self.log = log
         self.clock = clock
         self.catchups: Counter[int] = Counter()
+        self.not_done: set[int] = set()
+        """Conversations a catch-up failed or skipped (``--once`` exits 1 when there are any)."""
+        self._run = CatchupRun()
         """Catch-ups started, by conversation ID."""
         self._states: dict[int, _State] = {}
         self._refs: dict[int, ConversationRef] = {}
@@ -168,7 +171,7 @@ class Watcher:
         options = CatchupOptions(**{**self.options.catchup.__dict__, "last_turn_open": not settled})
         self.catchups[conversation_id] += 1
         try:
-            report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set)
+            report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set, run=self._run)
         except Exception as error:  # one broken conversation never stops the service
             self.log(f"{ref.display_id}: failed: {error}")
             self._retry(conversation_id, BACKOFF_FIRST)
@@ -180,13 +183,22 @@ class Watcher:
                 if self._states.get(conversation_id) is state:
                     del self._states[conversation_id]
             return
-        if report.error:
+        if report.done:
+            self.not_done.discard(conversation_id)
+        else:
+            self.not_done.add(conversation_id)
+        if report.error or (report.skipped and not report.locked):
+            if self.options.once:
+                if report.error and not report.repeated:
+                    self.log(f"{ref.display_id}: not summarized: {report.error}")
+                return
             state.backoff = min(max(state.backoff * 2, BACKOFF_FIRST), BACKOFF_MAX)
-            self.log(f"{ref.display_id}: not summarized, retrying in {state.backoff:.0f}s: {report.error}")
+            reason = report.error if report.error and not report.repeated else report.skipped
+            self.log(f"{ref.display_id}: not summarized, retrying in {state.backoff:.0f}s: {reason}")
             self._retry(conversation_id, state.backoff)
             return
         state.backoff = 0.0
-        if any("is locked" in note for note in report.notes):
+        if report.locked:
             self._retry(conversation_id, LOCKED_RETRY)
             return
         if report.written and settled:
@@ -212,14 +224,17 @@ class Watcher:
         for turn_id, reason in report.refused.items():
             self.log(f"{ref.display_id}: no summary for {turn_id}: {reason}")
         for note in report.notes:
-            if "is locked" in note:
-                self.log(f"{ref.display_id}: skipped because it is locked; retrying")
-            else:
-                self.log(f"{ref.display_id}: {note}")
+            self.log(f"{ref.display_id}: {note}")
+        if report.locked:
+            retry = "" if self.options.once else "; retrying"
+            self.log(f"{ref.display_id}: skipped because it is locked ({report.skipped}){retry}")
+        elif report.skipped:
+            self.log(f"{ref.display_id}: skipped: {report.skipped}")
 
     def run_once(self) -> None:
         """Catch up every conversation now (as ``--once`` does), treating every turn as settled."""
         self._refresh_refs()
+        self._run = CatchupRun()
         for conversation_id in sorted(self._refs):
             past = self.clock() - self.options.settle - 1
             self._states[conversation_id] = _State(past, past)
@@ -250,7 +265,10 @@ class Watcher:
                 if self.clock() >= next_silo_check:
                     self._adopt_new_silos(schedule)
                     next_silo_check = self.clock() + SILO_RECHECK
-                for conversation_id in self._due():
+                due = self._due()
+                if due:
+                    self._run = CatchupRun()
+                for conversation_id in due:
                     if self._stop.is_set():
                         break
                     self._process(conversation_id)

@@ -274,7 +274,7 @@ def test_summarize_then_turns_show_who_wrote_each_summary(run: Run, snapshot: Sn
 
 def test_summarize_reports_a_failure_and_exits_1(run: Run) -> None:
     out, err = run("summarize", "17800000030", code=1)
-    assert out == "jp-c17800000030  not summarized (error on stderr)\n"
+    assert out == "jp-c17800000030  not summarized: see the error above\n"
     assert err.startswith("error: jp-c17800000030: <ws>/.jp/conversations/17800000030-drop-a-digression/events.json")
 
 

@@ -141,7 +141,7 @@ def test_a_refused_connection_is_a_one_line_error_without_the_key(name: str) -> 
     with pytest.raises(ModelError) as raised:
         provider.complete(REQUEST)
     message = str(raised.value)
-    assert "ConnectError" in message
+    assert "cannot connect" in message
     assert "\n" not in message
     assert not any(key in message for key in KEYS.values())
     assert not any(key in repr(provider) for key in KEYS.values())
