@@ -31,7 +31,7 @@ from .payloads import (
     TurnStart,
     Unknown,
 )
-from .storage_encoding import decode_leaves, decode_string, encode_leaves, encode_string
+from .storage_encoding import decode_kept, decode_leaves, encode_leaves, encode_string
 from .timestamps import is_timestamp
 
 EVENT_TAGS = (
@@ -143,13 +143,14 @@ def _type_name(value: Json) -> str:
 class _Reader:
     """Reads the known fields of one entry and remembers which keys it consumed."""
 
-    __slots__ = ("consumed", "index", "obj", "tag")
+    __slots__ = ("consumed", "index", "kept", "obj", "tag")
 
     def __init__(self, obj: JsonObject, index: int, tag: str) -> None:
         self.obj = obj
         self.index = index
         self.tag = tag
         self.consumed: list[str] = ["timestamp", "type"]
+        self.kept: set[str] = set()
 
     def fail(self, message: str) -> InvalidEntry:
         return InvalidEntry(message, self.index, self.tag)
@@ -208,15 +209,16 @@ class _Reader:
         if type(value) is not dict:
             raise self.fail(f'"metadata" must be an object, found {_type_name(value)}')
         self.consumed.append("metadata")
-        decoded: JsonObject = decode_leaves(value)
+        decoded: JsonObject = decode_leaves(value, self.kept)
         return decoded
 
     def layout(self, wrapper_keys: int) -> Layout:
         obj = self.obj
+        kept = frozenset(self.kept)
         if len(obj) == len(self.consumed) + wrapper_keys:
-            return Layout(tuple(obj))
+            return Layout(tuple(obj), kept=kept)
         consumed = {*self.consumed, *WRAPPER_KEYS}
-        return Layout(tuple(obj), tuple((key, value) for key, value in obj.items() if key not in consumed))
+        return Layout(tuple(obj), tuple((key, value) for key, value in obj.items() if key not in consumed), kept)
 
 
 def _turn_start(f: _Reader) -> Payload:
@@ -253,13 +255,13 @@ def _tool_call_request(f: _Reader) -> Payload:
         raise f.fail('"arguments" must be an object, found null')
     arguments = f.optional_object("arguments")
     return ToolCallRequest(
-        timestamp, call_id, name, None if arguments is None else decode_leaves(arguments), f.metadata()
+        timestamp, call_id, name, None if arguments is None else decode_leaves(arguments, f.kept), f.metadata()
     )
 
 
 def _tool_call_response(f: _Reader) -> Payload:
     timestamp, call_id = f.timestamp(), f.string("id")
-    content = decode_string(f.string("content"))
+    content = decode_kept(f.string("content"), f.kept)
     return ToolCallResponse(timestamp, call_id, content, f.boolean("is_error"), f.metadata())
 
 
@@ -363,7 +365,7 @@ def read_payload(obj: Json) -> Payload:
 # Writing entries ----------------------------------------------------------------------------------
 
 
-def _event_fields(payload: Payload) -> JsonObject:
+def _event_fields(payload: Payload, kept: frozenset[str]) -> JsonObject:
     match payload:
         case TurnStart(timestamp, summary, metadata):
             out: JsonObject = {"timestamp": timestamp, "type": "turn_start"}
@@ -380,13 +382,13 @@ def _event_fields(payload: Payload) -> JsonObject:
         case ToolCallRequest(timestamp, call_id, name, arguments, metadata):
             out = {"timestamp": timestamp, "type": "tool_call_request", "id": call_id, "name": name}
             if arguments is not None:
-                out["arguments"] = encode_leaves(arguments)
+                out["arguments"] = encode_leaves(arguments, kept)
         case ToolCallResponse(timestamp, call_id, content, is_error, metadata):
             out = {
                 "timestamp": timestamp,
                 "type": "tool_call_response",
                 "id": call_id,
-                "content": encode_string(content),
+                "content": encode_string(content, kept),
                 "is_error": is_error,
             }
         case InquiryRequest(timestamp, inquiry_id, source, question, metadata):
@@ -402,7 +404,7 @@ def _event_fields(payload: Payload) -> JsonObject:
         case _:
             raise TypeError(f"not a conversation event: {payload!r}")
     if metadata is not None:
-        out["metadata"] = encode_leaves(metadata)
+        out["metadata"] = encode_leaves(metadata, kept)
     return out
 
 
@@ -417,7 +419,7 @@ def write_entry(entry: Entry) -> JsonObject:
     elif isinstance(payload, Unknown):
         out.update((key, value) for key, value in payload.fields.items() if key != "event_id")
     else:
-        out.update(_event_fields(payload))
+        out.update(_event_fields(payload, entry.layout.kept))
         for key, value in entry.layout.extra:
             out.setdefault(key, value)
     original = entry.layout.keys

@@ -27,6 +27,8 @@ class Layout:
 
     keys: tuple[str, ...] = field(default=(), compare=False)
     extra: tuple[tuple[str, Json], ...] = ()
+    kept: frozenset[str] = field(default=frozenset(), compare=False)
+    """Encoded strings read exactly as written (not canonical base64): written back as read while unchanged."""
 
 
 NO_LAYOUT = Layout()

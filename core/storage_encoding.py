@@ -3,8 +3,11 @@
 On disk every string leaf of ``metadata`` and ``tool_call_request.arguments``
 and the ``tool_call_response.content`` string are standard base64 (``+/``,
 ``=`` padded) of UTF-8. Reading is lenient: a string that is not canonical
-standard base64 of valid UTF-8 is kept exactly as written (so a hand-edited
-plaintext value stays readable), and is encoded like any other on save.
+standard base64 of valid UTF-8 (hand-typed text, URL-safe base64 from an older
+JP, base64 of bytes that are not UTF-8) is read exactly as written. Such a
+string is remembered (``kept``) and written back as it was while its value is
+unchanged, so an entry nobody touched keeps its bytes; any other string is
+encoded as JP encodes it.
 """
 
 import binascii
@@ -44,28 +47,38 @@ def decode_string(text: str) -> str:
         return text
 
 
-def encode_string(text: str) -> str:
-    """Encode one string the way JP stores it."""
+def encode_string(text: str, kept: frozenset[str] = frozenset()) -> str:
+    """Encode one string the way JP stores it (a ``kept`` string, read as written, is written as read)."""
+    if text in kept:
+        return text
     return binascii.b2a_base64(text.encode("utf-8"), newline=False).decode("ascii")
 
 
-def decode_leaves(value: Json) -> Json:
-    """Decode every string leaf of a JSON tree (object keys are never encoded)."""
+def decode_kept(text: str, kept: set[str]) -> str:
+    """``decode_string``, adding a string read as written to ``kept``."""
+    decoded = decode_string(text)
+    if decoded is text:
+        kept.add(text)
+    return decoded
+
+
+def decode_leaves(value: Json, kept: set[str]) -> Json:
+    """Decode every string leaf of a JSON tree (object keys are never encoded); see ``decode_kept``."""
     if isinstance(value, str):
-        return decode_string(value)
+        return decode_kept(value, kept)
     if isinstance(value, dict):
-        return {key: decode_leaves(item) for key, item in value.items()}
+        return {key: decode_leaves(item, kept) for key, item in value.items()}
     if isinstance(value, list):
-        return [decode_leaves(item) for item in value]
+        return [decode_leaves(item, kept) for item in value]
     return value
 
 
-def encode_leaves(value: Json) -> Json:
+def encode_leaves(value: Json, kept: frozenset[str] = frozenset()) -> Json:
     """Encode every string leaf of a JSON tree."""
     if isinstance(value, str):
-        return encode_string(value)
+        return encode_string(value, kept)
     if isinstance(value, dict):
-        return {key: encode_leaves(item) for key, item in value.items()}
+        return {key: encode_leaves(item, kept) for key, item in value.items()}
     if isinstance(value, list):
-        return [encode_leaves(item) for item in value]
+        return [encode_leaves(item, kept) for item in value]
     return value

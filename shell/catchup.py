@@ -340,7 +340,7 @@ class Session:
                     prepare(fresh.stream), answer.summaries, fingerprints, self.model.id, upgrade=upgrade
                 )
                 if applied.written:
-                    save_stream(lock, fresh, applied.stream)
+                    save_stream(lock, fresh, applied.stream, announce=self.report.notes.append)
         except ConversationLocked as error:
             self.report.skipped = f"results not written: {error}; retried next time"
             self.report.locked = True

@@ -241,7 +241,14 @@ def label(
         return result.unwrap()
 
     try:
-        stream, _ = edit_conversation(pick(settings, conversation), change, settings.new_id, persist_ids=True)
+        ref = pick(settings, conversation)
+        stream, _ = edit_conversation(
+            ref,
+            change,
+            settings.new_id,
+            persist_ids=True,
+            announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
+        )
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
     turn_id = chosen[-1]

@@ -188,7 +188,7 @@ def _turn(
             handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: chrome(line, err)))
         stream = stream.start_turn(ChatRequest(_now(), options.message))
         if lock is not None and loaded is not None:
-            save_stream(lock, loaded, stream, persist_ids=True)
+            save_stream(lock, loaded, stream, persist_ids=True, announce=lambda line: chrome(f"note: {line}", err))
             loaded = read_conversation(loaded.ref, new_id, lock)
             stream = loaded.stream
         status, stream = _ask(stream, model, config, options, out=out, err=err)

@@ -22,6 +22,7 @@ from turnmark.core.conversation import Metadata, parse_metadata
 from turnmark.core.duplicate_keys import duplicate_keys
 from turnmark.core.errors import StreamError
 from turnmark.core.event_ids import IdSource
+from turnmark.core.report import persisted_repairs
 from turnmark.core.stream import AmbiguousLink, ConversationStream
 
 from .errors import ConversationError
@@ -138,7 +139,12 @@ def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
 
 
 def save_stream(
-    lock: ConversationLock, loaded: LoadedConversation, stream: ConversationStream, *, persist_ids: bool = False
+    lock: ConversationLock,
+    loaded: LoadedConversation,
+    stream: ConversationStream,
+    *,
+    persist_ids: bool = False,
+    announce: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Persist ``stream`` to every copy of the conversation; return the files actually written.
 
@@ -180,6 +186,9 @@ def save_stream(
             raise
         if changed:
             written.append(directory / EVENTS)
+    repairs = persisted_repairs(loaded.stream, stream)
+    if repairs and written and announce is not None:
+        announce(repairs)
     return written
 
 
@@ -199,9 +208,10 @@ def edit_conversation(
     new_id: IdSource,
     *,
     persist_ids: bool = False,
+    announce: Callable[[str], None] | None = None,
 ) -> tuple[ConversationStream, list[Path]]:
     """Lock, load, change and save one conversation; never waits for a lock held elsewhere."""
     with hold_lock(ref) as lock:
         loaded = read_conversation(ref, new_id, lock)
         stream = change(loaded.stream)
-        return stream, save_stream(lock, loaded, stream, persist_ids=persist_ids)
+        return stream, save_stream(lock, loaded, stream, persist_ids=persist_ids, announce=announce)

@@ -1,5 +1,7 @@
 """The codec: lossless round trips, JP's variant rules, legacy format, and bad input as typed errors."""
 
+from dataclasses import replace
+
 import msgspec
 import pytest
 
@@ -70,7 +72,35 @@ def test_tool_fields_are_decoded_in_memory_and_encoded_on_disk() -> None:
     )
     assert stream.entries[0].payload == ToolCallRequest(TS, "c", "n", {"path": "a.rs", "n": 2})
     assert stream.entries[1].payload == ToolCallResponse(TS, "c", "hello world", False)
-    assert raw(stream)[1]["content"] == "aGVsbG8gd29ybGQ=", "a hand-edited plaintext value is encoded on save"
+    assert raw(stream)[1]["content"] == "hello world", "an unchanged plaintext value is written as it was read"
+    changed = stream.with_entries(
+        [stream.entries[0], replace(stream.entries[1], payload=ToolCallResponse(TS, "c", "hello there", False))]
+    )
+    assert raw(changed)[1]["content"] == "aGVsbG8gdGhlcmU=", "a changed value is encoded as JP encodes it"
+
+
+def test_strings_that_are_not_canonical_base64_are_written_back_exactly_as_read() -> None:
+    entries = [
+        {
+            "event_id": "a000001",
+            "timestamp": TS,
+            "type": "tool_call_request",
+            "id": "c",
+            "name": "n",
+            "arguments": {"url": "aHR0cHM6Ly9leGFtcGxlLmNvbS8_cT0-", "raw": "/w=="},
+            "metadata": {"note": "PDw_Pz4-"},
+        },
+        {
+            "event_id": "a000002",
+            "timestamp": TS,
+            "type": "tool_call_response",
+            "id": "c",
+            "content": "PDw_Pz4-Pz8_",
+            "is_error": False,
+            "metadata": {"bytes": "/w==", "plain": "typed by hand"},
+        },
+    ]
+    assert raw(load(entries)) == entries
 
 
 def test_timestamps_keep_their_exact_text() -> None:

@@ -36,9 +36,13 @@ def test_encoding_is_unconditional_so_plaintext_is_encoded_on_save() -> None:
 
 
 def test_leaves_are_decoded_recursively_and_keys_and_scalars_left_alone() -> None:
-    stored = {"path": "c3JjL2xpYi5ycw==", "n": 3, "flag": True, "none": None, "list": ["eA==", 1]}
-    assert decode_leaves(stored) == {"path": "src/lib.rs", "n": 3, "flag": True, "none": None, "list": ["x", 1]}
-    assert encode_leaves(decode_leaves(stored)) == stored
+    stored = {"path": "c3JjL2xpYi5ycw==", "n": 3, "flag": True, "none": None, "list": ["eA==", "as typed", 1]}
+    kept: set[str] = set()
+    decoded = decode_leaves(stored, kept)
+    assert decoded == {"path": "src/lib.rs", "n": 3, "flag": True, "none": None, "list": ["x", "as typed", 1]}
+    assert kept == {"as typed"}
+    assert encode_leaves(decoded, frozenset(kept)) == stored
+    assert encode_leaves(decoded)["list"][1] == "YXMgdHlwZWQ="
 
 
 def reference_decode(text: str) -> str:
