@@ -226,7 +226,7 @@ def _skipped(report: CatchupReport, run: CatchupRun, key: str) -> bool:
     earlier = run.failure(key)
     if earlier is None:
         return False
-    report.skipped = f"not tried: {earlier} (earlier in this run)"
+    report.skipped = f"{earlier} (see the error above); not tried again in this run"
     report.repeated = True
     return True
 
@@ -281,12 +281,12 @@ class Session:
             model, provider, window = _open(model, config, options, report)
         except ModelUnreachable as error:
             report.error = f"{model.id}: {error}"
-            run.remember(model.id, report.error)
+            run.remember(model.id, f"{model.id} cannot be reached")
             return None
         except ModelError as error:
             origin = "--model" if model.source == "--model" else f"{model.source} in {layer_of(layers, model.source)}"
             report.error = f"{model.id} ({origin}): {error}; set it, or summarize offline with --model {EXTRACTIVE}"
-            run.remember(model.id, report.error)
+            run.remember(model.id, f"{model.id} cannot be used")
             return None
         if provider is not None and not options.dry_run and _skipped(report, run, provider.endpoint):
             return None
@@ -315,9 +315,9 @@ class Session:
         except ModelError as error:
             self.report.error = f"{self.model.id}: {error}"
             if isinstance(error, ModelUnreachable) and self.provider is not None:
-                self.run.remember(self.provider.endpoint, self.report.error)
+                self.run.remember(self.provider.endpoint, f"{self.provider.endpoint} cannot be reached")
             elif isinstance(error, ModelRejected) and error.status in SAME_FOR_EVERY_REQUEST:
-                self.run.remember(self.model.id, self.report.error)
+                self.run.remember(self.model.id, f"{self.model.id} refused the request (HTTP {error.status})")
             return None
         parsed = parse_summaries(text, ids)
         if isinstance(parsed, Failure):

@@ -8,3 +8,7 @@ __all__ = ["Settings", "app", "cli_demo", "cli_inspect", "cli_query", "cli_summa
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

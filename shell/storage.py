@@ -186,7 +186,7 @@ def save_stream(
             raise
         if changed:
             written.append(directory / EVENTS)
-    repairs = persisted_repairs(loaded.stream, stream)
+    repairs = persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)
     return written

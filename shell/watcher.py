@@ -177,16 +177,16 @@ class Watcher:
             self._retry(conversation_id, BACKOFF_FIRST)
             return
         self._log_report(ref, report)
+        if report.done:
+            self.not_done.discard(conversation_id)
+        else:
+            self.not_done.add(conversation_id)
         if report.error and report.conversation_problem:
             self.log(f"{ref.display_id}: not summarized until it changes: {report.error}")
             with self._lock:
                 if self._states.get(conversation_id) is state:
                     del self._states[conversation_id]
             return
-        if report.done:
-            self.not_done.discard(conversation_id)
-        else:
-            self.not_done.add(conversation_id)
         if report.error or (report.skipped and not report.locked):
             if self.options.once:
                 if report.error and not report.repeated:
