@@ -43,7 +43,10 @@ def watch(
     settle: Annotated[
         float, typer.Option("--settle", help="Seconds without changes before the last turn counts as done.")
     ] = 5.0,
-    once: Annotated[bool, typer.Option("--once", help="Process everything pending now and exit.")] = False,
+    once: Annotated[
+        bool,
+        typer.Option("--once", help="Process everything now and exit (1 when a conversation was not summarized)."),
+    ] = False,
 ) -> None:
     """Watch workspaces and keep every conversation summarized as it changes."""
     settings = settings_of(ctx)
