@@ -88,6 +88,27 @@ def check_writable(parent: Path, names: Iterable[str]) -> None:
         refuse_links(fd, parent, names)
 
 
+def read_file(path: Path) -> bytes | None:
+    """A regular file's bytes (a link is followed: reading is safe), ``None`` when it is absent.
+
+    A FIFO, device or directory is refused without blocking, as ``FileFault`` (one line).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileFault(f"{path}: cannot read: it is not a regular file")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            return handle.read()
+        except OSError as error:
+            raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
+
+
 def _read(directory_fd: int, name: str) -> bytes | None:
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory_fd)

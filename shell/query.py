@@ -37,7 +37,7 @@ from turnmark.core.timestamps import format_timestamp
 from . import files
 from .catchup import CatchupOptions
 from .config_files import effective_config
-from .files import FileFault, os_reason, write_if_changed
+from .files import FileFault, os_reason, read_file, write_if_changed
 from .llm_protocol import ChatPart, HttpSettings, ModelError
 from .locking import ConversationLock
 from .output import chrome, write_text
@@ -120,7 +120,7 @@ def _touch(loaded: LoadedConversation) -> None:
     for directory in loaded.ref.directories:
         path = directory / METADATA
         try:
-            document = decode_document(path.read_bytes(), METADATA)
+            document = decode_document(read_file(path) or b"", METADATA)
         except (OSError, Exception):
             continue
         if isinstance(document, dict):

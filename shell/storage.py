@@ -26,7 +26,7 @@ from turnmark.core.report import persisted_repairs
 from turnmark.core.stream import AmbiguousLink, ConversationStream
 
 from .errors import ConversationError
-from .files import check_writable, remove, write_if_changed
+from .files import check_writable, read_file, remove, write_if_changed
 from .locking import ConversationLock, lock_holder, try_lock
 from .workspace import ConversationRef
 
@@ -66,15 +66,6 @@ def _newest(directories: tuple[Path, ...], names: tuple[str, ...]) -> Path:
     return max(directories, key=lambda d: (max(_mtime(d / name) for name in names), -directories.index(d)))
 
 
-def _read_optional(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise ConversationError(f"{path}: cannot read: {error.strerror or error}") from error
-
-
 @dataclass(frozen=True, slots=True)
 class LoadedConversation:
     """A conversation as read: where from, the bytes read, its metadata and its stream.
@@ -110,11 +101,10 @@ def read_conversation(
     directories = ref.directories
     directory = _newest(directories, (EVENTS, BASE_CONFIG))
     events_path = directory / EVENTS
-    try:
-        events = events_path.read_bytes()
-    except OSError as error:
-        raise ConversationError(f"{events_path}: cannot read: {error.strerror or error}") from error
-    base_config = _read_optional(directory / BASE_CONFIG)
+    events = read_file(events_path)
+    if events is None:
+        raise ConversationError(f"{events_path}: cannot read: no such file or directory")
+    base_config = read_file(directory / BASE_CONFIG)
     match ConversationStream.from_json(events, base_config, new_id=new_id, conversation=ref.display_id):
         case Failure(problem):
             raise ConversationError(describe(events_path, problem))
@@ -127,7 +117,7 @@ def read_conversation(
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
     path = _newest(ref.directories, (METADATA,)) / METADATA
-    data = _read_optional(path)
+    data = read_file(path)
     if data is None:
         return None, f"{path}: missing"
     match parse_metadata(data):
