@@ -95,6 +95,18 @@ def _no_id_source() -> str:
     raise RuntimeError("this stream was built without an ID source; use from_json or empty")
 
 
+def _unfinished_upgrade(document: list[Json], base: JsonObject) -> bool:
+    """An upgrade from the legacy format stopped between its two writes: ``base_config.json`` was written
+    from the head ``config_delta`` that ``events.json`` still starts with (no ``event_id``, same config)."""
+    first = document[0] if document else None
+    return (
+        isinstance(first, dict)
+        and first.get("type") == "config_delta"
+        and "event_id" not in first
+        and first.get("delta") == base
+    )
+
+
 def _identity(payload: Payload) -> tuple[str, str]:
     """What an entry's derived ID is made from: its timestamp as written, and its kind."""
     timestamp = getattr(payload, "timestamp", None)
@@ -166,6 +178,8 @@ class ConversationStream:
             if not isinstance(parsed, dict):
                 raise InvalidDocument("base_config.json must be a JSON object", 1, 1, "base_config.json")
             base = parsed
+            if _unfinished_upgrade(document, parsed):
+                head, items, offset = document[0], document[1:], 1
         else:
             first = document[0] if document else None
             if not (isinstance(first, dict) and first.get("type") == "config_delta" and "timestamp" in first):

@@ -217,3 +217,20 @@ def test_corpus_conversations_load_through_the_shell(directory: Path) -> None:
     loaded = read_conversation(ref, sequential_ids())
     assert loaded.metadata is not None
     assert loaded.metadata.title
+
+
+def test_an_upgrade_interrupted_between_its_two_writes_is_finished_by_the_next_save(workspace: Path) -> None:
+    ref = ref_for(workspace, LEGACY)
+    directory = ref.directories[0]
+    legacy_events = (directory / "events.json").read_bytes()
+    head = msgspec.json.decode(legacy_events)[0]
+    (directory / "base_config.json").write_bytes(msgspec.json.format(msgspec.json.encode(head["delta"]), indent=2))
+    interrupted = read_conversation(ref, sequential_ids())
+    assert interrupted.stream.is_legacy
+    assert interrupted.stream.entries[0].type_tag == "chat_request"
+    turn_id = interrupted.stream.turns()[1].id()
+    assert turn_id is not None
+    edit_conversation(ref, set_summary(turn_id, "Thanks"), sequential_ids())
+    events = msgspec.json.decode((directory / "events.json").read_bytes())
+    assert events[0]["type"] == "chat_request"
+    assert not any(entry["type"] == "config_delta" and entry.get("delta") == head["delta"] for entry in events)
