@@ -97,12 +97,14 @@ def _no_id_source() -> str:
 
 def _unfinished_upgrade(document: list[Json], base: JsonObject) -> bool:
     """An upgrade from the legacy format stopped between its two writes: ``base_config.json`` was written
-    from the head ``config_delta`` that ``events.json`` still starts with (no ``event_id``, same config)."""
+    from the head ``config_delta`` that ``events.json`` still starts with (no ``event_id``, the same non-empty
+    config)."""
     first = document[0] if document else None
     return (
         isinstance(first, dict)
         and first.get("type") == "config_delta"
         and "event_id" not in first
+        and bool(base)
         and first.get("delta") == base
     )
 
