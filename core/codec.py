@@ -140,6 +140,9 @@ def _type_name(value: Json) -> str:
     return "an object"
 
 
+_NOTHING_KEPT: frozenset[str] = frozenset()
+
+
 class _Reader:
     """Reads the known fields of one entry and remembers which keys it consumed."""
 
@@ -214,7 +217,7 @@ class _Reader:
 
     def layout(self, wrapper_keys: int) -> Layout:
         obj = self.obj
-        kept = frozenset(self.kept)
+        kept = frozenset(self.kept) if self.kept else _NOTHING_KEPT
         if len(obj) == len(self.consumed) + wrapper_keys:
             return Layout(tuple(obj), kept=kept)
         consumed = {*self.consumed, *WRAPPER_KEYS}

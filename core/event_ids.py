@@ -66,15 +66,14 @@ def sequential_ids(prefix: str = "e") -> IdSource:
     return next_id
 
 
+_DERIVED_CHARS = bytes(ord(ALPHABET[byte % 36]) for byte in range(256))
+
+
 def derived_id(origin: str, attempt: int = 0) -> str:
     """A 7-character ID derived from ``origin`` (what identifies an entry); ``attempt`` steps past collisions."""
-    digest = hashlib.blake2b(f"{origin}\x00{attempt}".encode(), digest_size=8, person=b"turnmark-id").digest()
-    number = int.from_bytes(digest) % 36**ID_LENGTH
-    chars = []
-    for _ in range(ID_LENGTH):
-        number, digit = divmod(number, 36)
-        chars.append(ALPHABET[digit])
-    return "".join(reversed(chars))
+    key = origin if not attempt else f"{origin}\x00{attempt}"
+    digest = hashlib.blake2b(key.encode(), digest_size=ID_LENGTH, person=b"turnmark-id").digest()
+    return digest.translate(_DERIVED_CHARS).decode("ascii")
 
 
 def entry_origins(conversation: str, keys: Iterable[tuple[str, str]]) -> list[str]:
@@ -83,11 +82,12 @@ def entry_origins(conversation: str, keys: Iterable[tuple[str, str]]) -> list[st
     The occurrence counts earlier entries with the same timestamp and kind, so two
     copies of one entry still differ.
     """
-    seen: Counter[tuple[str, str]] = Counter()
+    seen: dict[tuple[str, str], int] = {}
     origins: list[str] = []
     for key in keys:
-        origins.append(f"{conversation}\x1f{key[0]}\x1f{key[1]}\x1f{seen[key]}")
-        seen[key] += 1
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        origins.append(f"{conversation}\x1f{key[0]}\x1f{key[1]}\x1f{occurrence}")
     return origins
 
 
