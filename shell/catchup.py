@@ -116,8 +116,8 @@ class CatchupRun:
 
     failures: dict[str, str] = field(default_factory=dict)
 
-    def failure(self, *keys: str) -> str | None:
-        return next((self.failures[key] for key in keys if key in self.failures), None)
+    def failure(self, key: str) -> str | None:
+        return self.failures.get(key)
 
     def remember(self, key: str, message: str) -> None:
         self.failures.setdefault(key, message)
