@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 import time
 import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from unittest import mock
 
 import typer.testing
@@ -17,10 +15,8 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 from turnmark.core.event_ids import sequential_ids
-from turnmark.shell import cli_query
 from turnmark.shell.cli import Settings, app
 from turnmark.shell.llm_protocol import HttpSettings
-from turnmark.shell.query import run_query
 
 from .figures import record
 
@@ -62,28 +58,17 @@ class Outcome:
         )
 
 
-def _run_query_on_current_streams(*args: Any, **kwargs: Any) -> Any:
-    """``run_query`` writing to the streams of the moment: its defaults were bound to the streams at import,
-    before CliRunner swapped them, while a real process has only the one pair."""
-    if len(args) < 4:
-        kwargs.setdefault("out", sys.stdout)
-    if len(args) < 5:
-        kwargs.setdefault("err", sys.stderr)
-    return run_query(*args, **kwargs)
-
-
 _COMMAND = get_command(app)
 
 
 @contextmanager
 def _in_process() -> Iterator[None]:
-    """Route ``query``'s output to the streams of the moment, and build the click command only once."""
-    with mock.patch.object(cli_query, "run_query", _run_query_on_current_streams):
-        if not hasattr(typer.testing, "_get_command"):
-            yield
-            return
-        with mock.patch.object(typer.testing, "_get_command", return_value=_COMMAND):
-            yield
+    """Build the click command only once (typer rebuilds it on every ``invoke``)."""
+    if not hasattr(typer.testing, "_get_command"):
+        yield
+        return
+    with mock.patch.object(typer.testing, "_get_command", return_value=_COMMAND):
+        yield
 
 
 def invoke(

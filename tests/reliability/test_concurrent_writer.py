@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import random
 import re
 import signal
@@ -35,6 +34,7 @@ from tests.llm_servers import Behaviour, ModelServer, requested_ids
 
 from .figures import record, seconds
 from .jp_writer import create, ids, jp_lock, request_text
+from .processes import isolated_env
 
 TURNMARK = str(Path(sys.executable).parent / "turnmark")
 CONVERSATION_ID = 17820000000
@@ -213,16 +213,7 @@ def test_a_jp_like_writer_beside_watch_summarize_and_label(tmp_path: Path) -> No
     directory = workspace / ".jp" / "conversations" / f"{CONVERSATION_ID}-concurrent"
     create(directory, 3)
     lock = workspace / ".jp" / "locks" / f"jp-c{CONVERSATION_ID}.lock"
-    home = tmp_path / "home"
-    (home / "user-data").mkdir(parents=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "JP_USER_DATA_DIR": str(home / "user-data"),
-        "JP_GLOBAL_CONFIG_DIR": str(home / "config"),
-        "LANG": "C.UTF-8",
-    }
-    env.update({key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ})
+    env = isolated_env(tmp_path / "home")
     same_lock(workspace, lock, env)
     model = SlowModel()
     invocations = Invocations()

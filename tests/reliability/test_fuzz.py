@@ -33,6 +33,7 @@ from tests.conftest import REPO, corpus_conversations, corpus_root
 
 from .figures import FULL, record, scale
 from .fuzz_worker import RUN_LIMIT, commands, load_sources, plan_case
+from .processes import isolated_env
 
 WORKERS = 2
 RUNS_PER_CASE = len(commands("x"))
@@ -203,18 +204,8 @@ def fuzz(source: str, tmp_path: Path) -> None:
     fuzz_seed = seed()
     runs_wanted = scale(540, 10_200)
     cases = case_numbers(math.ceil(runs_wanted / RUNS_PER_CASE))
-    home = tmp_path / "home"
-    (home / "user-data").mkdir(parents=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "JP_USER_DATA_DIR": str(home / "user-data"),
-        "JP_GLOBAL_CONFIG_DIR": str(home / "config"),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-    }
-    env.update({key: os.environ[key] for key in ("TURNMARK_CORPUS", "PYTHONPATH") if key in os.environ})
+    env = {**isolated_env(tmp_path / "home"), "PYTHONHASHSEED": "0"}
+    env.update({key: os.environ[key] for key in ("TURNMARK_CORPUS",) if key in os.environ})
     pool = Pool(source, fuzz_seed, tmp_path / "work", env)
     for worker in range(WORKERS):
         pool.spawn(cases[worker::WORKERS])

@@ -37,6 +37,7 @@ from turnmark.core.event_ids import sequential_ids
 from turnmark.shell.cli import Settings, app
 
 from .figures import FULL, record, scale
+from .processes import isolated_env
 from .sigkill_conversation import CONVERSATION_ID, conversation_dir, write_conversation
 
 TURNMARK = str(Path(sys.executable).parent / "turnmark")
@@ -172,16 +173,7 @@ def reference(root: Path, legacy: bool) -> Reference:
 
 def prepare(root: Path) -> Probe:
     """The references, and how long real runs take (checked once against a real process)."""
-    home = root / "home"
-    (home / "user-data").mkdir(parents=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "JP_USER_DATA_DIR": str(home / "user-data"),
-        "JP_GLOBAL_CONFIG_DIR": str(home / "config"),
-        "LANG": "C.UTF-8",
-    }
-    env.update({key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ})
+    env = isolated_env(root / "home")
     references = {"current": reference(root, legacy=False), "legacy": reference(root, legacy=True)}
     checked = root / "checked"
     current = references["current"]
