@@ -23,7 +23,7 @@ from .payloads import ChatResponse, ToolCallRequest, ToolCallResponse, TurnStart
 from .sanitize import normalize_turn_starts
 from .stream import ConversationStream, TurnSummaryError
 from .summary_request import PROMPT_TOKENS
-from .transcript import transcript
+from .transcript import excluded_ids, transcript
 from .turns import Turn
 
 SOURCE_KEY = "summary_source"
@@ -78,6 +78,7 @@ def candidates(
 ) -> tuple[Candidate, ...]:
     """Completed turns that need a summary, with their transcripts, sizes and fingerprints."""
     turns = stream.turns()
+    excluded = excluded_ids(stream)
     found: list[Candidate] = []
     for position, turn in enumerate(turns):
         turn_id = turn.id()
@@ -88,8 +89,8 @@ def candidates(
         stored, source = turn.summary(), summary_source(turn)
         if stored is not None and not (upgrade and source == EXTRACTIVE):
             continue
-        text = transcript(turn)
-        found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), fingerprint(turn)))
+        text = transcript(turn, excluded)
+        found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), fingerprint(turn, excluded)))
     return tuple(found)
 
 
@@ -101,7 +102,10 @@ def plan(candidates: tuple[Candidate, ...], context_window: int | None, batch_si
 def extractive_answer(stream: ConversationStream, turn_ids: tuple[str, ...]) -> str:
     """What ``builtin/extractive`` answers for these turns, in the shape a model answers in."""
     by_id = {turn.id(): turn for turn in stream.turns()}
-    summaries = {turn_id: extractive_summary(by_id[turn_id]) or "" for turn_id in turn_ids if turn_id in by_id}
+    excluded = excluded_ids(stream)
+    summaries = {
+        turn_id: extractive_summary(by_id[turn_id], excluded) or "" for turn_id in turn_ids if turn_id in by_id
+    }
     return json.dumps({"summaries": summaries}, ensure_ascii=False)
 
 
@@ -154,6 +158,7 @@ def apply_summaries(
 ) -> Applied:
     """Write each summary whose turn still exists unchanged and still wants one."""
     turns = {turn.id(): turn for turn in stream.turns() if turn.id() is not None}
+    excluded = excluded_ids(stream)
     written: list[str] = []
     dropped: dict[str, str] = {}
     for turn_id, text in summaries.items():
@@ -161,7 +166,7 @@ def apply_summaries(
         if turn is None:
             dropped[turn_id] = "the turn is gone"
             continue
-        if fingerprint(turn) != fingerprints.get(turn_id):
+        if fingerprint(turn, excluded) != fingerprints.get(turn_id):
             dropped[turn_id] = "the turn changed while its summary was written"
             continue
         current = summary_source(turn)

@@ -18,9 +18,11 @@ is configured.
 import re
 from collections import Counter
 
+from .entries import Entry
 from .json_value import Json
 from .payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from .summary_request import MAX_CHARS
+from .transcript import described_events
 from .turn_summary import one_line
 from .turns import Turn
 
@@ -122,13 +124,13 @@ def _paths(arguments: Json) -> list[str]:
     return [path.rstrip("/").rsplit("/", 1)[-1] for path in found if path.strip()]
 
 
-def _what_it_did(turn: Turn) -> str:
+def _what_it_did(events: list[Entry]) -> str:
     """Edited files and tools run, failures marked: "Edited stream.rs; cargo_test failed"."""
     edited: list[str] = []
     runs: Counter[str] = Counter()
     failed: list[str] = []
     names: dict[str, str] = {}
-    for entry in turn.events():
+    for entry in events:
         payload = entry.payload
         if isinstance(payload, ToolCallRequest):
             names[payload.id] = payload.name
@@ -150,12 +152,16 @@ def _what_it_did(turn: Turn) -> str:
     return "; ".join(parts)
 
 
-def extractive_summary(turn: Turn) -> str | None:
-    """One line (at most 60 characters) for ``turn``, or ``None`` when the turn holds nothing to describe."""
-    requests = [e.payload.content for e in turn.events() if isinstance(e.payload, ChatRequest)]
+def extractive_summary(turn: Turn, excluded: frozenset[str] = frozenset()) -> str | None:
+    """One line (at most 60 characters) for ``turn``, or ``None`` when the turn holds nothing to describe.
+
+    Like a transcript, it describes only the events a model sees (``excluded``: see ``excluded_ids``).
+    """
+    events = list(described_events(turn, excluded))
+    requests = [e.payload.content for e in events if isinstance(e.payload, ChatRequest)]
     answers = [
         e.payload.value
-        for e in turn.events()
+        for e in events
         if isinstance(e.payload, ChatResponse) and e.payload.variant == "message" and e.payload.value.strip()
     ]
     request = requests[0] if requests else ""
@@ -163,7 +169,7 @@ def extractive_summary(turn: Turn) -> str | None:
         line = _first_line(request)
     else:
         sentence = _first_sentence(answers[-1]) if answers else ""
-        did = _what_it_did(turn)
+        did = _what_it_did(events)
         line = sentence if sentence and not _GENERIC.match(sentence) else did or sentence or _first_line(request)
     if not line:
         return None

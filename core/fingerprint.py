@@ -1,7 +1,8 @@
 """A turn's fingerprint: what the summary was written from, to notice that the turn changed since.
 
 A BLAKE2b hash of the turn's stripped transcript followed by the event IDs of
-its conversation events: the same on every process and machine, and different
+the conversation events it describes (RFD 098's excluded events are in
+neither): the same on every process and machine, and different
 when any event is edited, added, removed, or replaced by a copy. Global entries
 that happen to follow the turn (a config change made by the next query) do not
 change it.
@@ -9,14 +10,14 @@ change it.
 
 import hashlib
 
-from .transcript import transcript
+from .transcript import described_events, transcript
 from .turns import Turn
 
 
-def fingerprint(turn: Turn) -> str:
-    """Hex digest identifying the turn's content and entries."""
+def fingerprint(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
+    """Hex digest identifying the turn's content and entries (``excluded``: as for ``transcript``)."""
     digest = hashlib.blake2b(digest_size=16, person=b"turnmark-turn")
-    digest.update(transcript(turn).encode("utf-8"))
-    for entry in turn.events():
+    digest.update(transcript(turn, excluded).encode("utf-8"))
+    for entry in described_events(turn, excluded):
         digest.update(b"\x00" + entry.event_id.encode("utf-8"))
     return digest.hexdigest()

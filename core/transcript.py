@@ -1,7 +1,9 @@
 """Stripped turn transcripts (RFD 126): what a summary model reads about a turn.
 
 Each turn becomes one ``<turn id="...">`` block built from its raw events
-(compaction overlays are ignored): requests and answers as text, each tool
+(compaction overlays are ignored) less the events RFD 098 leaves out of what
+a model sees (an answer whose request was deleted, and its tool-call
+partner; see ``excluded_ids``): requests and answers as text, each tool
 call as ``<tool_call name="..."/>`` and its outcome as ``<tool_result/>`` or
 ``<tool_error/>``; reasoning, ``turn_start`` and inquiries are left out. A
 request or answer over 4,000 characters keeps its first and last halves
@@ -10,8 +12,12 @@ forge a block.
 """
 
 import json
+from collections.abc import Iterator
 
+from .entries import Entry
+from .exclusion import exclude_unresolved
 from .payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
+from .stream import ConversationStream
 from .turns import Turn
 
 MAX_MESSAGE_CHARS = 4000
@@ -40,10 +46,25 @@ def _body(text: str) -> str:
     return escape(shorten(text))
 
 
-def transcript(turn: Turn) -> str:
-    """The stripped transcript of one turn (it must have a ``turn_start``: its ID names the block)."""
+def excluded_ids(stream: ConversationStream) -> frozenset[str]:
+    """The ``event_id`` of every event RFD 098 leaves out of what a model sees (exclusion, closed over tool pairs)."""
+    entries = stream.entries
+    positions = exclude_unresolved(entries, stream.duplicated_ids).positions
+    return frozenset(entries[position].event_id for position in positions)
+
+
+def described_events(turn: Turn, excluded: frozenset[str] = frozenset()) -> Iterator[Entry]:
+    """The turn's conversation events a summary model is told about: all but the excluded ones."""
+    return (entry for entry in turn.events() if entry.event_id not in excluded)
+
+
+def transcript(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
+    """The stripped transcript of one turn (it must have a ``turn_start``: its ID names the block).
+
+    ``excluded`` holds the event IDs to leave out (``excluded_ids`` of the turn's stream).
+    """
     lines = [f"<turn id={quoteattr(turn.id() or '')}>"]
-    for entry in turn.events():
+    for entry in described_events(turn, excluded):
         payload = entry.payload
         if isinstance(payload, ChatRequest):
             lines.append(f"<request>{_body(payload.content)}</request>")
@@ -60,6 +81,6 @@ def transcript(turn: Turn) -> str:
     return "\n".join(lines)
 
 
-def transcripts(turns: list[Turn]) -> str:
+def transcripts(turns: list[Turn], excluded: frozenset[str] = frozenset()) -> str:
     """Several turns' transcripts, oldest first, one block after another."""
-    return "\n\n".join(transcript(turn) for turn in turns)
+    return "\n\n".join(transcript(turn, excluded) for turn in turns)

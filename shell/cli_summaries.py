@@ -12,6 +12,7 @@ from turnmark.core.catchup import prepare, unlabel
 from turnmark.core.fingerprint import fingerprint
 from turnmark.core.packing import estimate_tokens
 from turnmark.core.stream import ConversationStream
+from turnmark.core.transcript import excluded_ids
 from turnmark.core.transcript import transcript as turn_transcript
 
 from .catchup import CatchupOptions, CatchupReport, CatchupRun, catch_up
@@ -185,20 +186,21 @@ def transcript(
     except WorkspaceError as error:
         raise fail(f"{loaded.ref.display_id}: {error}") from error
     turns = [t for t in prepared.turns() if t.id() is not None and (wanted is None or t.id() == wanted)]
+    excluded = excluded_ids(prepared)
     if settings.resolve_format(output_format) is OutputFormat.json:
         rows = [
             {
                 "id": t.id(),
                 "index": t.index,
-                "tokens": estimate_tokens(turn_transcript(t)),
-                "fingerprint": fingerprint(t),
-                "transcript": turn_transcript(t),
+                "tokens": estimate_tokens(turn_transcript(t, excluded)),
+                "fingerprint": fingerprint(t, excluded),
+                "transcript": turn_transcript(t, excluded),
             }
             for t in turns
         ]
         emit_json({"conversation": conversation_json(loaded), "turns": rows})
         return
-    emit_line("\n\n".join(turn_transcript(t) for t in turns))
+    emit_line("\n\n".join(turn_transcript(t, excluded) for t in turns))
 
 
 def _turn_id(stream: ConversationStream, wanted: str) -> str:
