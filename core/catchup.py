@@ -19,8 +19,7 @@ from .extractive import extractive_summary
 from .fingerprint import fingerprint
 from .models import EXTRACTIVE
 from .packing import Candidate, Packing, estimate_tokens, pack, request_budget
-from .payloads import ChatResponse, ToolCallRequest, ToolCallResponse, TurnStart
-from .sanitize import normalize_turn_starts
+from .payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse, TurnStart, is_conversation_event
 from .stream import ConversationStream, TurnSummaryError
 from .summary_request import PROMPT_TOKENS
 from .transcript import excluded_ids, transcript
@@ -62,15 +61,21 @@ def needs_turn_start(stream: ConversationStream) -> bool:
 
 
 def prepare(stream: ConversationStream) -> ConversationStream:
-    """Insert the ``turn_start`` JP's ``normalize_turn_starts`` would insert, so every turn can be labelled.
+    """Give the first turn the ``turn_start`` it lacks, so every turn can be labelled.
 
-    Its ID is derived (not drawn), so every preparation of the same file gives the same turn ID.
+    The ``turn_start`` is JP's (``normalize_turn_starts``: the time of the first
+    request), placed before the first conversation event rather than before the
+    first request, so that events preceding the request stay in turn 0 and no
+    turn index (nor any compaction overlay's turn range) moves. Its ID is
+    derived (not drawn), so every preparation of the same file gives the same turn ID.
     """
     if not needs_turn_start(stream):
         return stream
-    normalized = normalize_turn_starts(stream)
-    inserted = next(i for i, entry in enumerate(normalized.entries) if entry.id_origin == "inserted")
-    return normalized.with_derived_id(inserted)
+    entries = stream.entries
+    first_event = next(i for i, entry in enumerate(entries) if is_conversation_event(entry.payload))
+    request = next(entry.payload for entry in entries if isinstance(entry.payload, ChatRequest))
+    inserted = stream.insert(first_event, (TurnStart(request.timestamp),))
+    return inserted.with_derived_id(first_event)
 
 
 def candidates(

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from turnmark.core.catchup import candidates, extractive_answer
+from hypothesis import given
+from hypothesis import strategies as st
+
+from turnmark.core.catchup import candidates, extractive_answer, prepare
 from turnmark.core.fingerprint import fingerprint
+from turnmark.core.projection import project
+from turnmark.core.provider_request import request_body
+from turnmark.core.stream import ConversationStream
 from turnmark.core.transcript import excluded_ids, transcript
 
 from .streams import TS, load
+from .test_projection_properties import written_streams
 
 
 def entries_with_a_deleted_request() -> list[dict[str, object]]:
@@ -53,3 +60,27 @@ def test_the_fingerprint_follows_the_described_events() -> None:
     assert fingerprint(changed.turns()[0], excluded_ids(changed)) != fingerprint(
         before.turns()[0], excluded_ids(before)
     )
+
+
+@st.composite
+def older_streams(draw: st.DrawFn) -> ConversationStream:
+    """A conversation JP wrote before turn_starts (none leading), maybe with events before the first request,
+    and compaction overlays over random turn ranges."""
+    entries = [entry for entry in draw(written_streams()) if isinstance(entry, dict)]
+    first_start = next(i for i, entry in enumerate(entries) if entry["type"] == "turn_start")
+    del entries[first_start]
+    leading = draw(st.sampled_from([[], [{"timestamp": TS, "type": "chat_response", "message": "early"}]]))
+    return load([*leading, *entries])
+
+
+def view(stream: ConversationStream) -> list[tuple[int, str, str]]:
+    return [(event.turn, event.event_id, event.payload.type_tag) for event in project(stream).view.events]
+
+
+@given(older_streams())
+def test_catch_up_never_changes_what_the_provider_is_sent(stream: ConversationStream) -> None:
+    prepared = prepare(stream)
+    assert prepared.turns()[0].id() is not None
+    assert len(prepared.turns()) == len(stream.turns())
+    assert view(prepared) == view(stream)
+    assert request_body(project(prepared).view, "openai", {}) == request_body(project(stream).view, "openai", {})
