@@ -23,7 +23,7 @@ from .json_value import Json
 from .payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from .summary_request import MAX_CHARS
 from .transcript import described_events
-from .turn_summary import one_line
+from .turn_summary import cut_at_word, one_line
 from .turns import Turn
 
 _FOLLOW_UP_WORDS = frozenset(
@@ -176,15 +176,4 @@ def extractive_summary(turn: Turn, excluded: frozenset[str] = frozenset()) -> st
     first_word = line.split(" ", 1)[0]
     if first_word.isalpha() and first_word.islower():
         line = line[0].upper() + line[1:]
-    return _cut(line, MAX_CHARS)
-
-
-def _cut(line: str, limit: int) -> str:
-    """At most ``limit`` characters, cut at a word boundary when one is near, marked with ``…``."""
-    if len(line) <= limit:
-        return line
-    head = line[: limit - 1]
-    space = head.rfind(" ")
-    if space >= limit * 2 // 3:
-        head = head[:space]
-    return head.rstrip(" ,;:-—") + "…"
+    return cut_at_word(line, MAX_CHARS)

@@ -5,10 +5,12 @@ RFD 126 shows both this object and an array of ``{turn_id, summary}``; the
 object keyed by turn ID wins here, because strict structured output (OpenAI's
 ``strict`` mode, grammar-constrained local models) needs every key named in
 the schema, and naming exactly the packed IDs as required properties does
-that. Anything the model returns for other IDs is discarded; a summary that
-is blank, longer than 72 characters, or holds a line break, a control
-character or an escape sequence is refused, and its turn stays for the next
-run.
+that, and ``maxLength`` bounds each summary for grammar-constrained servers.
+Anything the model returns for other IDs is discarded. A summary is
+normalized to what can be kept (its first non-empty line, controls and
+escape sequences removed, white space collapsed, cut at a word boundary with
+``…`` to 72 characters); only one with nothing left, or not a string, is
+refused, and its turn stays for the next run.
 """
 
 import json
@@ -24,7 +26,7 @@ from .packing import (
     Candidate,
     estimate_tokens,
 )
-from .turn_summary import normalize_summary
+from .turn_summary import salvage_summary
 
 MAX_CHARS = 60
 HARD_LIMIT = 72
@@ -64,7 +66,11 @@ def summary_schema(turn_ids: tuple[str, ...]) -> JsonObject:
             "summaries": {
                 "type": "object",
                 "properties": {
-                    turn_id: {"type": "string", "description": f"One line, at most {MAX_CHARS} characters."}
+                    turn_id: {
+                        "type": "string",
+                        "maxLength": HARD_LIMIT,
+                        "description": f"One line, at most {MAX_CHARS} characters.",
+                    }
                     for turn_id in turn_ids
                 },
                 "required": list(turn_ids),
@@ -103,23 +109,8 @@ class AnswerError:
     message: str
 
 
-def _refusal(text: object) -> str | None:
-    if not isinstance(text, str):
-        return "not a string"
-    if any(char in text for char in "\n\r\x0b\x0c\u2028\u2029"):
-        return "more than one line"
-    if any(ord(char) < 32 or ord(char) == 127 or 0x80 <= ord(char) < 0xA0 for char in text):
-        return "control characters or escape sequences"
-    normalized = normalize_summary(text)
-    if normalized is None:
-        return "blank"
-    if len(normalized) > HARD_LIMIT:
-        return f"{len(normalized)} characters (the limit is {HARD_LIMIT})"
-    return None
-
-
 def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAnswer, AnswerError]:
-    """Check a model's answer against the request: keep packed IDs only, one clean line each."""
+    """Check a model's answer against the request: keep packed IDs only, normalized to one clean line each."""
     try:
         document = json.loads(answer)
     except (ValueError, RecursionError):
@@ -133,9 +124,10 @@ def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAns
         if turn_id not in summaries:
             refused[turn_id] = "missing from the answer"
             continue
-        reason = _refusal(summaries[turn_id])
-        if reason is None:
-            accepted[turn_id] = normalize_summary(summaries[turn_id]) or ""
+        text = summaries[turn_id]
+        kept = salvage_summary(text, HARD_LIMIT) if isinstance(text, str) else None
+        if kept is None:
+            refused[turn_id] = "not a string" if not isinstance(text, str) else "blank"
         else:
-            refused[turn_id] = reason
+            accepted[turn_id] = kept
     return Success(SummaryAnswer(accepted, refused))

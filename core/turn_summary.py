@@ -43,6 +43,27 @@ def truncate(text: str, limit: int) -> str:
     return text[: limit - 1].rstrip() + "…"
 
 
+def cut_at_word(text: str, limit: int) -> str:
+    """At most ``limit`` characters, cut at a word boundary when one is near, marked with ``…``."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    if space >= limit * 2 // 3:
+        head = head[:space]
+    return head.rstrip(" ,;:-—") + "…"
+
+
+def salvage_summary(text: str, limit: int) -> str | None:
+    """What can be kept of a model's summary: its first non-empty line, on one clean line, cut at a word
+    boundary to ``limit`` characters; ``None`` when nothing visible is left."""
+    for line in text.splitlines():
+        collapsed = one_line(line)
+        if collapsed:
+            return cut_at_word(collapsed, limit)
+    return None
+
+
 def mechanical_summary(request_content: str) -> str | None:
     """RFD 126's fallback: the first non-empty line of a request, on one line, at most 72 characters.
 

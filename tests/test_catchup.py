@@ -119,16 +119,34 @@ FAULTS: dict[str, Behaviour | None] = {
     "schema mismatch": Behaviour(content=lambda body: json.dumps({"labels": ["x"]})),
     "unknown IDs": Behaviour(content=lambda body: json.dumps({"summaries": {"zzzzzzz": "Elsewhere"}})),
     "missing IDs": Behaviour(content=lambda body: json.dumps({"summaries": {}})),
-    "multi-line text": Behaviour(
-        content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), "one\ntwo")})
-    ),
-    "oversized text": Behaviour(
-        content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), "x" * 200)})
-    ),
-    "escape sequences": Behaviour(
-        content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), "\x1b]0;pwned\x07 ok")})
+    "blank text": Behaviour(
+        content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), " \n\x1b[2J\t")})
     ),
 }
+
+
+SALVAGED = {
+    "multi-line text": ("\n  Fix the lock race\nand more detail", "Fix the lock race"),
+    "oversized text": (
+        "Rename the storage crate and update every import across the workspace, then run all tests again",
+        "Rename the storage crate and update every import across the workspace…",
+    ),
+    "escape sequences": ("\x1b]0;pwned\x07Run   the \x1b[31mtests", "Run the tests"),
+}
+
+
+@pytest.mark.parametrize("case", list(SALVAGED))
+def test_a_salvageable_answer_is_normalized_and_stored(workspace: Path, server: ModelServer, case: str) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    answer, stored = SALVAGED[case]
+    server.queue.append(
+        Behaviour(content=lambda body: json.dumps({"summaries": dict.fromkeys(requested_ids(body), answer)}))
+    )
+    report = run(ref)
+    assert set(report.written.values()) == {stored}
+    assert len(stored) <= 72
+    assert {summaries(ref)[turn_id][0] for turn_id in report.written} == {stored}
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))

@@ -237,15 +237,27 @@ def test_the_schema_requires_exactly_the_packed_ids() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "reason"),
+    ("value", "kept"),
     [
-        ("two\nlines", "more than one line"),
-        ("x" * 73, "73 characters (the limit is 72)"),
-        ("\x1b[31mred", "control characters or escape sequences"),
-        ("   ", "blank"),
-        (5, "not a string"),
+        ("two\nlines", "two"),
+        ("\n\n  second line first  \nthird", "second line first"),
+        ("x" * 73, "x" * 71 + "…"),
+        ("word " * 20, ("word " * 14).strip() + "…"),
+        ("\x1b[31mred\x1b[0m alert\u202e", "red alert"),
     ],
 )
+def test_salvageable_summaries_are_normalized(value: str, kept: str) -> None:
+    answer = parse_summaries(json.dumps({"summaries": {"a": value}}), ("a",)).unwrap()
+    assert answer.summaries == {"a": kept}
+    assert len(kept) <= 72
+
+
+def test_the_schema_bounds_each_summary() -> None:
+    schema = summary_schema(("a1",))
+    assert schema["properties"]["summaries"]["properties"]["a1"]["maxLength"] == 72
+
+
+@pytest.mark.parametrize(("value", "reason"), [("   ", "blank"), ("\x1b[2J\n\t", "blank"), (5, "not a string")])
 def test_unusable_summaries_are_refused_one_by_one(value: object, reason: str) -> None:
     answer = parse_summaries(json.dumps({"summaries": {"a": "Good one", "b": value}}), ("a", "b")).unwrap()
     assert answer.summaries == {"a": "Good one"}
