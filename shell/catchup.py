@@ -79,6 +79,8 @@ class CatchupReport:
     error: str | None = None
     conversation_problem: bool = False
     """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
+    too_large: dict[str, str] = field(default_factory=dict)
+    """Turns that do not fit the model's window on their own: they wait for a larger model, not the next run."""
     skipped: str | None = None
     """Why nothing was tried: the conversation is locked, or its model failed earlier in this run."""
     locked: bool = False
@@ -100,6 +102,7 @@ class CatchupReport:
             "dropped": self.dropped,
             "refused": self.refused,
             "notes": self.notes,
+            "too_large": self.too_large,
             "error": self.error,
             "skipped": self.skipped,
         }
@@ -251,6 +254,8 @@ class Session:
     batch_size: int
     report: CatchupReport
     run: CatchupRun = field(default_factory=CatchupRun)
+    model_failed: bool = False
+    """The model cannot answer any batch (unreachable, refused): the other batches are not asked."""
 
     @classmethod
     def open(
@@ -300,6 +305,12 @@ class Session:
         planned = _batches(wanted, limit, self.batch_size)
         self.report.budget = planned[0].budget if planned and not self.model.is_builtin else None
         self.report.plan = _plan_rows(planned)
+        self.report.too_large = {
+            str(row["turn"]): f"too large for {self.model.id}'s window ({row['tokens']} tokens > budget "
+            f"{self.report.budget})"
+            for row in self.report.plan
+            if row.get("excluded") == "too_large"
+        }
         return [packing for packing in planned if packing.packed]
 
     def ask(
@@ -314,6 +325,7 @@ class Session:
                 text = self.provider.complete(summary_request(packing.packed, self.window), should_stop)
         except ModelError as error:
             self.report.error = f"{self.model.id}: {error}"
+            self.model_failed = isinstance(error, ModelUnreachable | ModelRejected) or should_stop()
             if isinstance(error, ModelUnreachable) and self.provider is not None:
                 self.run.remember(self.provider.endpoint, f"{self.provider.endpoint} cannot be reached")
             elif isinstance(error, ModelRejected) and error.status in SAME_FOR_EVERY_REQUEST:
@@ -387,7 +399,11 @@ def _catch_up(
             break
         on_batch(number - 1, len(runnable))
         answer = session.ask(stream, packing, should_stop)
-        if answer is None or not session.write_back(packing, answer):
+        if answer is None:
+            if session.model_failed:
+                break
+            continue
+        if not session.write_back(packing, answer):
             break
     on_batch(len(runnable), len(runnable))
     return report

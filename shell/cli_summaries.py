@@ -64,9 +64,10 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
             lines.append(f"  {row['turn']:<8} turn {row['index']:>3}  {row['tokens']:>6} tokens  {where}")
         return lines
     head = f"{report.conversation}  {len(report.written)} summarized with {report.model}"
-    waiting = len(report.plan) - len(report.written)
+    waiting = len(report.plan) - len(report.written) - len(report.too_large)
     lines = [head + (f", {waiting} left for the next run" if waiting > 0 else "")]
     lines += [f"  {turn_id:<8} {text}" for turn_id, text in report.written.items()]
+    lines += [f"  {turn_id:<8} not summarized: {why}" for turn_id, why in report.too_large.items()]
     return lines
 
 

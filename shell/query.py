@@ -1,9 +1,9 @@
 """``turnmark query``: one chat turn against the assistant model, with lagged turn-summary catch-up.
 
 Order, as ``jp query`` does it: take the conversation's lock (never waiting);
-spawn the ``TurnSummaryTask`` for completed turns without a summary (when
-``auto`` is on and the turn is persisted); append the ``turn_start`` and the
-request; build the provider body from the projection (its diagnostics go to
+append the ``turn_start`` and the request; spawn the ``TurnSummaryTask`` for
+the earlier turns without a summary (every turn before the new one counts as
+complete, RFD 126; when ``auto`` is on and the turn is persisted); build the provider body from the projection (its diagnostics go to
 stderr first); stream the answer to stdout; append it through the stream's
 insertion paths (so IDs and request links are stamped); save and release the
 lock; then let the background task finish within its budget and sync.
@@ -183,10 +183,10 @@ def _turn(
             config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
         model = _assistant_model(config, options.model)
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
-        if lock is not None and ref is not None and auto and candidates(stream, last_turn_may_be_open=False):
+        stream = stream.start_turn(ChatRequest(_now(), options.message))
+        if lock is not None and ref is not None and auto and candidates(stream, last_turn_may_be_open=True):
             catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
             handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: chrome(line, err)))
-        stream = stream.start_turn(ChatRequest(_now(), options.message))
         if lock is not None and loaded is not None:
             save_stream(lock, loaded, stream, persist_ids=True, announce=lambda line: chrome(f"note: {line}", err))
             loaded = read_conversation(loaded.ref, new_id, lock)

@@ -46,7 +46,7 @@ class TurnSummaryTask:
         session = Session.open(self.ref, self.snapshot, self.options, self.new_id, report=self.report)
         if session is None:
             return
-        batches = session.batches(self.snapshot, last_turn_may_be_open=False)
+        batches = session.batches(self.snapshot, last_turn_may_be_open=True)
         if not batches or token.cancelled:
             return
         answer = session.ask(self.snapshot, batches[0], lambda: token.cancelled)

@@ -290,3 +290,26 @@ def test_nothing_is_rewritten_when_no_request_can_be_made(workspace: Path) -> No
     before = {path.name: path.read_bytes() for path in ref.directories[0].iterdir()}
     assert "ANTHROPIC_API_KEY is not set (needed for anthropic/x)" in str(run(ref).error)
     assert {path.name: path.read_bytes() for path in ref.directories[0].iterdir()} == before
+
+
+def test_a_failing_batch_does_not_stop_the_older_batches(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    server.queue.extend([Behaviour(content=lambda body: "{not json"), Behaviour()])
+    report = run(ref, cfg=("conversation.turn_summary.generate.batch_size=2",))
+    assert [requested_ids(post.body or {}) for post in server.posts()] == [["a2turn0", "a3turn0"], ["a1turn0"]]
+    assert set(report.written) == {"a1turn0"}
+    assert report.error is not None and "not JSON" in report.error
+
+
+def test_a_turn_too_large_for_the_window_says_so(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    server.context_window = 300
+    ref = pick_conversation(workspace, CLEAN)
+    report = run(ref)
+    assert report.written == {}
+    assert report.too_large == {
+        str(row["turn"]): f"too large for ollama/llama3.2:3b's window ({row['tokens']} tokens > budget {report.budget})"
+        for row in report.plan
+    }
+    assert len(report.too_large) == 3

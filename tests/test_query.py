@@ -192,3 +192,35 @@ def test_a_model_failure_keeps_the_request_and_exits_1(workspace: Path, server: 
     ref = pick_conversation(workspace, "17800000040")
     last = read_conversation(ref, sequential_ids("r")).stream.turns()[-1]
     assert [e.type_tag for e in last.events()] == ["turn_start", "chat_request"]
+
+
+def test_an_interrupted_last_turn_is_summarized_during_the_next_query(workspace: Path, server: ModelServer) -> None:
+    ref = pick_conversation(workspace, "17800000040")
+    events_path = ref.directories[0] / "events.json"
+    events = json.loads(events_path.read_text())
+    events.append({"event_id": "i0turn0", "timestamp": "2026-05-21 09:00:00.0", "type": "turn_start"})
+    events.append({"event_id": "i0req00", "timestamp": "2026-05-21 09:00:00.1", "type": "chat_request",
+                   "content": "Refactor the lock module"})  # fmt: skip
+    events_path.write_text(json.dumps(events, indent=2))
+    script(server, "Done.")
+    status, _, err = ask(workspace, "Continue")
+    assert status == 0, err
+    [summary_post] = [p for p in server.posts() if is_summary_request(p.body or {})]
+    assert "i0turn0" in summary_post.body["format"]["properties"]["summaries"]["required"]  # type: ignore[index]
+    stream = read_conversation(ref, sequential_ids("r")).stream
+    assert {t.id(): t.summary() for t in stream.turns()}["i0turn0"] == "Summary of i0turn0"
+
+
+def test_auto_false_sends_no_summary_request(workspace: Path, server: ModelServer) -> None:
+    script(server, "Fine.")
+    status, _, _ = ask(workspace, "Hello", cfg=("conversation.turn_summary.generate.auto=false",))
+    assert status == 0
+    assert [p for p in server.posts() if is_summary_request(p.body or {})] == []
+    assert len(server.posts()) == 1
+
+
+def test_query_sends_at_most_one_summary_batch(workspace: Path, server: ModelServer) -> None:
+    script(server, "Fine.")
+    status, _, _ = ask(workspace, "Hello", cfg=("conversation.turn_summary.generate.batch_size=1",))
+    assert status == 0
+    assert len([p for p in server.posts() if is_summary_request(p.body or {})]) == 1
