@@ -4,9 +4,10 @@ Order, as ``jp query`` does it: take the conversation's lock (never waiting);
 append the ``turn_start`` and the request; spawn the ``TurnSummaryTask`` for
 the earlier turns without a summary (every turn before the new one counts as
 complete, RFD 126; when ``auto`` is on and the turn is persisted); build the
-provider body from the projection (its diagnostics go to stderr first); stream the answer to stdout; append it through the stream's
-insertion paths (so IDs and request links are stamped); save and release the
-lock; then let the background task finish within its budget and sync.
+provider body from the projection (its diagnostics go to stderr first);
+stream the answer to stdout; append it through the stream's insertion paths
+(so IDs and request links are stamped); save and release the lock; then let
+the background task finish within its budget and sync.
 turnmark runs no tools: a tool call is recorded, answered with an error
 saying it was not run, and reported.
 """
