@@ -17,7 +17,7 @@ turns for the next run.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from returns.result import Failure
 
@@ -34,11 +34,11 @@ from turnmark.core.json_value import JsonObject
 from turnmark.core.models import EXTRACTIVE, ModelSpec, resolve_summary_model
 from turnmark.core.packing import Candidate, Packing
 from turnmark.core.stream import ConversationStream
-from turnmark.core.summary_request import SummaryAnswer, parse_summaries, summary_request
+from turnmark.core.summary_request import SummaryAnswer, SummaryRequest, parse_summaries, summary_request
 
 from .config_files import ConfigProblem, config_layers, layer_of
 from .errors import ConversationError
-from .llm_protocol import HttpSettings, ModelError, ModelRejected, ModelUnreachable
+from .llm_protocol import HttpSettings, ModelError, ModelRejected, ModelTruncated, ModelUnreachable
 from .locking import is_locked, lock_holder
 from .providers import SummaryProvider, open_provider
 from .storage import (
@@ -322,7 +322,7 @@ class Session:
             if self.provider is None:
                 text = extractive_answer(stream, ids)
             else:
-                text = self.provider.complete(summary_request(packing.packed, self.window), should_stop)
+                text = self._complete(summary_request(packing.packed, self.window), should_stop)
         except ModelError as error:
             self.report.error = f"{self.model.id}: {error}"
             self.model_failed = isinstance(error, ModelUnreachable | ModelRejected) or should_stop()
@@ -338,6 +338,18 @@ class Session:
         answer = parsed.unwrap()
         self.report.refused.update(answer.refused)
         return answer
+
+    def _complete(self, request: SummaryRequest, should_stop: Callable[[], bool]) -> str:
+        """The model's answer; one cut off by the token limit is asked once more with twice the room."""
+        assert self.provider is not None
+        try:
+            return self.provider.complete(request, should_stop)
+        except ModelTruncated:
+            larger = replace(request, answer_tokens=request.answer_tokens * 2)
+            try:
+                return self.provider.complete(larger, should_stop)
+            except ModelTruncated as error:
+                raise ModelTruncated(f"{error} (also with {larger.answer_tokens} answer tokens)") from None
 
     def write_back(self, packing: Packing, answer: SummaryAnswer) -> bool:
         """Write the answer under the lock, for turns still as the model saw them; ``False`` to stop."""

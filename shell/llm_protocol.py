@@ -29,6 +29,10 @@ class ModelUnreachable(ModelError):
     """No connection could be made to the model's server (refused, no route, no such host, connect timeout)."""
 
 
+class ModelTruncated(ModelError):
+    """The answer was cut off by the answer's token limit (``finish_reason: length`` and kin)."""
+
+
 class ModelRejected(ModelError):
     """The server refused the request in a way a retry cannot change (400, 401, 403, 404, 422, a schema error)."""
 
@@ -83,13 +87,30 @@ def sampling(parameters: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class ChatPart:
-    """A piece of a streamed answer: ``text``, ``reasoning``, or a complete ``tool_call``."""
+    """A piece of a streamed answer: ``text``, ``reasoning``, a complete ``tool_call``, or ``stop``.
+
+    ``stop`` carries why the answer ended, in OpenAI's words: ``length`` when the token limit cut it off.
+    """
 
     kind: str
     text: str = ""
     call_id: str = ""
     name: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
+
+
+CUT_OFF = "length"
+
+
+def answer_text(parts: Iterator[ChatPart], provider: str) -> str:
+    """The text of a structured answer; ``ModelTruncated`` when the token limit cut it off."""
+    text: list[str] = []
+    for part in parts:
+        if part.kind == "text":
+            text.append(part.text)
+        elif part.kind == "stop" and part.text == CUT_OFF:
+            raise ModelTruncated(f"{provider}: the answer was cut off by the token limit")
+    return "".join(text)
 
 
 def parse_arguments(text: str) -> dict[str, Any]:

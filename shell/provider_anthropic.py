@@ -9,7 +9,7 @@ from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
 from .llm_http import Http
-from .llm_protocol import ChatPart, HttpSettings, ModelError, parse_arguments, sampling, sse_data
+from .llm_protocol import CUT_OFF, ChatPart, HttpSettings, ModelError, answer_text, parse_arguments, sampling, sse_data
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -45,7 +45,7 @@ class AnthropicProvider:
             "stream": True,
         }
         body.update(sampling(self.model.parameters))
-        return "".join(part.text for part in self.chat(body, should_stop) if part.kind == "text")
+        return answer_text(self.chat(body, should_stop), "anthropic")
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
         """Stream a chat answer: text and thinking deltas, tool calls once their input JSON is complete."""
@@ -58,6 +58,9 @@ class AnthropicProvider:
                 error = data.get("error", {})
                 raise ModelError(f"anthropic: {error.get('message', 'error') if isinstance(error, dict) else error}")
             stopped = stopped or event == "message_stop"
+            reason = (data.get("delta") or {}).get("stop_reason") if event == "message_delta" else None
+            if reason:
+                yield ChatPart("stop", CUT_OFF if reason == "max_tokens" else str(reason))
             index = int(data.get("index", 0))
             if event == "content_block_start":
                 block = data.get("content_block") or {}

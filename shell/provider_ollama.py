@@ -10,7 +10,7 @@ from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
 from .llm_http import Http
-from .llm_protocol import ChatPart, HttpSettings, ModelError, sampling
+from .llm_protocol import ChatPart, HttpSettings, ModelError, answer_text, sampling
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 
@@ -43,7 +43,7 @@ class OllamaProvider:
             "options": options,
             "stream": True,
         }
-        return "".join(part.text for part in self.chat(body, should_stop) if part.kind == "text")
+        return answer_text(self.chat(body, should_stop), "ollama")
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
         """Stream an answer (NDJSON): text, thinking, tool calls; an answer that ends before ``done`` fails."""
@@ -61,6 +61,8 @@ class OllamaProvider:
             if chunk.get("error"):
                 raise ModelError(f"ollama: {chunk['error']}")
             done = done or chunk.get("done") is True
+            if chunk.get("done") is True and chunk.get("done_reason"):
+                yield ChatPart("stop", str(chunk["done_reason"]))
             message = chunk.get("message") or {}
             if message.get("thinking"):
                 yield ChatPart("reasoning", str(message["thinking"]))

@@ -9,7 +9,7 @@ from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
 
 from .llm_http import Http
-from .llm_protocol import ChatPart, HttpSettings, ModelError, parse_arguments, sampling, sse_data
+from .llm_protocol import ChatPart, HttpSettings, ModelError, answer_text, parse_arguments, sampling, sse_data
 
 DEFAULTS = {
     "openai": ("https://api.openai.com", "/v1", "OPENAI_API_KEY"),
@@ -30,6 +30,14 @@ OPENAI_CONTEXT_WINDOWS = {
     "o3": 200_000,
 }
 """OpenAI does not report context windows; like JP, turnmark keeps a table (unknown models: none)."""
+
+
+def response_format(provider: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The structured-output request: OpenAI's ``json_schema``; for llama.cpp ``json_object`` with a ``schema``,
+    the one shape both llama.cpp's own server and llama-cpp-python's accept."""
+    if provider == "llamacpp":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "structured_output", "schema": schema, "strict": True}}
 
 
 class OpenAICompatibleProvider:
@@ -68,16 +76,13 @@ class OpenAICompatibleProvider:
         body: dict[str, object] = {
             "model": self.model.name,
             "messages": [{"role": "system", "content": request.system}, {"role": "user", "content": request.user}],
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "structured_output", "schema": request.schema, "strict": True},
-            },
+            "response_format": response_format(self.model.provider, request.schema),
             "stream": True,
         }
         limit = "max_completion_tokens" if self.model.provider == "openai" else "max_tokens"
         body[limit] = request.answer_tokens
         body.update(sampling(self.model.parameters))
-        return "".join(part.text for part in self.chat(body, should_stop) if part.kind == "text")
+        return answer_text(self.chat(body, should_stop), self.model.provider)
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:
         """Stream a chat answer: text deltas, and tool calls assembled from their indexed fragments."""
@@ -89,6 +94,8 @@ class OpenAICompatibleProvider:
                     f"{self.model.provider}: {error.get('message', error) if isinstance(error, dict) else error}"
                 )
             for choice in data.get("choices", []) if isinstance(data, dict) else []:
+                if choice.get("finish_reason"):
+                    yield ChatPart("stop", str(choice["finish_reason"]))
                 delta = choice.get("delta") or choice.get("message") or {}
                 if delta.get("refusal"):
                     raise ModelError(f"{self.model.provider}: the model refused: {delta['refusal']}")

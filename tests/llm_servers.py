@@ -27,6 +27,7 @@ def requested_ids(body: dict[str, Any]) -> list[str]:
     schema = (
         body.get("format")
         or body.get("response_format", {}).get("json_schema", {}).get("schema")
+        or body.get("response_format", {}).get("schema")
         or body.get("output_config", {}).get("format", {}).get("schema")
     )
     return list(schema["properties"]["summaries"]["required"])
@@ -51,6 +52,8 @@ class Behaviour:
     error_body: Callable[[dict[str, str]], bytes] = lambda headers: b'{"error": {"message": "scripted failure"}}'
     raw_stream: bytes | None = None
     chunk_delay: Callable[[dict[str, Any]], float] = lambda body: 0.0
+    cut_off: bool = False
+    """End the answer as the token limit does (finish_reason length, stop_reason max_tokens, done_reason length)."""
 
 
 @dataclass
@@ -106,11 +109,11 @@ class ModelServer:
                 if behaviour.raw_stream is not None:
                     chunks: Iterator[str] = iter([behaviour.raw_stream.decode()])
                 elif self.path == "/api/chat":
-                    chunks = _ollama(content, behaviour.protocol_error)
+                    chunks = _ollama(content, behaviour.protocol_error, behaviour.cut_off)
                 elif self.path.endswith("/chat/completions"):
-                    chunks = _openai(content, behaviour.protocol_error)
+                    chunks = _openai(content, behaviour.protocol_error, behaviour.cut_off)
                 elif self.path == "/v1/messages":
-                    chunks = _anthropic(content, behaviour.protocol_error)
+                    chunks = _anthropic(content, behaviour.protocol_error, behaviour.cut_off)
                 else:
                     self._send(404, b'{"error": "not found"}')
                     return
@@ -161,24 +164,27 @@ def _pieces(text: str) -> list[str]:
     return [text[i : i + 7] for i in range(0, len(text), 7)] or [""]
 
 
-def _ollama(content: str, error: str | None) -> Iterator[str]:
+def _ollama(content: str, error: str | None, cut_off: bool = False) -> Iterator[str]:
     for piece in _pieces(content):
         yield json.dumps({"model": "m", "message": {"role": "assistant", "content": piece}, "done": False}) + "\n"
     if error:
         yield json.dumps({"error": error}) + "\n"
         return
-    yield json.dumps({"model": "m", "message": {"role": "assistant", "content": ""}, "done": True}) + "\n"
+    final = {"model": "m", "message": {"role": "assistant", "content": ""}, "done": True}
+    yield json.dumps({**final, "done_reason": "length" if cut_off else "stop"}) + "\n"
 
 
-def _openai(content: str, error: str | None) -> Iterator[str]:
+def _openai(content: str, error: str | None, cut_off: bool = False) -> Iterator[str]:
     for piece in _pieces(content):
         yield "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": piece}}]}) + "\n\n"
     if error:
         yield "data: " + json.dumps({"error": {"message": error}}) + "\n\n"
+    finish = {"index": 0, "delta": {}, "finish_reason": "length" if cut_off else "stop"}
+    yield "data: " + json.dumps({"choices": [finish]}) + "\n\n"
     yield "data: [DONE]\n\n"
 
 
-def _anthropic(content: str, error: str | None) -> Iterator[str]:
+def _anthropic(content: str, error: str | None, cut_off: bool = False) -> Iterator[str]:
     def event(name: str, data: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n"
 
@@ -196,4 +202,6 @@ def _anthropic(content: str, error: str | None) -> Iterator[str]:
         yield event("error", {"type": "error", "error": {"type": "overloaded_error", "message": error}})
         return
     yield event("content_block_stop", {"type": "content_block_stop", "index": 0})
+    reason = "max_tokens" if cut_off else "end_turn"
+    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": reason}})
     yield event("message_stop", {"type": "message_stop"})

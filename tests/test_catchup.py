@@ -313,3 +313,28 @@ def test_a_turn_too_large_for_the_window_says_so(workspace: Path, server: ModelS
         for row in report.plan
     }
     assert len(report.too_large) == 3
+
+
+@pytest.mark.parametrize("model", ["ollama/llama3.2:3b", "openai/gpt-4o-mini"])
+def test_an_answer_cut_off_by_the_token_limit_is_asked_again_with_more_room(
+    workspace: Path, server: ModelServer, model: str
+) -> None:
+    use_model(workspace, server, model)
+    ref = pick_conversation(workspace, CLEAN)
+    server.queue.append(Behaviour(content=lambda body: '{"summaries": {"a1tu', cut_off=True))
+    report = run(ref)
+    assert len(report.written) == 3
+    first, second = (post.body or {} for post in server.posts())
+    limit = "num_predict" if model.startswith("ollama") else "max_completion_tokens"
+    budget = (lambda body: body["options"][limit]) if model.startswith("ollama") else (lambda body: body[limit])
+    assert budget(second) == 2 * budget(first)
+
+
+def test_an_answer_cut_off_twice_is_reported_as_such(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    server.queue.extend([Behaviour(content=lambda body: '{"summ', cut_off=True)] * 2)
+    report = run(ref)
+    assert report.written == {}
+    assert "the answer was cut off by the token limit (also with" in str(report.error)
+    assert "not JSON" not in str(report.error)
