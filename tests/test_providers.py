@@ -10,7 +10,7 @@ import pytest
 from turnmark.core.models import ModelSpec
 from turnmark.core.packing import Candidate
 from turnmark.core.summary_request import summary_request
-from turnmark.shell.llm_protocol import HttpSettings, ModelError
+from turnmark.shell.llm_protocol import HttpSettings, ModelError, ModelRejected
 from turnmark.shell.providers import open_provider
 
 from .llm_servers import Behaviour, ModelServer, requested_ids
@@ -209,3 +209,15 @@ def test_a_deeply_nested_stream_is_an_error_not_a_crash(server: ModelServer) -> 
     server.queue.append(Behaviour(raw_stream=b"[" * 100_000 + b"\n"))
     with pytest.raises(ModelError, match="not JSON"):
         provider_for("ollama", server).complete(REQUEST)
+
+
+def test_llama_cpp_gets_a_json_object_with_its_schema_and_a_schema_error_is_not_retried() -> None:
+    with ModelServer() as server:
+        provider = provider_for("llamacpp", server)
+        provider.complete(REQUEST)
+        body = server.posts()[0].body or {}
+        assert body["response_format"] == {"type": "json_object", "schema": REQUEST.schema}
+        server.queue.append(Behaviour(status=500, error_body=lambda headers: b'{"error": "JSON schema not supported"}'))
+        with pytest.raises(ModelRejected):
+            provider.complete(REQUEST)
+        assert len(server.posts()) == 2
