@@ -13,6 +13,7 @@ from typing import Literal, TypeAlias
 
 from .config import lookup
 from .json_value import Json, JsonObject
+from .models import resolve_id
 from .projection import ProviderView
 from .provider_messages import Message, Part, Text, Thinking, ToolResult, ToolUse, provider_messages
 
@@ -163,9 +164,19 @@ def model_name(model_id: Json) -> str | None:
     return None
 
 
+def assistant_model_name(config: JsonObject) -> str | None:
+    """The assistant model's name, through ``providers.llm.aliases`` (as written when it cannot be resolved)."""
+    configured = lookup(config, "assistant.model.id")
+    resolved = resolve_id(configured, lookup(config, "providers.llm.aliases"))
+    return resolved.map(lambda pair: pair[1]).value_or(None) or model_name(configured)
+
+
 def request_body(view: ProviderView, api: WireApi, config: JsonObject, model: str | None = None) -> JsonObject:
-    """The body ``api`` would receive for this view, with the model, system prompt and limits from ``config``."""
-    name = model or model_name(lookup(config, "assistant.model.id")) or "unset"
+    """The body ``api`` would receive for this view, with the model, system prompt and limits from ``config``.
+
+    ``query`` and ``project --provider`` both build their body here, from the effective configuration.
+    """
+    name = model or assistant_model_name(config) or "unset"
     prompt = lookup(config, "assistant.system_prompt")
     system = prompt if isinstance(prompt, str) and prompt.strip() else None
     if api == "anthropic":

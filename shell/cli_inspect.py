@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from turnmark.core.config import conversation_layers, merge_all
 from turnmark.core.duplicate_keys import duplicate_keys
 from turnmark.core.links import REASON_TEXT
 from turnmark.core.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
@@ -31,6 +30,7 @@ from .cli_common import (
     read_or_report,
     settings_of,
 )
+from .config_files import ConfigProblem, effective_config
 from .errors import ConversationError
 from .output import chrome, emit_json, emit_line, fail
 from .workspace import WorkspaceError, list_conversations
@@ -255,7 +255,10 @@ def project(
         head, body = _diagnostic_lines(diagnostic_json(diagnostic, stream.file_index))
         chrome(f"warning: {head}; {body}")
     if provider is not None:
-        config = merge_all(conversation_layers(stream))
+        try:
+            config = effective_config(loaded.ref.workspace, stream, settings.cfg, settings.environ)
+        except ConfigProblem as error:
+            raise fail(str(error)) from error
         emit_json(request_body(projection.view, provider.value, config))
     elif settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"conversation": conversation_json(loaded), **projection_json(projection, stream.file_index)})

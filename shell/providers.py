@@ -72,6 +72,9 @@ def open_provider(
         default_url, _, default_key = OPENAI_DEFAULTS[provider]
         token_name = _setting(config, provider, "api_key_env") or default_key
         token = _key(env, token_name, model) if token_name else None
-        url = _setting(config, provider, "base_url") or (env.get("OPENAI_BASE_URL") if provider == "openai" else None)
-        return OpenAICompatibleProvider(model, url or default_url, token, http)
+        url = _setting(config, provider, "base_url") or default_url
+        if provider == "openai":
+            variable = _setting(config, provider, "base_url_env") or "OPENAI_BASE_URL"
+            url = (env.get(variable) or "").strip() or url
+        return OpenAICompatibleProvider(model, url, token, http)
     raise ModelError(f"no provider for {model.id}")

@@ -370,3 +370,21 @@ def test_the_demo_runs_offline_and_leaves_nothing_behind(run: Run, tmp_path: Pat
     ]
     assert "warning: request_id 'gone000' does not resolve" in err
     assert set(Path(tempfile.gettempdir()).glob("turnmark-demo-*")) == before
+
+
+def test_project_provider_uses_the_effective_config_like_query(run: Run) -> None:
+    out, _ = run(
+        "--cfg",
+        "assistant.system_prompt=Be terse.",
+        "--cfg",
+        "assistant.model.id=fast",
+        "--cfg",
+        "providers.llm.aliases.fast=openai/gpt-4o-mini",
+        "project",
+        "17800000010",
+        "--provider",
+        "openai",
+    )
+    body = json.loads(out)
+    assert body["model"] == "gpt-4o-mini"
+    assert body["messages"][0] == {"role": "system", "content": "Be terse."}

@@ -221,3 +221,15 @@ def test_llama_cpp_gets_a_json_object_with_its_schema_and_a_schema_error_is_not_
         with pytest.raises(ModelRejected):
             provider.complete(REQUEST)
         assert len(server.posts()) == 2
+
+
+def test_openai_base_url_from_the_environment_beats_a_stored_base_url() -> None:
+    with ModelServer() as server:
+        config = {"providers": {"llm": {"openai": {"base_url": "https://api.openai.com"}}}}
+        environ = {**KEYS, "OPENAI_BASE_URL": server.url}
+        provider = open_provider(MODELS["openai"], config, environ, FAST)
+        provider.complete(REQUEST)
+        assert len(server.posts()) == 1
+        renamed = {"providers": {"llm": {"openai": {"base_url": "https://api.openai.com", "base_url_env": "MY_URL"}}}}
+        open_provider(MODELS["openai"], renamed, {**KEYS, "MY_URL": server.url}, FAST).complete(REQUEST)
+        assert len(server.posts()) == 2
