@@ -101,7 +101,7 @@ def resolve_summary_model(config: JsonObject, override: str | None = None) -> Re
         return Success(ModelSpec(BUILTIN, "extractive", {}))
     model_id, parameters, source = configured or (override, {}, "--model")
     if override is not None:
-        model_id, source = override, "--model"
+        model_id, parameters, source = override, {}, "--model"
     resolved = resolve_id(model_id, lookup(config, "providers.llm.aliases"))
     problem = resolved.failure().message if isinstance(resolved, Failure) else None
     provider, name = resolved.value_or(("", ""))
@@ -113,6 +113,6 @@ def resolve_summary_model(config: JsonObject, override: str | None = None) -> Re
         return Failure(ConfigError(source, problem))
     if provider == BUILTIN and name != "extractive":
         return Failure(ConfigError(source, f"the only builtin model is {EXTRACTIVE}"))
-    if "reasoning" not in parameters:
+    if parameters.get("reasoning") is None:
         parameters = {**parameters, "reasoning": dict(LOW_REASONING)}
     return Success(ModelSpec(provider, name, parameters, None, source))

@@ -7,6 +7,7 @@ from typing import Any
 
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
+from turnmark.core.wire_parameters import answer_limit, reasoning_fields
 
 from .llm_http import Http
 from .llm_protocol import CUT_OFF, ChatPart, HttpSettings, ModelError, answer_text, parse_arguments, sampling, sse_data
@@ -36,15 +37,19 @@ class AnthropicProvider:
         return size if isinstance(size, int) and size > 0 else None
 
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = lambda: False) -> str:
+        thinking = reasoning_fields("anthropic", self.model.name, self.model.parameters)
+        budget = thinking.get("thinking", {}).get("budget_tokens", 0) if thinking else 0
         body: dict[str, object] = {
             "model": self.model.name,
-            "max_tokens": max(request.answer_tokens, MIN_TOKENS),
+            "max_tokens": max(answer_limit(self.model.parameters, request.answer_tokens), MIN_TOKENS) + budget,
             "system": request.system,
             "messages": [{"role": "user", "content": request.user}],
             "output_config": {"format": {"type": "json_schema", "schema": request.schema}},
             "stream": True,
         }
-        body.update(sampling(self.model.parameters))
+        if not budget:
+            body.update(sampling(self.model.parameters))
+        body.update(thinking)
         return answer_text(self.chat(body, should_stop), "anthropic")
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:

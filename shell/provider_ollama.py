@@ -8,6 +8,7 @@ from typing import Any
 
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
+from turnmark.core.wire_parameters import answer_limit, reasoning_fields
 
 from .llm_http import Http
 from .llm_protocol import ChatPart, HttpSettings, ModelError, answer_text, sampling
@@ -34,7 +35,8 @@ class OllamaProvider:
         return None
 
     def complete(self, request: SummaryRequest, should_stop: Callable[[], bool] = lambda: False) -> str:
-        options = {"num_ctx": request.context_window, "num_predict": request.answer_tokens}
+        limit = answer_limit(self.model.parameters, request.answer_tokens)
+        options = {"num_ctx": request.context_window, "num_predict": limit}
         options.update(sampling(self.model.parameters))
         body = {
             "model": self.model.name,
@@ -42,6 +44,7 @@ class OllamaProvider:
             "format": request.schema,
             "options": options,
             "stream": True,
+            **reasoning_fields("ollama", self.model.name, self.model.parameters),
         }
         return answer_text(self.chat(body, should_stop), "ollama")
 

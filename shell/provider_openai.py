@@ -7,6 +7,7 @@ from typing import Any
 
 from turnmark.core.models import ModelSpec
 from turnmark.core.summary_request import SummaryRequest
+from turnmark.core.wire_parameters import answer_limit, reasoning_fields
 
 from .llm_http import Http
 from .llm_protocol import ChatPart, HttpSettings, ModelError, answer_text, parse_arguments, sampling, sse_data
@@ -80,8 +81,9 @@ class OpenAICompatibleProvider:
             "stream": True,
         }
         limit = "max_completion_tokens" if self.model.provider == "openai" else "max_tokens"
-        body[limit] = request.answer_tokens
+        body[limit] = answer_limit(self.model.parameters, request.answer_tokens)
         body.update(sampling(self.model.parameters))
+        body.update(reasoning_fields(self.model.provider, self.model.name, self.model.parameters))
         return answer_text(self.chat(body, should_stop), self.model.provider)
 
     def chat(self, body: dict[str, Any], should_stop: Callable[[], bool] = lambda: False) -> Iterator[ChatPart]:

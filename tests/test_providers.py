@@ -233,3 +233,13 @@ def test_openai_base_url_from_the_environment_beats_a_stored_base_url() -> None:
         renamed = {"providers": {"llm": {"openai": {"base_url": "https://api.openai.com", "base_url_env": "MY_URL"}}}}
         open_provider(MODELS["openai"], renamed, {**KEYS, "MY_URL": server.url}, FAST).complete(REQUEST)
         assert len(server.posts()) == 2
+
+
+def test_a_summary_request_carries_the_resolved_reasoning_and_max_tokens() -> None:
+    with ModelServer() as server:
+        spec = ModelSpec("openai", "gpt-5-mini", {"reasoning": {"effort": "low", "exclude": True}, "max_tokens": 700})
+        config = {"providers": {"llm": {"openai": {"base_url": server.url}}}}
+        open_provider(spec, config, KEYS, FAST).complete(REQUEST)
+        body = server.posts()[0].body or {}
+        assert body["reasoning_effort"] == "low"
+        assert body["max_completion_tokens"] == 700

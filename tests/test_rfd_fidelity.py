@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from turnmark.core.catchup import candidates, extractive_answer, prepare
 from turnmark.core.fingerprint import fingerprint
+from turnmark.core.json_value import JsonObject
 from turnmark.core.projection import project
 from turnmark.core.provider_request import request_body
 from turnmark.core.stream import ConversationStream
 from turnmark.core.transcript import excluded_ids, transcript
+from turnmark.core.wire_parameters import answer_limit, reasoning_fields
 
 from .streams import TS, load
 from .test_projection_properties import written_streams
@@ -84,3 +87,35 @@ def test_catch_up_never_changes_what_the_provider_is_sent(stream: ConversationSt
     assert len(prepared.turns()) == len(stream.turns())
     assert view(prepared) == view(stream)
     assert request_body(project(prepared).view, "openai", {}) == request_body(project(stream).view, "openai", {})
+
+
+LOW = {"reasoning": {"effort": "low", "exclude": True}}
+
+
+@pytest.mark.parametrize(
+    ("provider", "name", "parameters", "fields"),
+    [
+        ("anthropic", "claude-haiku-4-5", LOW, {"thinking": {"type": "disabled"}}),
+        ("anthropic", "claude-sonnet-4-5", {"reasoning": {"effort": "high", "budget_tokens": 2048}},
+         {"thinking": {"type": "enabled", "budget_tokens": 2048}}),
+        ("anthropic", "claude-3-5-haiku", LOW, {}),
+        ("openai", "gpt-5-mini", LOW, {"reasoning_effort": "low"}),
+        ("openai", "o4-mini", {"reasoning": {"effort": "medium"}}, {"reasoning_effort": "medium"}),
+        ("openai", "gpt-4o-mini", LOW, {}),
+        ("openrouter", "any/model", LOW, {"reasoning": {"effort": "low", "exclude": True}}),
+        ("ollama", "qwen3:4b", LOW, {"think": False}),
+        ("ollama", "gpt-oss:20b", LOW, {"think": "low"}),
+        ("llamacpp", "any", LOW, {"chat_template_kwargs": {"enable_thinking": False}}),
+        ("ollama", "llama3.2:3b", {}, {}),
+    ],
+)  # fmt: skip
+def test_reasoning_is_sent_in_each_apis_terms(
+    provider: str, name: str, parameters: JsonObject, fields: JsonObject
+) -> None:
+    assert reasoning_fields(provider, name, parameters) == fields
+
+
+def test_max_tokens_replaces_the_computed_answer_budget() -> None:
+    assert answer_limit({"max_tokens": 900}, 144) == 900
+    assert answer_limit({}, 144) == 144
+    assert answer_limit({"max_tokens": True}, 144) == 144

@@ -109,7 +109,13 @@ def test_resolution_chain_and_reasoning_default() -> None:
         }
     }
     assert model(summary) == ("openai/s", {"reasoning": "off"})
-    assert model(summary, "ollama/override") == ("ollama/override", {"reasoning": "off"})
+    assert model(summary, "ollama/override") == (
+        "ollama/override",
+        {"reasoning": {"effort": "low", "exclude": True}},
+    ), "a model given with --model takes only its own (fresh) parameters"
+    explicit_null = {"conversation": {"turn_summary": {"generate": {"model": {"id": "openai/s", "parameters": {
+        "reasoning": None, "temperature": 0.2}}}}}}  # fmt: skip
+    assert model(explicit_null) == ("openai/s", {"reasoning": {"effort": "low", "exclude": True}, "temperature": 0.2})
 
 
 def test_aliases_are_followed_and_cycles_refused() -> None:
