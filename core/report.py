@@ -12,11 +12,14 @@ from .catchup import summary_source
 from .duplicate_keys import DuplicateKey
 from .event_ids import well_formed
 from .exclusion import ExclusionDiagnostic, exclude_unresolved
+from .fingerprint import fingerprint
 from .json_value import JsonObject
 from .links import count_links, resolve_links
 from .payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
 from .projection import Projection, ViewEvent
 from .stream import ConversationStream
+from .summary_failures import failure_of
+from .transcript import excluded_ids
 from .turn_summary import normalize_summary
 from .turns import Turn
 
@@ -41,6 +44,8 @@ class TurnRow:
     events: int
     source: str | None = None
     """Who wrote the stored summary (a model ID, ``user`` or ``builtin/extractive``), when recorded."""
+    failure: str | None = None
+    """Why catch-up no longer asks for this turn's summary (its answers failed too often)."""
 
     @property
     def label(self) -> str | None:
@@ -63,12 +68,13 @@ class TurnRow:
             "label": self.label,
             "label_source": self.label_source,
             "summary_source": self.source,
+            "summary_failure": self.failure,
             "requests": self.requests,
             "events": self.events,
         }
 
 
-def turn_row(turn: Turn) -> TurnRow:
+def turn_row(turn: Turn, failure: str | None = None) -> TurnRow:
     start = turn.start
     return TurnRow(
         index=turn.index,
@@ -79,11 +85,22 @@ def turn_row(turn: Turn) -> TurnRow:
         requests=len(turn.requests()),
         events=len(turn.events()),
         source=summary_source(turn),
+        failure=failure,
     )
 
 
-def turn_rows(stream: ConversationStream) -> tuple[TurnRow, ...]:
-    return tuple(turn_row(turn) for turn in stream.turns())
+def turn_rows(stream: ConversationStream, failures: JsonObject | None = None) -> tuple[TurnRow, ...]:
+    """One row per turn; ``failures`` (the failure memory) says which turns catch-up gave up on, and why."""
+    remembered = failures or {}
+    excluded = excluded_ids(stream) if remembered else frozenset()
+
+    def failure(turn: Turn) -> str | None:
+        turn_id = turn.id()
+        if turn_id is None or turn_id not in remembered or turn.summary() is not None:
+            return None
+        return failure_of(remembered, turn_id, fingerprint(turn, excluded))
+
+    return tuple(turn_row(turn, failure(turn)) for turn in stream.turns())
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from turnmark.core.json_value import JsonObject
 from turnmark.core.models import EXTRACTIVE, ModelSpec, resolve_summary_model
 from turnmark.core.packing import Candidate, Packing
 from turnmark.core.stream import ConversationStream
+from turnmark.core.summary_failures import counted, forgotten, given_up
 from turnmark.core.summary_request import SummaryAnswer, SummaryRequest, parse_summaries, summary_request
 
 from .config_files import ConfigProblem, config_layers, layer_of
@@ -47,6 +48,7 @@ from .storage import (
     read_conversation,
     save_stream,
 )
+from .summary_failures import load_memory, save_memory
 from .workspace import ConversationRef
 
 
@@ -62,6 +64,8 @@ class CatchupOptions:
     http: HttpSettings = field(default_factory=HttpSettings)
     last_turn_open: bool | None = None
     """Whether the last turn may still be in progress; ``None``: only when another process holds the lock."""
+    retry_failed: bool = False
+    """Also ask for turns whose answers failed too often (``summarize --retry-failed``)."""
 
 
 @dataclass
@@ -80,6 +84,8 @@ class CatchupReport:
     conversation_problem: bool = False
     """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
     too_large: dict[str, str] = field(default_factory=dict)
+    given_up: dict[str, str] = field(default_factory=dict)
+    """Turns not asked for again: their answers failed too often with the same content."""
     """Turns that do not fit the model's window on their own: they wait for a larger model, not the next run."""
     skipped: str | None = None
     """Why nothing was tried: the conversation is locked, or its model failed earlier in this run."""
@@ -103,6 +109,7 @@ class CatchupReport:
             "refused": self.refused,
             "notes": self.notes,
             "too_large": self.too_large,
+            "given_up": self.given_up,
             "error": self.error,
             "skipped": self.skipped,
         }
@@ -256,6 +263,7 @@ class Session:
     run: CatchupRun = field(default_factory=CatchupRun)
     model_failed: bool = False
     """The model cannot answer any batch (unreachable, refused): the other batches are not asked."""
+    _failures: JsonObject | None = None
 
     @classmethod
     def open(
@@ -301,6 +309,9 @@ class Session:
         """The requests to make for ``stream``, recorded in the report's plan."""
         upgrade = self.options.upgrade and not self.model.is_builtin
         wanted = candidates(stream, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade)
+        if not self.options.retry_failed and not self.model.is_builtin:
+            self.report.given_up = given_up(self.failures, wanted)
+            wanted = tuple(c for c in wanted if c.turn_id not in self.report.given_up)
         limit = UNLIMITED_WINDOW if self.model.is_builtin else self.window
         planned = _batches(wanted, limit, self.batch_size)
         self.report.budget = planned[0].budget if planned and not self.model.is_builtin else None
@@ -326,6 +337,8 @@ class Session:
         except ModelError as error:
             self.report.error = f"{self.model.id}: {error}"
             self.model_failed = isinstance(error, ModelUnreachable | ModelRejected) or should_stop()
+            if isinstance(error, ModelTruncated):
+                self._count_failures(packing, dict.fromkeys(ids, "cut off by the token limit"))
             if isinstance(error, ModelUnreachable) and self.provider is not None:
                 self.run.remember(self.provider.endpoint, f"{self.provider.endpoint} cannot be reached")
             elif isinstance(error, ModelRejected) and error.status in SAME_FOR_EVERY_REQUEST:
@@ -334,10 +347,27 @@ class Session:
         parsed = parse_summaries(text, ids)
         if isinstance(parsed, Failure):
             self.report.error = f"{self.model.id}: {parsed.failure().message}; nothing written"
+            self._count_failures(packing, dict.fromkeys(ids, parsed.failure().message))
             return None
         answer = parsed.unwrap()
         self.report.refused.update(answer.refused)
+        self._count_failures(packing, answer.refused)
         return answer
+
+    @property
+    def failures(self) -> JsonObject:
+        """The conversation's memory of failed answers (read once per session)."""
+        if self._failures is None:
+            self._failures = load_memory(self.ref)
+        return self._failures
+
+    def _count_failures(self, packing: Packing, reasons: dict[str, str]) -> None:
+        if not reasons or self.provider is None:
+            return
+        fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
+        failed = {turn_id: (fingerprints[turn_id], why) for turn_id, why in reasons.items() if turn_id in fingerprints}
+        self._failures = counted(self.failures, failed)
+        save_memory(self.ref, self._failures)
 
     def _complete(self, request: SummaryRequest, should_stop: Callable[[], bool]) -> str:
         """The model's answer; one cut off by the token limit is asked once more with twice the room."""
@@ -375,6 +405,9 @@ class Session:
             return False
         self.report.written.update({turn_id: answer.summaries[turn_id] for turn_id in applied.written})
         self.report.dropped.update(applied.dropped)
+        if any(turn_id in self.failures for turn_id in applied.written):
+            self._failures = forgotten(self.failures, applied.written)
+            save_memory(self.ref, self._failures)
         return True
 
 

@@ -33,6 +33,7 @@ from .cli_common import (
 from .config_files import ConfigProblem, effective_config
 from .errors import ConversationError
 from .output import chrome, emit_json, emit_line, fail
+from .summary_failures import load_memory
 from .workspace import WorkspaceError, list_conversations
 
 # turns --------------------------------------------------------------------------------------------
@@ -47,7 +48,7 @@ def _turn_line(row: TurnRow) -> str:
     if row.label_source == "summary":
         text = (row.label or "") + (f"  [{row.source}]" if row.source else "")
     elif row.label is not None:
-        text = FALLBACK_MARK + row.label
+        text = FALLBACK_MARK + row.label + (f"  [not summarized: {row.failure}]" if row.failure else "")
     else:
         text = FALLBACK_MARK + ("(empty turn)" if row.events <= 1 else "(no request in this turn)")
     return f"{identifier:<8} {text}"
@@ -67,7 +68,7 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
         loaded = read_for_display(settings, pick(settings, conversation))
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
-    rows = turn_rows(loaded.stream)
+    rows = turn_rows(loaded.stream, load_memory(loaded.ref))
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"conversation": conversation_json(loaded), "turns": [row.to_json() for row in rows]})
         return

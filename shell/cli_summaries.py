@@ -67,7 +67,9 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
     waiting = len(report.plan) - len(report.written) - len(report.too_large)
     lines = [head + (f", {waiting} left for the next run" if waiting > 0 else "")]
     lines += [f"  {turn_id:<8} {text}" for turn_id, text in report.written.items()]
-    lines += [f"  {turn_id:<8} not summarized: {why}" for turn_id, why in report.too_large.items()]
+    lines += [
+        f"  {turn_id:<8} not summarized: {why}" for turn_id, why in {**report.too_large, **report.given_up}.items()
+    ]
     return lines
 
 
@@ -115,6 +117,12 @@ def summarize(
     model: Annotated[
         str | None, typer.Option("--model", "-m", help="Use this model ID (provider/name or alias).")
     ] = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed", help="Also ask again for turns whose answers failed 3 times (they are skipped otherwise)."
+        ),
+    ] = False,
     output_format: FormatOption = None,
 ) -> None:
     """Write the missing turn summaries now (catch-up), with a progress bar over conversations and batches.
@@ -125,7 +133,9 @@ def summarize(
     """
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
-    options = CatchupOptions(dry_run, upgrade, model, tuple(settings.cfg), settings.environ, settings.http)
+    options = CatchupOptions(
+        dry_run, upgrade, model, tuple(settings.cfg), settings.environ, settings.http, retry_failed=retry_failed
+    )
     run = CatchupRun()
     reports: list[CatchupReport] = []
     interrupted = False

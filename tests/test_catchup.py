@@ -8,14 +8,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from turnmark.core.catchup import label
 from turnmark.core.event_ids import sequential_ids
 from turnmark.shell.catchup import CatchupOptions, catch_up
+from turnmark.shell.cli import Settings, app
 from turnmark.shell.llm_protocol import HttpSettings
 from turnmark.shell.locking import lock_path
 from turnmark.shell.selection import pick_conversation
 from turnmark.shell.storage import edit_conversation, read_conversation
+from turnmark.shell.summary_failures import load_memory
 from turnmark.shell.workspace import ConversationRef
 
 from .llm_servers import Behaviour, ModelServer, requested_ids
@@ -339,3 +342,45 @@ def test_an_answer_cut_off_twice_is_reported_as_such(workspace: Path, server: Mo
     assert report.written == {}
     assert "the answer was cut off by the token limit (also with" in str(report.error)
     assert "not JSON" not in str(report.error)
+
+
+def test_a_turn_whose_answers_fail_three_times_is_not_asked_again_until_it_changes(
+    workspace: Path, server: ModelServer
+) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    blank_for_a1 = Behaviour(
+        content=lambda body: json.dumps(
+            {"summaries": {i: " " if i == "a1turn0" else f"Summary of {i}" for i in requested_ids(body)}}
+        )
+    )
+    server.queue.extend([blank_for_a1] * 3)
+    assert set(run(ref).written) == {"a2turn0", "a3turn0"}
+    for _ in range(2):
+        assert run(ref).refused == {"a1turn0": "blank"}
+    assert len(server.posts()) == 3
+    report = run(ref)
+    assert len(server.posts()) == 3, "given up: no request"
+    assert report.given_up == {"a1turn0": "3 answers failed (blank); not asked again until the turn changes"}
+    out = (
+        CliRunner()
+        .invoke(app, ["--workspace", str(workspace), "turns", CLEAN], obj=Settings(new_id=sequential_ids()))
+        .stdout
+    )
+    assert "[not summarized: 3 answers failed (blank); not asked again until the turn changes]" in out
+    retried = run(ref, retry_failed=True)
+    assert set(retried.written) == {"a1turn0"}
+    assert load_memory(ref) == {}
+
+
+def test_a_changed_turn_is_asked_again_after_giving_up(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    server.queue.extend([Behaviour(content=lambda body: "{not json")] * 3)
+    for _ in range(3):
+        run(ref)
+    assert set(run(ref).given_up) == {"a1turn0", "a2turn0", "a3turn0"}
+    events_path = ref.directories[0] / "events.json"
+    events_path.write_text(events_path.read_text().replace("Show me the lock code.", "Show me the locking code."))
+    report = run(ref)
+    assert set(report.written) == {"a2turn0"}
