@@ -62,6 +62,9 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any] | None
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    """When the server sent the last byte of its answer (``time.monotonic``)."""
 
 
 class ModelServer:
@@ -98,7 +101,8 @@ class ModelServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.received.append(Received("POST", self.path, dict(self.headers), body))
+                received = Received("POST", self.path, dict(self.headers), body)
+                server.received.append(received)
                 behaviour = server.queue.popleft() if server.queue else Behaviour()
                 if behaviour.delay:
                     time.sleep(behaviour.delay)
@@ -129,6 +133,8 @@ class ModelServer:
                     self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                     self.wfile.flush()
                 self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                received.finished = time.monotonic()
 
             def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)

@@ -384,3 +384,28 @@ def test_a_changed_turn_is_asked_again_after_giving_up(workspace: Path, server: 
     events_path.write_text(events_path.read_text().replace("Show me the lock code.", "Show me the locking code."))
     report = run(ref)
     assert set(report.written) == {"a2turn0"}
+
+
+def test_a_lock_taken_between_the_answer_and_the_write_back_writes_nothing(
+    workspace: Path, server: ModelServer
+) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    holders = []
+
+    def answer_then_lock(body: dict[str, Any]) -> str:
+        holders.append(hold(lock_path(ref)))
+        return json.dumps({"summaries": {i: f"Summary of {i}" for i in requested_ids(body)}})
+
+    server.queue.append(Behaviour(content=answer_then_lock))
+    events = ref.directories[0] / "events.json"
+    before = events.read_bytes()
+    try:
+        report = run(ref)
+    finally:
+        for holder in holders:
+            release(holder)
+    assert report.written == {}
+    assert report.locked
+    assert "results not written" in str(report.skipped)
+    assert events.read_bytes() == before

@@ -224,3 +224,15 @@ def test_query_sends_at_most_one_summary_batch(workspace: Path, server: ModelSer
     status, _, _ = ask(workspace, "Hello", cfg=("conversation.turn_summary.generate.batch_size=1",))
     assert status == 0
     assert len([p for p in server.posts() if is_summary_request(p.body or {})]) == 1
+
+
+def test_the_summary_request_overlaps_the_chat_answer(workspace: Path, server: ModelServer) -> None:
+    script(server, "A slow answer, streamed in many small pieces so that it takes a while to arrive.")
+    for behaviour in list(server.queue):
+        behaviour.chunk_delay = lambda body: 0.0 if is_summary_request(body) else 0.05
+    status, _, _ = ask(workspace, "Explain the lock")
+    assert status == 0
+    [summary] = [p for p in server.posts() if is_summary_request(p.body or {})]
+    [chat] = [p for p in server.posts() if not is_summary_request(p.body or {})]
+    assert chat.finished is not None
+    assert summary.started < chat.finished, "the summary request was sent while the chat answer streamed"

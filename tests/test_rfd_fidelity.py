@@ -119,3 +119,14 @@ def test_max_tokens_replaces_the_computed_answer_budget() -> None:
     assert answer_limit({"max_tokens": 900}, 144) == 900
     assert answer_limit({}, 144) == 144
     assert answer_limit({"max_tokens": True}, 144) == 144
+
+
+def test_packing_mixed_turn_sizes_takes_whole_turns_newest_first() -> None:
+    from turnmark.core.packing import Candidate, pack
+
+    sizes = {0: 300, 1: 5_000, 2: 900, 3: 2_500, 4: 100, 5: 700}
+    candidates = [Candidate(f"t{i}", i, "x", tokens, f"f{i}") for i, tokens in sizes.items()]
+    packing = pack(candidates, budget=4_000, batch_size=4)
+    assert [c.turn_id for c in packing.packed] == ["t0", "t3", "t4", "t5"]
+    assert dict((c.turn_id, why) for c, why in packing.left_out) == {"t1": "too_large", "t2": "over_budget"}
+    assert packing.tokens == 3_600
