@@ -128,5 +128,5 @@ def test_packing_mixed_turn_sizes_takes_whole_turns_newest_first() -> None:
     candidates = [Candidate(f"t{i}", i, "x", tokens, f"f{i}") for i, tokens in sizes.items()]
     packing = pack(candidates, budget=4_000, batch_size=4)
     assert [c.turn_id for c in packing.packed] == ["t0", "t3", "t4", "t5"]
-    assert dict((c.turn_id, why) for c, why in packing.left_out) == {"t1": "too_large", "t2": "over_budget"}
+    assert {c.turn_id: why for c, why in packing.left_out} == {"t1": "too_large", "t2": "over_budget"}
     assert packing.tokens == 3_600
