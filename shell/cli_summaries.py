@@ -44,7 +44,9 @@ transcript of each turn (request, tool names and outcomes, answers) and is
 called without holding the conversation's lock; results are written under the
 lock, and only for turns that did not change meanwhile. A summary you set with
 `turnmark label` is never replaced. Turns that get no summary (model failure,
-locked conversation, changed turn) are simply tried again on the next run.
+locked conversation, changed turn) are tried again on the next run; a turn whose
+answer failed three times with the same content only once it changes, or with
+--retry-failed.
 """
 
 
