@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
+
+TURNMARK = str(Path(sys.executable).parent / "turnmark")
 
 
 def isolated_env(home: Path) -> dict[str, str]:
@@ -19,3 +23,17 @@ def isolated_env(home: Path) -> dict[str, str]:
     }
     env.update({key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ})
     return env
+
+
+def run_turnmark(
+    workspace: Path, env: dict[str, str], args: tuple[str, ...], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``turnmark --workspace WORKSPACE ARGS`` as a real process, its output captured."""
+    return subprocess.run(
+        [TURNMARK, "--workspace", str(workspace), *args],
+        check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -34,9 +34,8 @@ from tests.llm_servers import Behaviour, ModelServer, requested_ids
 
 from .figures import record, seconds
 from .jp_writer import create, ids, jp_lock, request_text
-from .processes import isolated_env
+from .processes import TURNMARK, isolated_env, run_turnmark
 
-TURNMARK = str(Path(sys.executable).parent / "turnmark")
 CONVERSATION_ID = 17820000000
 MODEL = "ollama/llama3.2:3b"
 SOURCE_KEY = "summary_source"
@@ -118,14 +117,7 @@ def run_loop(workspace: Path, env: dict[str, str], stop: threading.Event, outcom
                 outcome.problems.append(f"events.json could not be read between runs: {error}")
                 turns = 1
             args = ("label", str(CONVERSATION_ID), str(rng.randrange(max(turns, 1))), f"label {number}")
-        done = subprocess.run(
-            [TURNMARK, "--workspace", str(workspace), *args],
-            check=False,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_turnmark(workspace, env, args, timeout=120)
         outcome.exits[f"{args[0]} {done.returncode}"] += 1
         outcome.dropped += done.stderr.count("the turn changed while its summary was written")
         if "Traceback" in done.stderr or done.returncode not in (0, 1, 2):

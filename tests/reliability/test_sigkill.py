@@ -21,7 +21,6 @@ import secrets
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -37,10 +36,9 @@ from turnmark.core.event_ids import sequential_ids
 from turnmark.shell.cli import Settings, app
 
 from .figures import FULL, record, scale
-from .processes import isolated_env
+from .processes import TURNMARK, isolated_env, run_turnmark
 from .sigkill_conversation import CONVERSATION_ID, conversation_dir, write_conversation
 
-TURNMARK = str(Path(sys.executable).parent / "turnmark")
 CONV = str(CONVERSATION_ID)
 COPIES = 150
 BATCH_SIZE = 25
@@ -138,14 +136,7 @@ def in_process(workspace: Path, *args: str) -> None:
 
 def subprocess_run(workspace: Path, env: dict[str, str], args: tuple[str, ...]) -> tuple[int, str, float]:
     started = time.monotonic()
-    done = subprocess.run(
-        [TURNMARK, "--workspace", str(workspace), *args],
-        check=False,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_turnmark(workspace, env, args, timeout=300)
     return done.returncode, done.stderr, time.monotonic() - started
 
 
