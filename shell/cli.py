@@ -1,9 +1,19 @@
 """The ``turnmark`` command line (typer): the app, with every command registered."""
 
-from . import cli_demo, cli_inspect, cli_query, cli_summaries, cli_watch
+from . import cli_demo, cli_inspect, cli_query, cli_repair, cli_summaries, cli_watch
 from .cli_common import Settings, app
 
-__all__ = ["Settings", "app", "cli_demo", "cli_inspect", "cli_query", "cli_summaries", "cli_watch", "main"]
+__all__ = [
+    "Settings",
+    "app",
+    "cli_demo",
+    "cli_inspect",
+    "cli_query",
+    "cli_repair",
+    "cli_summaries",
+    "cli_watch",
+    "main",
+]
 
 
 def main() -> None:

@@ -177,7 +177,10 @@ def check(
         results.append({**conversation_json(loaded), **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
             status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
-            emit_line(f"{ref.display_id}  {status}  " + "\n".join(_check_lines(report)))
+            lines = _check_lines(report)
+            if not report.ok:
+                lines.append(f"  to fix: turnmark repair {ref.display_id} (shows the plan; --apply or -i makes it)")
+            emit_line(f"{ref.display_id}  {status}  " + "\n".join(lines))
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"ok": problems == 0 and errors == 0, "conversations": results})
     if errors:

@@ -159,8 +159,22 @@ def save_stream(
             f"{first.path}; refusing to save, which would keep only the last value"
         )
     current = stream.upgraded()
-    base_config = current.base_config_json()
-    events = current.to_json()
+    written = write_documents(lock, loaded, current.base_config_json(), current.to_json())
+    repairs = persisted_repairs(loaded.stream, current)
+    if repairs and written and announce is not None:
+        announce(repairs)
+    return written
+
+
+def write_documents(
+    lock: ConversationLock, loaded: LoadedConversation, base_config: bytes | None, events: bytes
+) -> list[Path]:
+    """Write ``base_config.json`` (unless ``None``) and ``events.json`` to every copy; the files written.
+
+    Under the lock ``loaded`` was read with; links are refused before anything is written.
+    """
+    if not lock.held or loaded.lock is not lock:
+        raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
     for directory in loaded.ref.directories:
         check_writable(directory, (METADATA, BASE_CONFIG, EVENTS))
     written: list[Path] = []
@@ -176,9 +190,6 @@ def save_stream(
             raise
         if changed:
             written.append(directory / EVENTS)
-    repairs = persisted_repairs(loaded.stream, current)
-    if repairs and written and announce is not None:
-        announce(repairs)
     return written
 
 
