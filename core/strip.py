@@ -36,4 +36,3 @@ def stripped_events(stream: ConversationStream) -> bytes:
     items = [_stripped(write_entry(entry)) for entry in stream.entries]
     head = stream.legacy_head
     return encode_document([head, *items] if head is not None else items)
-
