@@ -174,3 +174,9 @@ def test_repair_never_reveals_what_it_did_not_address_never_touches_sound_events
         return
     saved = ConversationStream.from_json(repaired.to_json(), b"{}", new_id=sequential_ids("z")).unwrap()
     assert plan_repairs(saved).fixes == (), "a second run plans nothing"
+
+
+def test_strip_json(workspace: Path, snapshot: SnapshotAssertion) -> None:
+    out, _ = run(workspace, "strip", "--all", "--format", "json")
+    assert json.loads(out)["ok"] is True
+    assert out == snapshot
