@@ -20,7 +20,7 @@ from turnmark.core.event_ids import sequential_ids
 from turnmark.core.exclusion import exclude_unresolved, tool_pairs
 from turnmark.core.json_value import Json
 from turnmark.core.projection import project
-from turnmark.core.repair import apply_repairs, plan_repairs
+from turnmark.core.repair import RepairPlan, apply_repairs, plan_repairs
 from turnmark.core.stream import ConversationStream
 from turnmark.shell.cli import Settings, app
 
@@ -180,3 +180,35 @@ def test_strip_json(workspace: Path, snapshot: SnapshotAssertion) -> None:
     out, _ = run(workspace, "strip", "--all", "--format", "json")
     assert json.loads(out)["ok"] is True
     assert out == snapshot
+
+
+def summarized_turn_with_problems() -> ConversationStream:
+    ts = "2026-06-01 10:00:00.0"
+    return load(
+        [
+            {"event_id": "t000001", "timestamp": ts, "type": "turn_start", "summary": "Old label"},
+            {"event_id": "r000001", "timestamp": ts, "type": "chat_request", "content": "Read it"},
+            {"event_id": "c000001", "request_id": "r000001", "timestamp": ts, "type": "tool_call_request",
+             "id": "read_0", "name": "fs_read_file", "arguments": {}},
+            {"event_id": "o000009", "request_id": "r000001", "timestamp": ts, "type": "tool_call_response",
+             "id": "other", "content": "eA==", "is_error": False},
+            {"event_id": "m000001", "request_id": "gone000", "timestamp": ts, "type": "chat_response",
+             "message": "Done."},
+        ]
+    )  # fmt: skip
+
+
+def test_a_changed_turn_loses_its_summary_and_orphans_are_answered_or_deleted() -> None:
+    stream = summarized_turn_with_problems()
+    plan = plan_repairs(stream)
+    assert [(fix.kind, fix.event_id, fix.request_id) for fix in plan.fixes] == [("relink", "m000001", "r000001")]
+    call, result = plan.problems
+    assert [choice.kind for choice in call.choices] == ["answer_call", "delete"]
+    assert [choice.kind for choice in result.choices] == ["delete"]
+    repaired = apply_repairs(stream, [*plan.fixes, call.choices[0], result.choices[0]])
+    assert repaired.turns()[0].summary() is None
+    kinds = [(entry.type_tag, getattr(entry.payload, "content", None)) for entry in repaired.entries]
+    assert kinds[2:4] == [("tool_call_request", None), ("tool_call_response", "Tool call was interrupted.")]
+    assert all(entry.event_id != "o000009" for entry in repaired.entries)
+    assert repaired.entries[3].request_id == "r000001"
+    assert plan_repairs(repaired) == RepairPlan((), ())
