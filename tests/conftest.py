@@ -62,3 +62,11 @@ def workspace(tmp_path: Path, user_data: Path) -> Path:
     root = tmp_path / "ws"
     shutil.copytree(FIXTURES, root)
     return root
+
+
+@pytest.fixture(autouse=True)
+def fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no remembered API key (the registry is process-wide, as in a real run)."""
+    from turnmark.shell import secrets
+
+    monkeypatch.setattr(secrets, "_kept", secrets._Keys())
