@@ -1,0 +1,180 @@
+"""D21 Phases 2-4 as values: the plan, its parsing, validation, and the rebuild under RFD 126's contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from turnmark.core.edit_files import parse_event
+from turnmark.core.edit_plan import annotate, parse_plan, rebuild, render_session
+from turnmark.core.event_ids import sequential_ids
+from turnmark.core.payloads import TurnStart
+from turnmark.core.report import check_report
+from turnmark.core.stream import ConversationStream
+
+from .conftest import FIXTURES, corpus_files, corpus_params
+
+NOW = "2026-07-01 12:00:00.0"
+
+
+def fixture(conversation: str) -> ConversationStream:
+    directory = next((FIXTURES / ".jp" / "conversations").glob(f"{conversation}*"))
+    base = directory / "base_config.json"
+    return ConversationStream.from_json(
+        (directory / "events.json").read_bytes(),
+        base.read_bytes() if base.exists() else None,
+        new_id=sequential_ids("n"),
+        conversation=f"jp-c{conversation}",
+    ).unwrap()
+
+
+def raw(stream: ConversationStream) -> list[dict[str, object]]:
+    entries: list[dict[str, object]] = msgspec.json.decode(stream.to_json())
+    return entries
+
+
+def starts(stream: ConversationStream) -> dict[str, dict[str, object]]:
+    return {str(entry["event_id"]): entry for entry in raw(stream) if entry["type"] == "turn_start"}
+
+
+def plan_without(plan: str, *names: str) -> str:
+    return "\n".join(line for line in plan.splitlines() if line.strip() not in names) + "\n"
+
+
+def test_the_plan_shows_each_turn_with_its_summary(snapshot: SnapshotAssertion) -> None:
+    session = render_session(fixture("17800000040"))
+    assert "# Turn 0 (a0turn0): Explore the workspace layout" in session.plan
+    assert "# Turn 1 (a1turn0): ~ And the locks?" in session.plan
+    assert session.plan == snapshot
+    assert sorted(session.files) == [name for _, name in parse_plan(session.plan)]
+
+
+def test_an_identity_edit_gives_back_the_stream_itself() -> None:
+    stream = fixture("17800000040")
+    session = render_session(stream)
+    assert rebuild(stream, session, session.plan, dict(session.files), NOW).unwrap() is stream
+
+
+def test_an_empty_plan_aborts() -> None:
+    stream = fixture("17800000040")
+    session = render_session(stream)
+    assert rebuild(stream, session, "# all gone\n", dict(session.files), NOW).unwrap() is None
+
+
+def test_deleting_a_whole_turn_keeps_the_other_turn_starts_byte_for_byte() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    turn_1 = [name for name in session.files if session.positions[name] >= 12]
+    edited = rebuild(stream, session, plan_without(session.plan, *turn_1), dict(session.files), NOW).unwrap()
+    assert edited is not None
+    assert list(starts(edited)) == ["k3m9x2a"]
+    assert starts(edited)["k3m9x2a"] == starts(stream)["k3m9x2a"]
+    assert check_report(edited).ok
+
+
+def test_editing_a_tool_result_clears_that_turns_summary_only() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    files = dict(session.files)
+    result = next(name for name in files if "tool-result" in name)
+    files[result] = files[result].replace("\n---\n", "\n---\nEDITED ", 1)
+    edited = rebuild(stream, session, session.plan, files, NOW).unwrap()
+    assert edited is not None
+    before, after = starts(stream), starts(edited)
+    assert "summary" in before["k3m9x2a"]
+    assert "summary" not in after["k3m9x2a"]
+    assert after["p8q2r4b"] == before["p8q2r4b"]
+    changed = next(e for e in raw(edited) if e["type"] == "tool_call_response" and e["event_id"] == "o4p5a6s")
+    assert changed["request_id"] == "r1a2b3c"
+
+
+def test_reordering_two_turns_keeps_both_turn_starts_and_links() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    lines = session.plan.splitlines()
+    first = [line for line in lines if line and not line.startswith("#") and session.positions[line] < 11]
+    second = [line for line in lines if line and not line.startswith("#") and session.positions[line] >= 11]
+    edited = rebuild(stream, session, "\n".join(second + first) + "\n", dict(session.files), NOW).unwrap()
+    assert edited is not None
+    assert [t.id() for t in edited.turns()] == ["p8q2r4b", "k3m9x2a"]
+    assert check_report(edited).ok
+
+
+def test_a_new_clarifying_request_gets_a_fresh_id_a_turn_and_a_link() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    files = dict(session.files)
+    files["100-request.md"] = "---\ntype: request\n---\nAlso check the docs.\n"
+    files["101-message.md"] = "---\ntype: message\n---\nThe docs are fine.\n"
+    plan = session.plan + "100-request.md\n101-message.md\n"
+    edited = rebuild(stream, session, plan, files, NOW).unwrap()
+    assert edited is not None
+    last = edited.turns()[-1]
+    request, answer = last.events()[1:]
+    assert isinstance(last.events()[0].payload, TurnStart)
+    assert answer.request_id == request.event_id
+    assert request.event_id not in stream.taken
+    assert starts(edited)["p8q2r4b"] == starts(stream)["p8q2r4b"], "the turn before keeps its turn_start"
+
+
+def test_breaking_a_tool_pair_is_reported_with_its_line_and_annotated() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    listed = parse_plan(session.plan)
+    call = next((line, name) for line, name in listed if "tool-call" in name)
+    plan = plan_without(session.plan, call[1])
+    errors = rebuild(stream, session, plan, dict(session.files), NOW).failure()
+    assert any(error.startswith("orphaned tool-result toolu_01ReadStream") for error in errors), errors
+    annotated = annotate(plan, errors)
+    assert annotated.startswith("# ERROR: ")
+    assert "# Fix the errors above and save, or clear this file to abort." in annotated
+    assert annotate(annotated, errors).count("# ERROR:") == len(errors), "annotating again replaces the errors"
+    assert [name for _, name in parse_plan(annotated)] == [name for _, name in parse_plan(plan)]
+
+
+@pytest.mark.parametrize(
+    ("edit", "error"),
+    [
+        (lambda plan: "000-request.md\n000-request.md\n", "listed twice"),
+        (lambda plan: "000-request.md\n999-missing.md\n", "no file 999-missing.md"),
+    ],
+)
+def test_plan_errors(edit: object, error: str) -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    assert callable(edit)
+    errors = rebuild(stream, session, edit(session.plan), dict(session.files), NOW).failure()
+    assert any(error in message for message in errors)
+
+
+def test_a_call_left_without_its_result_gets_jps_error_result() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    result = next(name for name in session.files if "tool-result" in name)
+    edited = rebuild(stream, session, plan_without(session.plan, result), dict(session.files), NOW).unwrap()
+    assert edited is not None
+    results = [e for e in raw(edited) if e["type"] == "tool_call_response"]
+    assert any(e["is_error"] is True for e in results)
+
+
+def test_a_request_following_a_request_is_refused() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    listed = [name for _, name in parse_plan(session.plan)]
+    requests = [name for name in listed if name.split("-", 1)[1] == "request.md"]
+    plan = "\n".join([requests[0], requests[1], *[n for n in listed if n not in requests]]) + "\n"
+    errors = rebuild(stream, session, plan, dict(session.files), NOW).failure()
+    assert any("follows the request" in error for error in errors)
+
+
+@pytest.mark.parametrize("directory", corpus_params())
+def test_every_real_event_round_trips_through_its_file_and_an_identity_edit_is_a_no_op(directory: Path) -> None:
+    events, base = corpus_files(directory)
+    stream = ConversationStream.from_json(events, base, new_id=sequential_ids()).unwrap()
+    session = render_session(stream)
+    for name, text in session.files.items():
+        assert parse_event(name, text, NOW).unwrap() == stream.entries[session.positions[name]].payload, name
+    assert rebuild(stream, session, session.plan, dict(session.files), NOW).unwrap() is stream
