@@ -66,6 +66,8 @@ class CatchupOptions:
     """Whether the last turn may still be in progress; ``None``: only when another process holds the lock."""
     retry_failed: bool = False
     """Also ask for turns whose answers failed too often (``summarize --retry-failed``)."""
+    max_batches: int | None = None
+    """Ask for at most this many batches (``edit -i`` summarizes only the newest turn)."""
 
 
 @dataclass
@@ -435,7 +437,7 @@ def _catch_up(
     session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
     if session is None:
         return report
-    runnable = session.batches(stream, last_turn_may_be_open=open_turn)
+    runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
     if options.dry_run or not runnable:
         return report
     for number, packing in enumerate(runnable, start=1):

@@ -1,12 +1,13 @@
 """The ``turnmark`` command line (typer): the app, with every command registered."""
 
-from . import cli_demo, cli_inspect, cli_query, cli_repair, cli_summaries, cli_watch
+from . import cli_demo, cli_edit, cli_inspect, cli_query, cli_repair, cli_summaries, cli_watch
 from .cli_common import Settings, app
 
 __all__ = [
     "Settings",
     "app",
     "cli_demo",
+    "cli_edit",
     "cli_inspect",
     "cli_query",
     "cli_repair",

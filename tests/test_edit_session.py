@@ -1,0 +1,171 @@
+"""``turnmark edit -i`` end to end: the editor is a small script that edits the folder, as a person would."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from turnmark.core.event_ids import sequential_ids
+from turnmark.shell.cli import Settings, app
+from turnmark.shell.locking import lock_path
+from turnmark.shell.selection import pick_conversation
+from turnmark.shell.undo import KEEP, undo_root
+
+from .test_locking import hold, release
+
+CONV = "17800000010"
+
+
+def editor(tmp_path: Path, body: str, name: str = "edit.py") -> str:
+    """An editor command running ``body`` with ``target`` (the folder or file it was given) bound."""
+    script = tmp_path / name
+    script.write_text(
+        f"#!{sys.executable}\nimport sys, pathlib, json\ntarget = pathlib.Path(sys.argv[1])\n" + textwrap.dedent(body)
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
+def run(workspace: Path, command: str, *args: str, code: int = 0) -> tuple[str, str]:
+    environ = {**os.environ, "EDITOR": command}
+    result = CliRunner().invoke(
+        app,
+        ["--workspace", str(workspace), "edit", *args],
+        obj=Settings(new_id=sequential_ids("x"), environ=environ),
+        env={"COLUMNS": "200"},
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return result.stdout, result.stderr
+
+
+def events_path(workspace: Path) -> Path:
+    return pick_conversation(workspace, CONV).directories[0] / "events.json"
+
+
+def test_an_identity_edit_writes_nothing(workspace: Path, tmp_path: Path) -> None:
+    before = events_path(workspace).read_bytes()
+    out, _ = run(workspace, editor(tmp_path, "pass\n"), "-i", CONV, "--no-summary")
+    assert out == f"jp-c{CONV}: nothing changed; nothing written\n"
+    assert events_path(workspace).read_bytes() == before
+
+
+def test_deleting_a_turn_keeps_the_others_and_the_conversation_checks_clean(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan = (target / "CONVERSATION").read_text().split("\\n")
+    cut = next(i for i, line in enumerate(plan) if line.startswith("# Turn 1"))
+    (target / "CONVERSATION").write_text("\\n".join(plan[:cut]) + "\\n")
+    """
+    before = json.loads(events_path(workspace).read_text())
+    out, _ = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    assert out.startswith(f"jp-c{CONV}: saved (1 turns)")
+    after = json.loads(events_path(workspace).read_text())
+    assert after == before[:11] + [entry for entry in before[11:] if entry["type"] == "config_delta"]
+    check = CliRunner().invoke(app, ["--workspace", str(workspace), "check", CONV], obj=Settings())
+    assert check.exit_code == 0, check.stdout
+
+
+def test_an_edited_tool_result_clears_that_turns_summary(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    result = next(p for p in target.iterdir() if "tool-result" in p.name)
+    result.write_text(result.read_text().replace("\\n---\\n", "\\n---\\nEDITED ", 1))
+    """
+    before = [entry for entry in json.loads(events_path(workspace).read_text()) if entry["type"] == "turn_start"]
+    run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    starts = [entry for entry in json.loads(events_path(workspace).read_text()) if entry["type"] == "turn_start"]
+    assert before[0]["summary"] == "Add retry backoff to stream handler"
+    assert "summary" not in starts[0]
+    assert starts[1] == before[1], "the untouched turn keeps its turn_start"
+    results = [e for e in json.loads(events_path(workspace).read_text()) if e["type"] == "tool_call_response"]
+    assert any(base64.b64decode(e["content"]).decode().startswith("EDITED") for e in results), "stored as JP stores it"
+
+
+def test_errors_are_annotated_and_the_editor_reopens_until_fixed(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan_path = target / "CONVERSATION"
+    plan = plan_path.read_text()
+    keep = target.parent / (target.name + ".orig")
+    if "# ERROR:" in plan:
+        plan_path.write_text(keep.read_text())
+    else:
+        keep.write_text(plan)
+        plan_path.write_text("\\n".join(l for l in plan.split("\\n") if "tool-call" not in l))
+    """
+    out, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    assert "problem(s) written at the top of CONVERSATION; reopening the editor" in err
+    assert out == f"jp-c{CONV}: nothing changed; nothing written\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('(target / "CONVERSATION").write_text("")\n', "the plan is empty; nothing written"),
+        ("sys.exit(3)\n", "the editor exited with status 3; nothing written"),
+    ],
+)
+def test_an_empty_plan_or_a_failing_editor_aborts(workspace: Path, tmp_path: Path, body: str, reason: str) -> None:
+    before = events_path(workspace).read_bytes()
+    _, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=1)
+    assert err == f"aborted: {reason}\n"
+    assert events_path(workspace).read_bytes() == before
+
+
+def test_a_conversation_held_by_jp_is_refused_at_once(workspace: Path, tmp_path: Path) -> None:
+    holder = hold(lock_path(pick_conversation(workspace, CONV)))
+    try:
+        _, err = run(workspace, editor(tmp_path, "pass\n"), "-i", CONV, "--no-summary", code=2)
+    finally:
+        release(holder)
+    assert "is locked" in err
+
+
+def test_an_editor_that_cannot_open_a_folder_gets_the_plan(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    assert target.name == "CONVERSATION", target
+    """
+    _, err = run(workspace, editor(tmp_path, body, name="nano"), "-i", CONV, "--no-summary")
+    assert "nano cannot open a folder: editing the plan; the event files are in" in err
+
+
+def test_the_newest_turn_is_summarized_before_the_editor_opens(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan = (target / "CONVERSATION").read_text()
+    assert "(p8q2r4b): ~" not in plan, plan
+    """
+    environ_cfg = ("--cfg", "conversation.turn_summary.generate.model.id=builtin/extractive")
+    result = CliRunner().invoke(
+        app,
+        ["--workspace", str(workspace), *environ_cfg, "edit", "-i", CONV],
+        obj=Settings(new_id=sequential_ids("x"), environ={**os.environ, "EDITOR": editor(tmp_path, body)}),
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "note: summarized p8q2r4b:" in result.stderr
+
+
+def test_undo_restores_the_bytes_refuses_after_a_change_and_keeps_five(workspace: Path, tmp_path: Path) -> None:
+    original = events_path(workspace).read_bytes()
+    rename = """
+    request = sorted(p for p in target.iterdir() if p.name.endswith("-request.md"))[0]
+    request.write_text(request.read_text().rstrip("\\n") + " (edited)\\n")
+    """
+    run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    assert events_path(workspace).read_bytes() != original
+    out, _ = run(workspace, editor(tmp_path, "pass\n"), "--undo", CONV)
+    assert out.startswith(f"jp-c{CONV}: restored the copy kept before edit 1")
+    assert events_path(workspace).read_bytes() == original
+    run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    events_path(workspace).write_bytes(events_path(workspace).read_bytes().replace(b"(edited)", b"(by hand)"))
+    _, err = run(workspace, editor(tmp_path, "pass\n"), "--undo", CONV, code=2)
+    assert "changed since that edit" in err
+    for _ in range(KEEP + 2):
+        run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    steps = list(undo_root(pick_conversation(workspace, CONV)).iterdir())
+    assert len(steps) == KEEP
