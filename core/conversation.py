@@ -43,6 +43,8 @@ class Metadata:
     last_activated_at: str
     title: str | None = None
     archived_at: str | None = None
+    forked_from: str | None = None
+    """The conversation this one was forked from (``turnmark fork`` records it as ``forked_from.conversation``)."""
 
 
 def parse_metadata(data: bytes) -> Result[Metadata, StreamError]:
@@ -63,4 +65,13 @@ def _metadata(document: JsonObject) -> Result[Metadata, StreamError]:
     if title is not None and not isinstance(title, str):
         return Failure(StreamError('"title" must be a string', document="metadata.json"))
     archived = document.get("archived_at")
-    return Success(Metadata(activated, title, archived if isinstance(archived, str) else None))
+    lineage = document.get("forked_from")
+    parent = lineage.get("conversation") if isinstance(lineage, dict) else None
+    return Success(
+        Metadata(
+            activated,
+            title,
+            archived if isinstance(archived, str) else None,
+            parent if isinstance(parent, str) else None,
+        )
+    )

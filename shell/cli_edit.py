@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 
-from .cli_common import ConversationArgument, app, pick, settings_of
+from turnmark.core.stream import ConversationStream
+
+from .cli_common import ConversationArgument, FormatOption, OutputFormat, app, pick, read_for_display, settings_of
 from .errors import ConversationError
-from .output import chrome, emit_line, fail
+from .files import read_file
+from .output import chrome, emit_json, emit_line, fail
+from .storage import METADATA, create_conversation
 from .undo import undo
-from .workspace import WorkspaceError
+from .workspace import WorkspaceError, require_workspace
 
 EDIT_HELP = """
 edit -i writes the conversation to a temporary folder: CONVERSATION (the plan,
@@ -63,3 +68,101 @@ def edit(
         raise typer.Exit(1) from error
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
+
+
+FORK_HELP = """
+A new conversation from some or all turns of this one, as JP's fork does (the
+original is untouched): metadata.json is cloned with last_activated_at set to
+now, the kept turns keep their IDs and summaries. The fork records where it
+came from (conversations shows ⑂ and the parent); compaction overlays that lie
+wholly inside the kept turns are kept, the others are dropped and named.
+
+Examples:
+  turnmark fork --last 2 --edit      a copy of the last two turns, opened in edit -i
+  turnmark fork 17727484633 --until 3  ask turn 3 again differently: keep turns 0-3
+"""
+
+
+@app.command(epilog=FORK_HELP)
+def fork(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    first: Annotated[int | None, typer.Option("--first", min=0, help="Keep the first N turns.")] = None,
+    last: Annotated[int | None, typer.Option("--last", min=0, help="Keep the last N turns.")] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="TURN", help="Keep every turn up to this one (ID or number).")
+    ] = None,
+    open_editor: Annotated[bool, typer.Option("--edit", help="Open the fork in edit -i.")] = False,
+    output_format: FormatOption = None,
+) -> None:
+    """Start a new conversation from some or all turns of one, keeping its lineage."""
+    from turnmark.core.codec import decode_document, encode_document
+    from turnmark.core.fork import fork_stream, kept_turns
+    from turnmark.core.timestamps import format_timestamp
+
+    from .edit_session import EditAborted, EditOptions, edit_interactively
+
+    settings = settings_of(ctx)
+    if sum(option is not None for option in (first, last, until)) > 1:
+        raise fail("give at most one of --first, --last, --until")
+    try:
+        ref = pick(settings, conversation)
+        loaded = read_for_display(settings, ref)
+        stream = loaded.stream
+        cut = None if until is None else turn_index(stream, until)
+        keep = kept_turns(stream, first=first, last=last, until=cut)
+        forked = fork_stream(stream, keep)
+        current = forked.stream.upgraded()
+        source = read_file(loaded.directory / METADATA)
+        metadata = decode_document(source, METADATA) if source else {}
+        document = (
+            {key: value for key, value in metadata.items() if key != "expires_at"} if isinstance(metadata, dict) else {}
+        )
+        turns = stream.turns()
+        document["last_activated_at"] = format_timestamp(datetime.now(UTC))
+        document["forked_from"] = {
+            "conversation": ref.display_id,
+            "turn": turns[keep.stop - 1].id() if keep and keep.stop < len(turns) else None,
+        }
+        new = create_conversation(
+            ref.workspace or require_workspace(loaded.directory),
+            encode_document(document),
+            current.base_config_json() or b"{}\n",
+            current.to_json(),
+        )
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    for event_id in forked.dropped_overlays:
+        chrome(f"note: compaction {event_id} reaches a turn the fork leaves out; not kept")
+    span = f"turns {keep.start}-{keep.stop - 1}" if keep else "no turns"
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json(
+            {
+                "source": ref.display_id,
+                "fork": new.display_id,
+                "kept_turns": list(keep),
+                "dropped_overlays": list(forked.dropped_overlays),
+            }
+        )
+    else:
+        emit_line(f"{new.display_id}  forked from {ref.display_id} ({span})")
+    if open_editor:
+        options = EditOptions(tuple(settings.cfg), settings.environ, settings.http)
+        try:
+            emit_line(edit_interactively(new, options, settings.new_id, lambda line: chrome(f"note: {line}")))
+        except EditAborted as error:
+            chrome(f"aborted: {error} (the fork {new.display_id} is kept)")
+            raise typer.Exit(1) from error
+        except ConversationError as error:
+            raise fail(str(error)) from error
+
+
+def turn_index(stream: ConversationStream, wanted: str) -> int:
+    """A turn given by its ``turn_start`` ID or its number (as ``turns`` shows them)."""
+    turns = stream.turns()
+    for turn in turns:
+        if turn.id() == wanted:
+            return turn.index
+    if wanted.isdecimal() and wanted.isascii() and int(wanted) < len(turns):
+        return int(wanted)
+    raise WorkspaceError(f"no turn {wanted!r} (give its event_id or number; see `turnmark turns`)")

@@ -298,6 +298,7 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
                 **conversation_json(loaded),
                 "path": workspace.relative(loaded.directory),
                 "last_activated_at": loaded.metadata.last_activated_at if loaded.metadata else None,
+                "forked_from": loaded.metadata.forked_from if loaded.metadata else None,
                 "turns": len(all_turns),
                 "summarized_turns": sum(1 for row in all_turns if row.label_source == "summary"),
                 "entries": report.entries,
@@ -330,4 +331,6 @@ def _conversation_line(row: dict[str, object]) -> str:
     links = ", ".join(problems) or "ok"
     summarized = f"{row['summarized_turns']}/{row['turns']}"
     title = "(metadata.json unreadable)" if row["metadata_error"] else row["title"] or ""
+    if row.get("forked_from"):
+        title = f"⑂ {row['forked_from']}  {title}"
     return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<24} {title}"

@@ -14,7 +14,6 @@ saying it was not run, and reported.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,16 +34,22 @@ from turnmark.core.provider_request import WireApi, request_body
 from turnmark.core.stream import ConversationStream
 from turnmark.core.timestamps import format_timestamp
 
-from . import files
 from .catchup import CatchupOptions
 from .config_files import effective_config
-from .files import FileFault, os_reason, read_file, write_if_changed
+from .files import read_file, write_if_changed
 from .llm_protocol import ChatPart, HttpSettings, ModelError
 from .locking import ConversationLock
 from .output import chrome, write_text
 from .providers import open_provider
 from .selection import pick_conversation
-from .storage import EVENTS, METADATA, LoadedConversation, hold_lock, read_conversation, save_stream
+from .storage import (
+    METADATA,
+    LoadedConversation,
+    create_conversation,
+    hold_lock,
+    read_conversation,
+    save_stream,
+)
 from .summary_task import TurnSummaryTask
 from .tasks import TaskHandler
 from .workspace import ConversationRef, Workspace, require_workspace
@@ -99,21 +104,10 @@ def _assistant_model(config: dict[str, object], override: str | None) -> ModelSp
 
 def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
     """A new conversation folder named as JP names it (``<deciseconds>``), empty, current format."""
-    conversation_id = int(datetime.now(UTC).timestamp() * 10)
-    directories = workspace.conversations_dir
-    while any(path.name.split("-", 1)[0] == str(conversation_id) for path in directories.glob(f"{conversation_id}*")):
-        conversation_id += 1
-    directory = directories / str(conversation_id)
-    try:
-        directories.mkdir(parents=True, exist_ok=True)
-        with files.directory(directories) as parent:
-            os.mkdir(directory.name, dir_fd=parent)
-    except OSError as error:
-        raise FileFault(f"{directory}: cannot create the conversation: {os_reason(error)}") from None
-    write_if_changed(directory / METADATA, encode_document({"last_activated_at": _now()}))
-    write_if_changed(directory / "base_config.json", encode_document({"assistant": {"model": {"id": model_id}}}))
-    write_if_changed(directory / EVENTS, b"[]\n")
-    return ConversationRef(conversation_id, directory, None, workspace)
+    metadata = encode_document({"last_activated_at": _now()})
+    return create_conversation(
+        workspace, metadata, encode_document({"assistant": {"model": {"id": model_id}}}), b"[]\n"
+    )
 
 
 def _touch(loaded: LoadedConversation) -> None:

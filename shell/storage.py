@@ -12,8 +12,10 @@ save.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from returns.result import Failure, Success
@@ -26,9 +28,10 @@ from turnmark.core.report import persisted_repairs
 from turnmark.core.stream import AmbiguousLink, ConversationStream
 
 from .errors import ConversationError
-from .files import check_writable, read_file, remove, write_if_changed
+from .files import FileFault, check_writable, os_reason, read_file, remove, write_if_changed
+from .files import directory as opened_directory
 from .locking import ConversationLock, lock_holder, try_lock
-from .workspace import ConversationRef
+from .workspace import ConversationRef, Workspace
 
 EVENTS = "events.json"
 BASE_CONFIG = "base_config.json"
@@ -216,3 +219,22 @@ def edit_conversation(
         loaded = read_conversation(ref, new_id, lock)
         stream = change(loaded.stream)
         return stream, save_stream(lock, loaded, stream, persist_ids=persist_ids, announce=announce)
+
+
+def create_conversation(workspace: Workspace, metadata: bytes, base_config: bytes, events: bytes) -> ConversationRef:
+    """A new conversation folder, named as JP names it (``<deciseconds>``), holding these files."""
+    conversation_id = int(datetime.now(UTC).timestamp() * 10)
+    parent = workspace.conversations_dir
+    while any(path.name.split("-", 1)[0] == str(conversation_id) for path in parent.glob(f"{conversation_id}*")):
+        conversation_id += 1
+    directory = parent / str(conversation_id)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        with opened_directory(parent) as fd:
+            os.mkdir(directory.name, dir_fd=fd)
+    except OSError as error:
+        raise FileFault(f"{directory}: cannot create the conversation: {os_reason(error)}") from None
+    write_if_changed(directory / METADATA, metadata)
+    write_if_changed(directory / BASE_CONFIG, base_config)
+    write_if_changed(directory / EVENTS, events)
+    return ConversationRef(conversation_id, directory, None, workspace)

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from turnmark.core.event_ids import sequential_ids
@@ -169,3 +170,61 @@ def test_undo_restores_the_bytes_refuses_after_a_change_and_keeps_five(workspace
         run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
     steps = list(undo_root(pick_conversation(workspace, CONV)).iterdir())
     assert len(steps) == KEEP
+
+
+def fork(workspace: Path, *args: str, environ: dict[str, str] | None = None) -> tuple[str, str]:
+    result = CliRunner().invoke(
+        app,
+        ["--workspace", str(workspace), "fork", *args],
+        obj=Settings(new_id=sequential_ids("f"), environ=environ),
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result.stdout, result.stderr
+
+
+def forked_events(workspace: Path, out: str) -> list[dict[str, object]]:
+    fork_id = json.loads(out)["fork"]
+    directory = next(p for p in (workspace / ".jp/conversations").iterdir() if f"jp-c{p.name.split('-')[0]}" == fork_id)
+    events: list[dict[str, object]] = json.loads((directory / "events.json").read_text())
+    metadata = json.loads((directory / "metadata.json").read_text())
+    assert metadata["forked_from"]["conversation"] == "jp-c17800000040"
+    return events
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--first", "2"), ("--last", "2"), ("--until", "a1turn0"), ("--until", "3"), ()],
+    ids=["first-2", "last-2", "until-id", "until-last", "all"],
+)
+def test_fork_keeps_whole_turns_their_ids_and_the_overlays_inside(
+    workspace: Path, args: tuple[str, ...], snapshot: SnapshotAssertion
+) -> None:
+    out, err = fork(workspace, "17800000040", *args, "--format", "json")
+    result = json.loads(out)
+    result.pop("fork")
+    events = forked_events(workspace, out)
+    shape = [(e["type"], e.get("event_id"), e.get("summary"), e.get("from_turn"), e.get("to_turn")) for e in events]
+    assert (result, shape, err) == snapshot
+
+
+def test_conversations_shows_the_lineage(workspace: Path) -> None:
+    fork(workspace, "17800000040", "--last", "1")
+    listing = CliRunner().invoke(app, ["--workspace", str(workspace), "conversations"], obj=Settings()).stdout
+    assert "⑂ jp-c17800000040  Compacted and hand-edited" in listing
+
+
+def test_fork_last_2_edit_opens_the_fork_and_leaves_the_original(workspace: Path, tmp_path: Path) -> None:
+    original = next((workspace / ".jp/conversations").glob("17800000040*"))
+    before = {p.name: p.read_bytes() for p in original.iterdir()}
+    body = """
+    plan = (target / "CONVERSATION").read_text().split("\\n")
+    cut = [i for i, line in enumerate(plan) if line.startswith("# Turn")][-1]
+    (target / "CONVERSATION").write_text("\\n".join(plan[:cut]) + "\\n")
+    """
+    out, _ = fork(
+        workspace, "17800000040", "--last", "2", "--edit", environ={**os.environ, "EDITOR": editor(tmp_path, body)}
+    )
+    assert "forked from jp-c17800000040 (turns 2-3)" in out
+    assert ": saved (1 turns)" in out
+    assert {p.name: p.read_bytes() for p in original.iterdir()} == before

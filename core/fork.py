@@ -1,0 +1,63 @@
+"""``fork``: a new conversation from some or all turns of one (jp-format §4.7, plus what JP's fork lacks).
+
+The turns kept are all of them, the first or last N, or every turn up to and
+including one ("fork from here"). Kept turns keep their entries as they are:
+``turn_start`` IDs and summaries, event IDs (unique per stream) and links.
+Config deltas of earlier dropped turns are kept too (not those after the last
+kept turn), so the fork's configuration is the one its turns were written under. Unlike JP's fork, a compaction overlay
+whose turn range lies wholly inside the kept turns is kept (re-indexed); the
+others are dropped and named. JP's ``sanitize`` runs last, as in JP.
+"""
+
+from dataclasses import dataclass
+
+from .entries import Entry
+from .payloads import Compaction, ConfigDelta
+from .sanitize import sanitize
+from .stream import ConversationStream
+from .turns import turn_indices
+
+
+@dataclass(frozen=True, slots=True)
+class Fork:
+    stream: ConversationStream
+    kept_turns: tuple[int, ...]
+    dropped_overlays: tuple[str, ...]
+    """The ``event_id`` of every compaction overlay left behind (its range reaches a dropped turn)."""
+
+
+def kept_turns(stream: ConversationStream, *, first: int | None, last: int | None, until: int | None) -> range:
+    """The turn indices a fork keeps (one contiguous range)."""
+    count = len(stream.turns())
+    if until is not None:
+        return range(min(until + 1, count))
+    if first is not None:
+        return range(min(first, count))
+    if last is not None:
+        return range(max(count - last, 0), count)
+    return range(count)
+
+
+def fork_stream(stream: ConversationStream, keep: range) -> Fork:
+    entries = stream.entries
+    turns = turn_indices(entries)
+    offset = keep.start
+    end = max((position for position, turn in enumerate(turns) if turn in keep), default=-1)
+    kept: list[Entry] = []
+    dropped: list[str] = []
+    for position, entry in enumerate(entries):
+        payload = entry.payload
+        if isinstance(payload, Compaction):
+            if payload.from_turn in keep and payload.to_turn in keep:
+                fields = {
+                    **payload.fields,
+                    "from_turn": payload.from_turn - offset,
+                    "to_turn": payload.to_turn - offset,
+                }
+                kept.append(Entry(entry.event_id, Compaction(fields), entry.request_id, entry.id_origin, entry.layout))
+            else:
+                dropped.append(entry.event_id)
+        elif (isinstance(payload, ConfigDelta) and position <= end) or turns[position] in keep:
+            kept.append(entry)
+    forked = sanitize(stream.with_entries(kept))
+    return Fork(forked, tuple(keep), tuple(dropped))
