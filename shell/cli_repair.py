@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -24,6 +25,7 @@ from .cli_common import (
 from .errors import ConversationError
 from .output import chrome, emit_json, emit_line, fail
 from .storage import LoadedConversation, hold_lock, read_conversation, save_stream, write_documents
+from .undo import saved_with_undo
 from .workspace import ConversationRef
 
 REPAIR_HELP = """
@@ -157,7 +159,7 @@ def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], 
             raise ConversationError(
                 f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
             )
-        save_stream(lock, fresh, apply_repairs(fresh.stream, fixes))
+        saved_with_undo(fresh, partial(save_stream, lock, fresh, apply_repairs(fresh.stream, fixes)))
 
 
 @app.command(epilog=REPAIR_HELP)
@@ -254,7 +256,7 @@ def strip(
             if apply and row["changes"]:
                 with hold_lock(ref) as lock:
                     fresh = read_conversation(ref, settings.new_id, lock)
-                    write_documents(lock, fresh, None, stripped_events(fresh.stream))
+                    saved_with_undo(fresh, partial(write_documents, lock, fresh, None, stripped_events(fresh.stream)))
                 row["applied"] = True
         except ConversationError as error:
             row["error"] = str(error)

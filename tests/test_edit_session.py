@@ -5,9 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import stat
+import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -228,3 +231,40 @@ def test_fork_last_2_edit_opens_the_fork_and_leaves_the_original(workspace: Path
     assert "forked from jp-c17800000040 (turns 2-3)" in out
     assert ": saved (1 turns)" in out
     assert {p.name: p.read_bytes() for p in original.iterdir()} == before
+
+
+def test_a_real_editor_in_a_real_terminal(workspace: Path) -> None:
+    if shutil.which("tmux") is None or shutil.which("vim") is None:
+        pytest.skip("tmux and vim are needed (apt-get install tmux vim)")
+    session = f"turnmark-edit-{time.monotonic_ns()}"
+    turnmark = Path(sys.executable).parent / "turnmark"
+    command = (
+        f"JP_USER_DATA_DIR={os.environ['JP_USER_DATA_DIR']} EDITOR='vim -u NONE -N -n' "
+        f"{turnmark} --workspace {workspace} edit -i {CONV} --no-summary; echo EXIT=$?; sleep 30"
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", command], check=True)
+    try:
+        time.sleep(1.0)
+        for keys in (":e %/CONVERSATION", ":g/^# Turn 1/,$d", ":wq"):
+            subprocess.run(["tmux", "send-keys", "-t", session, keys, "Enter"], check=True)
+            time.sleep(0.4)
+        screen = wait_for(session, "EXIT=")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    assert "EXIT=0" in screen, screen
+    assert f"jp-c{CONV}: saved (1 turns)" in screen
+    starts = [e for e in json.loads(events_path(workspace).read_text()) if e["type"] == "turn_start"]
+    assert [e["event_id"] for e in starts] == ["k3m9x2a"]
+
+
+def wait_for(session: str, text: str) -> str:
+    deadline = time.monotonic() + 20
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=False
+        ).stdout
+        if text in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared:\n{screen}")

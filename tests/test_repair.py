@@ -212,3 +212,15 @@ def test_a_changed_turn_loses_its_summary_and_orphans_are_answered_or_deleted() 
     assert all(entry.event_id != "o000009" for entry in repaired.entries)
     assert repaired.entries[3].request_id == "r000001"
     assert plan_repairs(repaired) == RepairPlan((), ())
+
+
+def test_repair_and_strip_can_be_undone(workspace: Path) -> None:
+    directory = next((workspace / ".jp/conversations").glob("17800000040*"))
+    before = (directory / "events.json").read_bytes()
+    run(workspace, "repair", "17800000040", "--apply")
+    assert (directory / "events.json").read_bytes() != before
+    run(workspace, "edit", "--undo", "17800000040")
+    assert (directory / "events.json").read_bytes() == before
+    run(workspace, "strip", "17800000040", "--apply")
+    run(workspace, "edit", "--undo", "17800000040")
+    assert (directory / "events.json").read_bytes() == before
