@@ -15,7 +15,9 @@ are content.
 """
 
 import json
+import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import tomli_w
@@ -52,7 +54,12 @@ def _slug(name: str) -> str:
     return kept[:40] or "tool"
 
 
-class _FrontmatterDumper(yaml.SafeDumper):
+_DOCUMENT_START = re.compile(r"^---\n", re.MULTILINE)
+_Dumper = yaml.CSafeDumper if yaml.__with_libyaml__ else yaml.SafeDumper
+_Loader = yaml.CBaseLoader if yaml.__with_libyaml__ else yaml.BaseLoader
+
+
+class _FrontmatterDumper(_Dumper):  # type: ignore[misc,valid-type]
     """Safe YAML whose multi-line strings are double-quoted (escaped), so no line of a value can read as ``---``."""
 
 
@@ -64,9 +71,21 @@ def _string(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _FrontmatterDumper.add_representer(str, _string)
 
 
-def _markdown(front: JsonObject, body: str) -> str:
-    head = yaml.dump(front, Dumper=_FrontmatterDumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
-    return f"---\n{head}---\n{body}\n"
+def _frontmatters(fronts: list[JsonObject]) -> list[str]:
+    """Each frontmatter's YAML, dumped in one pass (libyaml when present: this is most of ``edit -i``'s cost)."""
+    if not fronts:
+        return []
+    dumped = yaml.dump_all(
+        fronts,
+        Dumper=_FrontmatterDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        explicit_start=True,
+    )
+    heads = _DOCUMENT_START.split(dumped)[1:]
+    assert len(heads) == len(fronts)
+    return heads
 
 
 def _json_block(value: Json) -> str:
@@ -81,45 +100,52 @@ def _front(kind: str, timestamp: str, metadata: JsonObject | None, **fields: Jso
     return front
 
 
+def render_events(payloads: Sequence[Payload]) -> list[EventFile]:
+    """The files D21 shows for these events (``turn_start`` is never a file)."""
+    parts = [_parts(payload) for payload in payloads]
+    heads = iter(_frontmatters([front for _, front, _ in parts if front is not None]))
+    return [
+        EventFile(suffix, body if front is None else f"---\n{next(heads)}---\n{body}\n")
+        for suffix, front, body in parts
+    ]
+
+
 def render_event(payload: Payload) -> EventFile:
-    """The file D21 shows for one event (``turn_start`` is never a file)."""
+    """The file D21 shows for one event."""
+    return render_events([payload])[0]
+
+
+def _parts(payload: Payload) -> tuple[str, JsonObject | None, str]:
+    """A file's name suffix, its frontmatter (``None`` for TOML and JSON files) and its body."""
     match payload:
         case ChatRequest(timestamp, content, schema, author, metadata):
-            extra: JsonObject = {}
-            if schema is not None:
-                extra["schema"] = json.dumps(schema, ensure_ascii=False)
-            return EventFile(
-                "request.md", _markdown(_front("request", timestamp, metadata, author=author, **extra), content)
-            )
+            extra: JsonObject = {} if schema is None else {"schema": json.dumps(schema, ensure_ascii=False)}
+            return "request.md", _front("request", timestamp, metadata, author=author, **extra), content
+        case ChatResponse(timestamp, "data", value, metadata):
+            return "structured.md", _front("structured", timestamp, metadata), _json_block(value)
         case ChatResponse(timestamp, variant, value, metadata):
-            if variant == "data":
-                return EventFile(
-                    "structured.md", _markdown(_front("structured", timestamp, metadata), _json_block(value))
-                )
-            return EventFile(f"{variant}.md", _markdown(_front(variant, timestamp, metadata), str(value)))
+            return f"{variant}.md", _front(variant, timestamp, metadata), str(value)
         case ToolCallRequest(timestamp, call_id, name, arguments, metadata):
             front = _front("tool-call", timestamp, metadata, tool=name, id=call_id)
-            return EventFile(f"tool-call-{_slug(name)}.md", _markdown(front, _json_block(arguments)))
+            return f"tool-call-{_slug(name)}.md", front, _json_block(arguments)
         case ToolCallResponse(timestamp, call_id, content, is_error, metadata):
             front = _front("tool-result", timestamp, metadata, id=call_id, is_error="true" if is_error else "false")
-            return EventFile("tool-result.md", _markdown(front, content))
+            return "tool-result.md", front, content
         case InquiryRequest(timestamp, inquiry_id, source, question, metadata):
             front = _front("inquiry-request", timestamp, metadata, id=inquiry_id)
-            return EventFile(
-                "inquiry-request.md", _markdown(front, _json_block({"source": source, "question": question}))
-            )
+            return "inquiry-request.md", front, _json_block({"source": source, "question": question})
         case InquiryResponse(timestamp, inquiry_id, answer, metadata):
             front = _front("inquiry-response", timestamp, metadata, id=inquiry_id)
-            return EventFile("inquiry-response.md", _markdown(front, _json_block(answer)))
+            return "inquiry-response.md", front, _json_block(answer)
         case ConfigDelta(fields) | Compaction(fields):
             kind = "config-delta" if isinstance(payload, ConfigDelta) else "compaction"
             body = {key: value for key, value in fields.items() if key != "type"}
             try:
-                return EventFile(f"{kind}.toml", tomli_w.dumps(body))
+                return f"{kind}.toml", None, tomli_w.dumps(body)
             except (TypeError, ValueError):
-                return EventFile(f"{kind}.json", json.dumps(body, ensure_ascii=False, indent=2) + "\n")
+                return f"{kind}.json", None, json.dumps(body, ensure_ascii=False, indent=2) + "\n"
         case Unknown(fields):
-            return EventFile(f"unknown-{_slug(str(fields.get('type')))}.json", json.dumps(fields, indent=2) + "\n")
+            return f"unknown-{_slug(str(fields.get('type')))}.json", None, json.dumps(fields, indent=2) + "\n"
     raise TypeError(f"no file for {payload!r}")
 
 
@@ -136,7 +162,7 @@ def _split(text: str) -> tuple[JsonObject, str]:
     except StopIteration:
         raise _Bad("the frontmatter has no closing --- line") from None
     try:
-        front = yaml.load("\n".join(lines[1:end]), Loader=yaml.BaseLoader)
+        front = yaml.load("\n".join(lines[1:end]), Loader=_Loader)
     except yaml.YAMLError as error:
         raise _Bad(f"the frontmatter is not YAML ({str(error).splitlines()[0]})") from None
     if not isinstance(front, dict):

@@ -22,7 +22,7 @@ from itertools import pairwise
 from returns.result import Failure, Result, Success
 
 from .catchup import SOURCE_KEY
-from .edit_files import parse_event, render_event
+from .edit_files import parse_event, render_events
 from .entries import Entry
 from .event_ids import fresh_id
 from .payloads import (
@@ -71,31 +71,25 @@ def render_session(stream: ConversationStream) -> EditSession:
     """The ``CONVERSATION`` plan and one file per entry (``turn_start`` entries are the plan's turn headers)."""
     entries = stream.entries
     width = max(3, len(str(len(entries))))
-    files: dict[str, str] = {}
-    positions: dict[str, int] = {}
-    lines = [HEADER]
-    number = 0
+    order: list[tuple[str | None, int]] = []
     for turn in stream.turns():
-        lines.append("")
-        lines.append(_turn_header(turn.index, turn.id(), turn.summary(), turn.fallback_summary()))
-        for position, entry in zip(turn.positions, turn.entries, strict=True):
-            if isinstance(entry.payload, TurnStart):
-                continue
-            file = render_event(entry.payload)
-            name = f"{number:0{width}d}-{file.suffix}"
-            number += 1
-            files[name] = file.text
-            positions[name] = position
-            lines.append(name)
-    for position, entry in enumerate(entries):
-        if position not in positions.values() and not isinstance(entry.payload, TurnStart):
-            file = render_event(entry.payload)
-            name = f"{number:0{width}d}-{file.suffix}"
-            number += 1
-            files[name] = file.text
-            positions[name] = position
-            lines.append(name)
-    return EditSession("\n".join(lines) + "\n", files, positions)
+        order.append((_turn_header(turn.index, turn.id(), turn.summary(), turn.fallback_summary()), -1))
+        order += [
+            (None, p) for p, e in zip(turn.positions, turn.entries, strict=True) if not isinstance(e.payload, TurnStart)
+        ]
+    listed = {position for _, position in order}
+    order += [(None, p) for p, e in enumerate(entries) if p not in listed and not isinstance(e.payload, TurnStart)]
+    positions_in_order = [position for header, position in order if header is None]
+    rendered = render_events([entries[position].payload for position in positions_in_order])
+    names = {
+        position: f"{number:0{width}d}-{file.suffix}"
+        for number, (position, file) in enumerate(zip(positions_in_order, rendered, strict=True))
+    }
+    files = {names[position]: file.text for position, file in zip(positions_in_order, rendered, strict=True)}
+    lines = [HEADER]
+    for header, position in order:
+        lines += ["", header] if header is not None else [names[position]]
+    return EditSession("\n".join(lines) + "\n", files, {name: position for position, name in names.items()})
 
 
 def parse_plan(plan: str) -> list[tuple[int, str]]:
@@ -222,13 +216,13 @@ def rebuild(
     listed = parse_plan(plan)
     if not listed:
         return Success(None)
+    original_names = [name for name, _ in sorted(session.positions.items(), key=lambda pair: pair[1])]
+    if [name for _, name in listed] == original_names and all(files.get(n) == session.files[n] for n in original_names):
+        return Success(stream)
     items, errors = _items(stream, session, listed, files, now)
     errors += _validate(items, stream)
     if errors:
         return Failure(tuple(errors))
-    original_names = [name for name, _ in sorted(session.positions.items(), key=lambda pair: pair[1])]
-    if [name for _, name in listed] == original_names and all(item.unchanged for item in items):
-        return Success(stream)
     return Success(_assemble(stream, items, now))
 
 

@@ -24,7 +24,9 @@ NOW = "2026-02-02 00:00:00.0"
 tricky = st.text(
     alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
     max_size=40,
-) | st.sampled_from(["---", "no", "1.0", "2026-01-01", "```\n---\n```", "null", "key: value", "  indented", "é ✓ 漢字"])
+) | st.sampled_from(
+    ["---", "x---", "--- y", "no", "1.0", "2026-01-01", "```\n---\n```", "null", "key: value", "  indented", "é ✓ 漢字"]
+)
 metadata = st.none() | st.dictionaries(st.sampled_from(["cache", "note", "x-y"]), tricky, max_size=2)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-1000, 1000) | tricky,

@@ -1,0 +1,55 @@
+"""``edit -i`` cost against load cost: rendering the plan and files, then rebuilding from them unchanged.
+
+Workloads: the largest corpus conversation and a synthetic 10,000-turn one
+(the projection benchmark's). Target (issue 14): render + rebuild <= 3x load.
+Run: ``just bench`` or ``python bench/edit.py``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import best_of, corpus_conversations, corpus_files
+from bench.projection import synthetic
+from turnmark.core.edit_plan import rebuild, render_session
+from turnmark.core.stream import ConversationStream
+from turnmark.shell.entropy import random_event_ids
+
+NOW = "2026-07-01 12:00:00.0"
+
+
+def measure(label: str, events: bytes, base_config: bytes | None, repeat: int) -> float:
+    def load() -> ConversationStream:
+        return ConversationStream.from_json(events, base_config, new_id=random_event_ids()).unwrap()
+
+    stream = load()
+
+    def edit() -> object:
+        session = render_session(stream)
+        return rebuild(stream, session, session.plan, dict(session.files), NOW)
+
+    load_time = best_of(load, repeat, 1)
+    edit_time = best_of(edit, repeat, 1)
+    ratio = edit_time / load_time
+    print(f"{label:<28} load {load_time * 1000:8.1f} ms  render+rebuild {edit_time * 1000:8.1f} ms  {ratio:5.2f}x")
+    return ratio
+
+
+def main() -> None:
+    conversations = corpus_conversations()
+    ratios = []
+    if conversations:
+        largest = max(conversations, key=lambda d: (d / "events.json").stat().st_size)
+        events, base = corpus_files(largest)
+        ratios.append(measure(f"corpus {largest.name[:20]}", events, base, 5))
+    else:
+        print("corpus not found (set TURNMARK_CORPUS); only the synthetic conversation is measured")
+    ratios.append(measure("synthetic 10,000 turns", synthetic(10_000), b"{}", 3))
+    print(f"render+rebuild / load: {', '.join(f'{r:.2f}x' for r in ratios)} (target <= 3x)")
+
+
+if __name__ == "__main__":
+    main()
