@@ -43,6 +43,7 @@ bench:
     {{bin}}/python bench/projection.py
     {{bin}}/python bench/catchup_plan.py
     {{bin}}/python bench/query_exit.py
+    {{bin}}/python bench/edit.py
     {{bin}}/python bench/startup.py
     {{bin}}/python bench/watch.py --quick
 

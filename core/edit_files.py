@@ -64,7 +64,7 @@ class _FrontmatterDumper(_Dumper):  # type: ignore[misc,valid-type]
 
 
 def _string(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if any(char in value for char in "\n\r") else None
+    style = '"' if "\n" in value or "\r" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
