@@ -268,3 +268,16 @@ def wait_for(session: str, text: str) -> str:
             return screen
         time.sleep(0.1)
     raise AssertionError(f"{text!r} never appeared:\n{screen}")
+
+
+def test_a_save_that_leaves_unresolved_links_says_so(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan = (target / "CONVERSATION").read_text().split("\\n")
+    first_request = next(i for i, line in enumerate(plan) if line.endswith("-request.md"))
+    del plan[first_request]
+    (target / "CONVERSATION").write_text("\\n".join(plan))
+    """
+    out, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    assert "saved" in out
+    assert "request_id 'r1a2b3c' does not resolve (missing_target)" in err
+    assert "`turnmark project` leaves it out of what the model sees" in err
