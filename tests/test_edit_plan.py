@@ -178,3 +178,37 @@ def test_every_real_event_round_trips_through_its_file_and_an_identity_edit_is_a
     for name, text in session.files.items():
         assert parse_event(name, text, NOW).unwrap() == stream.entries[session.positions[name]].payload, name
     assert rebuild(stream, session, session.plan, dict(session.files), NOW).unwrap() is stream
+
+
+def test_a_tool_result_moved_above_its_call_is_refused_with_its_line() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    lines = session.plan.splitlines()
+    call = next(i for i, line in enumerate(lines) if line.endswith("tool-call-fs_read_file.md"))
+    result = next(i for i, line in enumerate(lines) if i > call and line.endswith("tool-result.md"))
+    lines[call], lines[result] = lines[result], lines[call]
+    errors = rebuild(stream, session, "\n".join(lines) + "\n", dict(session.files), NOW).failure()
+    assert any("appears before its tool-call (line" in error for error in errors), errors
+
+
+def test_an_orphaned_inquiry_response_is_refused() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    asked = next(name for name in session.files if name.endswith("inquiry-request.md"))
+    errors = rebuild(stream, session, plan_without(session.plan, asked), dict(session.files), NOW).failure()
+    assert any(error.startswith("orphaned inquiry-response") for error in errors), errors
+
+
+def test_a_broken_event_file_is_refused_with_its_name_and_line() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    files = dict(session.files)
+    name = next(iter(files))
+    files[name] = "no frontmatter at all"
+    errors = rebuild(stream, session, session.plan, files, NOW).failure()
+    assert errors[0].startswith(f"{name}: it must start with a --- frontmatter line (line ")
+
+
+def test_every_file_of_the_directory_as_the_editor_sees_it(snapshot: SnapshotAssertion) -> None:
+    session = render_session(fixture("17800000010"))
+    assert session.files == snapshot
