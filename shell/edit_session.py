@@ -83,7 +83,8 @@ def _write_directory(directory: Path, session: EditSession, plan: str) -> None:
 
 
 def _read_directory(directory: Path) -> tuple[str, dict[str, str]]:
-    plan = (directory / PLAN_NAME).read_text(encoding="utf-8") if (directory / PLAN_NAME).exists() else ""
+    plan_path = directory / PLAN_NAME
+    plan = plan_path.read_text(encoding="utf-8", errors="replace") if plan_path.is_file() else ""
     files = {
         path.name: path.read_text(encoding="utf-8", errors="replace")
         for path in directory.iterdir()
@@ -114,6 +115,13 @@ def edit_interactively(
         summarize_newest(ref, options, new_id, note)
     environ = os.environ if options.environ is None else options.environ
     command = editor_command(environ)
+    try:
+        return _session(ref, command, new_id, note)
+    except OSError as error:
+        raise ConversationError(f"{ref.display_id}: the edit folder failed: {error.strerror or error}") from None
+
+
+def _session(ref: ConversationRef, command: list[str], new_id: IdSource, note: Callable[[str], None]) -> str:
     with hold_lock(ref) as lock, tempfile.TemporaryDirectory(prefix=f"turnmark-edit-{ref.id}-") as scratch:
         loaded = read_conversation(ref, new_id, lock)
         session = render_session(loaded.stream)

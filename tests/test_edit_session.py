@@ -23,6 +23,7 @@ from turnmark.shell.locking import lock_path
 from turnmark.shell.selection import pick_conversation
 from turnmark.shell.undo import KEEP, undo_root
 
+from .terminal import wait_for
 from .test_locking import hold, release
 
 CONV = "17800000010"
@@ -255,19 +256,6 @@ def test_a_real_editor_in_a_real_terminal(workspace: Path) -> None:
     assert f"jp-c{CONV}: saved (1 turns)" in screen
     starts = [e for e in json.loads(events_path(workspace).read_text()) if e["type"] == "turn_start"]
     assert [e["event_id"] for e in starts] == ["k3m9x2a"]
-
-
-def wait_for(session: str, text: str) -> str:
-    deadline = time.monotonic() + 20
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=False
-        ).stdout
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared:\n{screen}")
 
 
 def test_a_save_that_leaves_unresolved_links_says_so(workspace: Path, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from turnmark.core.stream import ConversationStream
 from turnmark.shell.cli import Settings, app
 
 from .conftest import REPO
+from .terminal import wait_for
 from .test_projection_properties import hand_edited
 
 REPAIR_FIXTURES = REPO / "fixtures" / "repair-workspace"
@@ -107,19 +108,6 @@ def test_interactive_repair_in_a_real_terminal(repairs: Path, tmp_path: Path) ->
     assert "applied: 1 fix" in screen
     events = json.loads(next((repairs / ".jp/conversations").glob("17810000030*/events.json")).read_text())
     assert events[3]["request_id"] == "r2ccccc"
-
-
-def wait_for(session: str, text: str) -> str:
-    deadline = time.monotonic() + 20
-    screen = ""
-    while time.monotonic() < deadline:
-        screen = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=False
-        ).stdout
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared:\n{screen}")
 
 
 def test_interactive_repair_needs_a_terminal(repairs: Path) -> None:
