@@ -184,6 +184,16 @@ def _json_body(body: str) -> Json:
     return value
 
 
+def _json_object(text: str, key: str) -> JsonObject:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise _Bad(f'"{key}" must be a JSON object') from None
+    if not isinstance(value, dict):
+        raise _Bad(f'"{key}" must be a JSON object')
+    return value
+
+
 def _text(front: JsonObject, key: str, required: bool = True) -> str | None:
     value = front.get(key)
     if value is None and not required:
@@ -231,7 +241,7 @@ def _parse(name: str, text: str, now: str) -> Payload:
     match kind:
         case "request":
             schema = _text(front, "schema", required=False)
-            parsed_schema = json.loads(schema) if schema else None
+            parsed_schema = _json_object(schema, "schema") if schema else None
             return ChatRequest(timestamp, body, parsed_schema, _text(front, "author", required=False), metadata)
         case "message" | "reasoning":
             return ChatResponse(timestamp, kind, body, metadata)

@@ -38,6 +38,7 @@ from .payloads import (
 )
 from .sanitize import INTERRUPTED
 from .stream import ConversationStream
+from .turn_summary import one_line
 from .turns import turn_indices
 
 PLAN_NAME = "CONVERSATION"
@@ -63,7 +64,7 @@ class EditSession:
 def _turn_header(index: int, turn_id: str | None, summary: str | None, fallback: str | None) -> str:
     if turn_id is None:
         return f"# Turn {index}"
-    label = summary if summary is not None else (FALLBACK_MARK + fallback if fallback else None)
+    label = one_line(summary) if summary is not None else (FALLBACK_MARK + fallback if fallback else None)
     return f"# Turn {index} ({turn_id})" + (f": {label}" if label else "")
 
 
@@ -162,7 +163,11 @@ def _validate(items: list[_Item], stream: ConversationStream) -> list[str]:
             calls.setdefault(item.payload.id, []).append(item.line)
         elif isinstance(item.payload, InquiryRequest):
             asked.add(item.payload.id)
-    original_order = [p for p, e in enumerate(stream.entries) if is_conversation_event(e.payload)]
+    original_order = [
+        p
+        for p, e in enumerate(stream.entries)
+        if is_conversation_event(e.payload) and not isinstance(e.payload, TurnStart)
+    ]
     adjacent = set(pairwise(original_order))
     previous: _Item | None = None
     for item in events:
@@ -223,7 +228,18 @@ def rebuild(
     errors += _validate(items, stream)
     if errors:
         return Failure(tuple(errors))
-    return Success(_assemble(stream, items, now))
+    rebuilt = _assemble(stream, items, now)
+    problem = _loads_again(rebuilt)
+    return Failure((problem,)) if problem else Success(rebuilt)
+
+
+def _loads_again(stream: ConversationStream) -> str | None:
+    """Why the rebuilt stream would not load again (the codec's rules: timestamps, compaction fields, ...)."""
+    base = stream.base_config_json()
+    reloaded = ConversationStream.from_json(stream.to_json(), base, new_id=stream.new_id)
+    if isinstance(reloaded, Failure):
+        return f"the result would not load: {reloaded.failure().describe()}"
+    return None
 
 
 def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> ConversationStream:
@@ -247,8 +263,10 @@ def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> Conve
         return identifier
 
     rebuilt: list[Entry] = []
-    for group in _groups(items, turns):
-        start = _turn_start(group, turns, starts, original_events, used=used_starts, new_id=new_id, now=now)
+    for number, group in enumerate(_groups(items, turns)):
+        start = _turn_start(
+            group, turns, starts, original_events, used=used_starts, new_id=new_id, now=now, first_turn=number == 0
+        )
         if start is not None:
             rebuilt.append(start)
         active: str | None = None
@@ -283,6 +301,7 @@ def _turn_start(
     used: set[str],
     new_id: Callable[[], str],
     now: str,
+    first_turn: bool,
 ) -> Entry | None:
     events = [item for item in group if is_conversation_event(item.payload)]
     positions = [item.position for item in events]
@@ -290,10 +309,11 @@ def _turn_start(
     home = turns[first.position] if first is not None and first.position is not None else None
     original = starts.get(home) if home is not None else None
     if home is not None and positions == original_events.get(home) and all(item.unchanged for item in events):
-        if original is None:
+        if original is None and first_turn:
             return None
-        used.add(original.event_id)
-        return original
+        if original is not None:
+            used.add(original.event_id)
+            return original
     request = next((item for item in events if isinstance(item.payload, ChatRequest)), None)
     owner = starts.get(turns[request.position]) if request is not None and request.position is not None else None
     if owner is not None and owner.event_id not in used:

@@ -59,7 +59,7 @@ def edit(
     try:
         ref = pick(settings, conversation)
         if undo_last:
-            emit_line(undo(ref, settings.new_id))
+            emit_line(undo(ref))
             return
         options = EditOptions(tuple(settings.cfg), settings.environ, settings.http, summarize_first=not no_summary)
         emit_line(edit_interactively(ref, options, settings.new_id, lambda line: chrome(f"note: {line}")))
@@ -112,6 +112,11 @@ def fork(
         cut = None if until is None else turn_index(stream, until)
         keep = kept_turns(stream, first=first, last=last, until=cut)
         forked = fork_stream(stream, keep)
+        if forked.stream.ambiguous_links():
+            raise ConversationError(
+                f"{ref.display_id}: a request_id names a copied request; a fork would bind it silently "
+                f"(run `turnmark repair -i {ref.display_id}` first)"
+            )
         current = forked.stream.upgraded()
         source = read_file(loaded.directory / METADATA)
         metadata = decode_document(source, METADATA) if source else {}

@@ -76,17 +76,27 @@ def summarize_newest(ref: ConversationRef, options: EditOptions, new_id: IdSourc
         note(f"no summary for the newest turn ({report.error}); its fallback is shown")
 
 
+def _write(path: Path, text: str) -> None:
+    """Write a file of the edit folder as bytes (no newline translation), never through a link left there."""
+    path.unlink(missing_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+
+
 def _write_directory(directory: Path, session: EditSession, plan: str) -> None:
-    (directory / PLAN_NAME).write_text(plan, encoding="utf-8")
+    _write(directory / PLAN_NAME, plan)
     for name, text in session.files.items():
-        (directory / name).write_text(text, encoding="utf-8")
+        _write(directory / name, text)
+
+
+def _read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def _read_directory(directory: Path) -> tuple[str, dict[str, str]]:
     plan_path = directory / PLAN_NAME
-    plan = plan_path.read_text(encoding="utf-8", errors="replace") if plan_path.is_file() else ""
+    plan = _read(plan_path) if plan_path.is_file() and not plan_path.is_symlink() else ""
     files = {
-        path.name: path.read_text(encoding="utf-8", errors="replace")
+        path.name: _read(path)
         for path in directory.iterdir()
         if path.is_file() and not path.is_symlink() and path.name != PLAN_NAME
     }
@@ -124,6 +134,11 @@ def edit_interactively(
 def _session(ref: ConversationRef, command: list[str], new_id: IdSource, note: Callable[[str], None]) -> str:
     with hold_lock(ref) as lock, tempfile.TemporaryDirectory(prefix=f"turnmark-edit-{ref.id}-") as scratch:
         loaded = read_conversation(ref, new_id, lock)
+        if loaded.stream.ambiguous_links():
+            raise ConversationError(
+                f"{ref.display_id}: a request_id names a copied request; turnmark could not save an edit "
+                f"(run `turnmark repair -i {ref.display_id}` first)"
+            )
         session = render_session(loaded.stream)
         directory = Path(scratch)
         _write_directory(directory, session, session.plan)
@@ -133,7 +148,7 @@ def _session(ref: ConversationRef, command: list[str], new_id: IdSource, note: C
             now = format_timestamp(datetime.now(UTC))
             result = rebuild(loaded.stream, session, plan, files, now)
             if isinstance(result, Failure):
-                (directory / PLAN_NAME).write_text(annotate(plan, result.failure()), encoding="utf-8")
+                _write(directory / PLAN_NAME, annotate(plan, result.failure()))
                 note(f"{len(result.failure())} problem(s) written at the top of {PLAN_NAME}; reopening the editor")
                 continue
             edited = result.unwrap()

@@ -18,12 +18,13 @@ from pathlib import Path
 from .errors import ConversationError
 from .files import read_file, remove, write_if_changed
 from .locking import lock_path
-from .storage import BASE_CONFIG, EVENTS, METADATA, LoadedConversation, hold_lock, read_conversation
+from .storage import BASE_CONFIG, EVENTS, LoadedConversation, hold_lock
 from .workspace import ConversationRef
 
 KEEP = 5
 AFTER = "after.sha256"
-NAMES = (METADATA, BASE_CONFIG, EVENTS)
+NAMES = (BASE_CONFIG, EVENTS)
+"""The files a restructuring command writes (``metadata.json`` is never among them, nor restored)."""
 
 
 def undo_root(ref: ConversationRef) -> Path:
@@ -56,13 +57,17 @@ def saved_with_undo(loaded: LoadedConversation, save: Callable[[], object]) -> N
                 write_if_changed(step / name, data)
     except OSError as error:
         raise ConversationError(f"{step}: cannot keep the undo copy: {error.strerror or error}") from None
-    save()
+    try:
+        save()
+    except BaseException:
+        shutil.rmtree(step, ignore_errors=True)
+        raise
     write_if_changed(step / AFTER, _digest(read_file(loaded.directory / EVENTS)).encode())
     for old in _steps(loaded.ref)[:-KEEP]:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def undo(ref: ConversationRef, new_id: Callable[[], str]) -> str:
+def undo(ref: ConversationRef) -> str:
     """Restore the newest kept copy; a one-line message of what happened (``ConversationError`` when refused)."""
     steps = _steps(ref)
     if not steps:
@@ -70,19 +75,19 @@ def undo(ref: ConversationRef, new_id: Callable[[], str]) -> str:
             f"{ref.display_id}: nothing to undo (edit -i, repair --apply and strip --apply keep copies)"
         )
     step = steps[-1]
-    with hold_lock(ref) as lock:
-        loaded = read_conversation(ref, new_id, lock)
+    with hold_lock(ref):
+        directory = max(ref.directories, key=lambda d: (d / EVENTS).stat().st_mtime_ns if (d / EVENTS).exists() else -1)
         recorded = (read_file(step / AFTER) or b"").decode()
-        if _digest(loaded.events) != recorded:
+        if _digest(read_file(directory / EVENTS)) != recorded:
             raise ConversationError(
                 f"{ref.display_id}: changed since that edit (events.json is not what it wrote); nothing restored"
             )
         for directory in ref.directories:
-            for name in NAMES:
+            for name in reversed(NAMES):
                 data = read_file(step / name)
                 if data is not None:
                     write_if_changed(directory / name, data)
-                elif name != METADATA and (directory / name).exists():
+                elif (directory / name).exists():
                     remove(directory / name)
     shutil.rmtree(step, ignore_errors=True)
     return f"{ref.display_id}: restored the copy kept before edit {step.name}; {len(steps) - 1} more to undo"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import msgspec
@@ -212,3 +213,78 @@ def test_a_broken_event_file_is_refused_with_its_name_and_line() -> None:
 def test_every_file_of_the_directory_as_the_editor_sees_it(snapshot: SnapshotAssertion) -> None:
     session = render_session(fixture("17800000010"))
     assert session.files == snapshot
+
+
+def test_an_edit_the_codec_would_refuse_is_reported_not_saved() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    files = dict(session.files)
+    name = next(n for n in files if n.endswith("-message.md"))
+    files[name] = files[name].replace("timestamp: '", "timestamp: 'yesterday", 1)
+    errors = rebuild(stream, session, session.plan, files, NOW).failure()
+    assert errors[0].startswith("the result would not load: ")
+    assert "timestamp" in errors[0]
+
+
+def test_a_bad_schema_is_one_line() -> None:
+    assert (
+        "must be a JSON object"
+        in parse_event("0-request.md", "---\ntype: request\nschema: '{bad'\n---\nx\n", NOW).failure()
+    )
+
+
+def test_moving_an_implicit_first_turn_keeps_two_turns() -> None:
+    stream = fixture("17790000000")
+    session = render_session(stream)
+    lines = session.plan.splitlines()
+    turn_1 = next(i for i, line in enumerate(lines) if line.startswith("# Turn 1"))
+    first = next(i for i, line in enumerate(lines) if line.startswith("# Turn 0"))
+    moved = [*lines[:first], *lines[turn_1:], *lines[first:turn_1]]
+    edited = rebuild(stream, session, "\n".join(moved) + "\n", dict(session.files), NOW).unwrap()
+    assert edited is not None
+    assert len(edited.turns()) == 2
+
+
+def test_untouched_adjacent_requests_stay_valid_when_another_turn_is_edited() -> None:
+    stream = ConversationStream.from_json(
+        msgspec.json.encode(
+            [
+                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
+                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "interrupted"},
+                {"event_id": "t000002", "timestamp": NOW, "type": "turn_start"},
+                {"event_id": "r000002", "timestamp": NOW, "type": "chat_request", "content": "again"},
+                {
+                    "event_id": "m000002",
+                    "request_id": "r000002",
+                    "timestamp": NOW,
+                    "type": "chat_response",
+                    "message": "ok",
+                },
+            ]
+        ),
+        b"{}",
+        new_id=sequential_ids(),
+    ).unwrap()
+    session = render_session(stream)
+    files = dict(session.files)
+    last = max(files)
+    files[last] = files[last].replace("ok", "okay")
+    assert rebuild(stream, session, session.plan, files, NOW).unwrap() is not None
+
+
+def test_a_summary_with_a_line_break_stays_on_its_header_line() -> None:
+    stream = fixture("17800000010")
+    turn_id = stream.turns()[0].id()
+    assert turn_id is not None
+    broken = stream.set_turn_summary(turn_id, "first").unwrap()
+    position = broken.find(turn_id)
+    assert position is not None
+    entry = broken.entries[position]
+    assert isinstance(entry.payload, TurnStart)
+    broken = broken.with_entries(
+        [*broken.entries[:position], replace(entry, payload=replace(entry.payload, summary="first\nsecond line")),
+         *broken.entries[position + 1 :]]
+    )  # fmt: skip
+    session = render_session(broken)
+    assert "# Turn 0 (k3m9x2a): first second line" in session.plan
+    assert rebuild(broken, session, session.plan, dict(session.files), NOW).unwrap() is broken

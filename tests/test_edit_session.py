@@ -269,3 +269,58 @@ def test_a_save_that_leaves_unresolved_links_says_so(workspace: Path, tmp_path: 
     assert "saved" in out
     assert "request_id 'r1a2b3c' does not resolve (missing_target)" in err
     assert "`turnmark project` leaves it out of what the model sees" in err
+
+
+def test_carriage_returns_survive_an_identity_edit(workspace: Path, tmp_path: Path) -> None:
+    path = events_path(workspace)
+    events = json.loads(path.read_text())
+    result = next(e for e in events if e["type"] == "tool_call_response")
+    result["content"] = base64.b64encode(b"line one\r\nline two\r\n").decode()
+    path.write_text(json.dumps(events, indent=2) + "\n")
+    before = path.read_bytes()
+    out, _ = run(workspace, editor(tmp_path, "pass\n"), "-i", CONV, "--no-summary")
+    assert "nothing changed" in out
+    assert path.read_bytes() == before
+
+
+def test_a_conversation_with_a_copied_request_is_refused_before_the_editor_opens(
+    workspace: Path, tmp_path: Path
+) -> None:
+    body = """
+    raise SystemExit("the editor must not open")
+    """
+    _, err = run(workspace, editor(tmp_path, body), "-i", "17800000030", "--no-summary", code=2)
+    assert "run `turnmark repair -i jp-c17800000030` first" in err
+    _, err = run(workspace, editor(tmp_path, "pass\n"), "--undo", "17800000030", code=2)
+    assert "nothing to undo" in err
+    result = CliRunner().invoke(app, ["--workspace", str(workspace), "fork", "17800000030"], obj=Settings())
+    assert result.exit_code == 2
+    assert "a fork would bind it silently" in result.stderr
+
+
+def test_undo_leaves_later_metadata_changes_alone(workspace: Path, tmp_path: Path) -> None:
+    rename = """
+    request = sorted(p for p in target.iterdir() if p.name.endswith("-request.md"))[0]
+    request.write_text(request.read_text().rstrip("\\n") + " (edited)\\n")
+    """
+    run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    metadata = events_path(workspace).parent / "metadata.json"
+    metadata.write_text(metadata.read_text().replace("Add retry backoff", "Renamed later"))
+    run(workspace, editor(tmp_path, "pass\n"), "--undo", CONV)
+    assert "Renamed later" in metadata.read_text()
+
+
+def test_a_plan_replaced_by_a_link_is_never_written_through(workspace: Path, tmp_path: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    body = f"""
+    plan = target / "CONVERSATION"
+    broken = "\\n".join(l for l in plan.read_text().split("\\n") if "tool-call" not in l)
+    pathlib.Path("{canary}").write_text(broken)
+    plan.unlink()
+    plan.symlink_to("{canary}")
+    """
+    before = events_path(workspace).read_bytes()
+    _, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=1)
+    assert "aborted" in err
+    assert "# ERROR" not in canary.read_text()
+    assert events_path(workspace).read_bytes() == before
