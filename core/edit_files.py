@@ -212,6 +212,15 @@ def _metadata(front: JsonObject) -> JsonObject | None:
     return value
 
 
+def as_read_back(metadata: JsonObject | None) -> Json:
+    """``metadata`` as a frontmatter reads it back (every scalar a string): to tell an untouched one."""
+    if metadata is None:
+        return None
+    dumped = yaml.dump(metadata, Dumper=_FrontmatterDumper, sort_keys=False, allow_unicode=True)
+    value: Json = yaml.load(dumped, Loader=_Loader)
+    return value
+
+
 def parse_event(name: str, text: str, now: str) -> Result[Payload, str]:
     """The event a (changed or new) file describes; ``now`` is the timestamp of a file that gives none."""
     try:

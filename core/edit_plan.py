@@ -22,7 +22,7 @@ from itertools import pairwise
 from returns.result import Failure, Result, Success
 
 from .catchup import SOURCE_KEY
-from .edit_files import parse_event, render_events
+from .edit_files import as_read_back, parse_event, render_events
 from .entries import Entry
 from .event_ids import fresh_id
 from .payloads import (
@@ -146,8 +146,20 @@ def _items(
             errors.append(f"{parsed.failure()} (line {line})")
             continue
         edited = stream.entries[position] if position is not None else None
-        items.append(_Item(line, parsed.unwrap(), edited, position, False))
+        payload = parsed.unwrap()
+        if edited is not None:
+            payload = _with_original_metadata(payload, edited.payload)
+        items.append(_Item(line, payload, edited, position, False))
     return items, errors
+
+
+def _with_original_metadata(payload: Payload, original: Payload) -> Payload:
+    """An edited event keeps its original metadata, with its JSON types, when the frontmatter left it as it was."""
+    before = getattr(original, "metadata", None)
+    after = getattr(payload, "metadata", None)
+    if before is not None and after is not None and after == as_read_back(before) and hasattr(payload, "metadata"):
+        return replace(payload, metadata=before)
+    return payload
 
 
 def _validate(items: list[_Item], stream: ConversationStream) -> list[str]:

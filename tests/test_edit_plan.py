@@ -288,3 +288,26 @@ def test_a_summary_with_a_line_break_stays_on_its_header_line() -> None:
     session = render_session(broken)
     assert "# Turn 0 (k3m9x2a): first second line" in session.plan
     assert rebuild(broken, session, session.plan, dict(session.files), NOW).unwrap() is broken
+
+
+def test_an_edited_event_keeps_its_metadata_types_when_the_frontmatter_kept_them() -> None:
+    stream = ConversationStream.from_json(
+        msgspec.json.encode(
+            [
+                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
+                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "hi"},
+                {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
+                 "message": "hi there", "metadata": {"n": 3, "flag": True, "nothing": None, "list": [1, "a"]}},
+            ]
+        ),
+        b"{}",
+        new_id=sequential_ids(),
+    ).unwrap()  # fmt: skip
+    session = render_session(stream)
+    files = dict(session.files)
+    name = next(n for n in files if n.endswith("-message.md"))
+    files[name] = files[name].replace("hi there", "hi there!")
+    edited = rebuild(stream, session, session.plan, files, NOW).unwrap()
+    assert edited is not None
+    assert raw(edited)[2]["metadata"] == raw(stream)[2]["metadata"]
+    assert raw(edited)[2]["message"] == "hi there!"
