@@ -27,6 +27,7 @@ from .entries import Entry
 from .event_ids import fresh_id
 from .payloads import (
     ChatRequest,
+    Compaction,
     InquiryRequest,
     InquiryResponse,
     Payload,
@@ -274,6 +275,8 @@ def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> Conve
         taken.add(identifier)
         return identifier
 
+    start_turn = {entry.event_id: turn for turn, entry in starts.items()}
+    moved: dict[int, int] = {}
     rebuilt: list[Entry] = []
     for number, group in enumerate(_groups(items, turns)):
         start = _turn_start(
@@ -281,6 +284,10 @@ def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> Conve
         )
         if start is not None:
             rebuilt.append(start)
+            if start.event_id in start_turn:
+                moved[start_turn[start.event_id]] = number
+        elif number == 0:
+            moved[0] = 0
         active: str | None = None
         for item in group:
             entry = _entry(item, active, new_id)
@@ -290,7 +297,26 @@ def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> Conve
             if isinstance(entry.payload, ToolCallRequest) and not _answered(entry.payload.id, group):
                 result = ToolCallResponse(entry.payload.timestamp, entry.payload.id, INTERRUPTED, True)
                 rebuilt.append(Entry(new_id(), result, active, "inserted"))
-    return stream.with_entries(rebuilt)
+    untouched = {item.original.event_id for item in items if item.unchanged and item.original is not None}
+    return stream.with_entries(_overlays_followed(rebuilt, moved, untouched))
+
+
+def _overlays_followed(entries: list[Entry], moved: dict[int, int], untouched: set[str]) -> list[Entry]:
+    """Compaction overlays the user did not edit follow their turns: re-indexed when every turn of their range
+    is still there in the same order and next to each other, dropped otherwise (never pointing at other turns)."""
+    kept: list[Entry] = []
+    for entry in entries:
+        payload = entry.payload
+        if isinstance(payload, Compaction) and entry.event_id in untouched:
+            span = [moved.get(turn) for turn in range(payload.from_turn, payload.to_turn + 1)]
+            first = span[0]
+            if first is None or span != list(range(first, first + len(span))):
+                continue
+            fields = {**payload.fields, "from_turn": first, "to_turn": first + len(span) - 1}
+            kept.append(replace(entry, payload=Compaction(fields)))
+        else:
+            kept.append(entry)
+    return kept
 
 
 def _answered(call_id: str, group: list[_Item]) -> bool:

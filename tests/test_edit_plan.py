@@ -13,6 +13,7 @@ from turnmark.core.edit_files import parse_event
 from turnmark.core.edit_plan import annotate, parse_plan, rebuild, render_session
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.payloads import TurnStart
+from turnmark.core.projection import project
 from turnmark.core.report import check_report
 from turnmark.core.stream import ConversationStream
 
@@ -311,3 +312,22 @@ def test_an_edited_event_keeps_its_metadata_types_when_the_frontmatter_kept_them
     assert edited is not None
     assert raw(edited)[2]["metadata"] == raw(stream)[2]["metadata"]
     assert raw(edited)[2]["message"] == "hi there!"
+
+
+def test_overlays_follow_their_turns_or_are_dropped_never_pointing_at_others() -> None:
+    stream = fixture("17800000040")
+    compactions = [e for e in raw(stream) if e["type"] == "compaction"]
+    session = render_session(stream)
+    lines = session.plan.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("# Turn 1"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("# Turn 2"))
+    edited = rebuild(stream, session, "\n".join(lines[:start] + lines[end:]) + "\n", dict(session.files), NOW).unwrap()
+    assert edited is not None
+    after = {e["event_id"]: (e["from_turn"], e["to_turn"]) for e in raw(edited) if e["type"] == "compaction"}
+    for overlay in compactions:
+        span = (overlay["from_turn"], overlay["to_turn"])
+        if span[0] <= 1 <= span[1]:
+            assert overlay["event_id"] not in after, "an overlay over the deleted turn is dropped"
+        elif span[0] > 1:
+            assert after[overlay["event_id"]] == (span[0] - 1, span[1] - 1), "a later overlay moves with its turns"
+    assert project(edited).view.events
