@@ -25,6 +25,7 @@ from .catchup import SOURCE_KEY
 from .edit_files import as_read_back, parse_event, render_events
 from .entries import Entry
 from .event_ids import fresh_id
+from .exclusion import tool_pairs
 from .payloads import (
     ChatRequest,
     Compaction,
@@ -242,8 +243,19 @@ def rebuild(
     if errors:
         return Failure(tuple(errors))
     rebuilt = _assemble(stream, items, now)
-    problem = _loads_again(rebuilt)
+    problem = _split_tool_pair(rebuilt) or _loads_again(rebuilt)
     return Failure((problem,)) if problem else Success(rebuilt)
+
+
+def _split_tool_pair(stream: ConversationStream) -> str | None:
+    """A tool result that ended up in another turn than its call (a request moved between them)."""
+    partners = tool_pairs(stream.entries)
+    for position, entry in enumerate(stream.entries):
+        if isinstance(entry.payload, ToolCallResponse) and position not in partners:
+            return (
+                f"tool-result {entry.payload.id} is no longer in the turn of its tool-call (a request is between them)"
+            )
+    return None
 
 
 def _loads_again(stream: ConversationStream) -> str | None:

@@ -331,3 +331,15 @@ def test_overlays_follow_their_turns_or_are_dropped_never_pointing_at_others() -
         elif span[0] > 1:
             assert after[overlay["event_id"]] == (span[0] - 1, span[1] - 1), "a later overlay moves with its turns"
     assert project(edited).view.events
+
+
+def test_a_request_moved_between_a_tool_call_and_its_result_is_refused() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    names = [name for _, name in parse_plan(session.plan)]
+    call = names.index(next(n for n in names if n.endswith("tool-call-fs_read_file.md")))
+    second_request = [n for n in names if n.split("-", 1)[1] == "request.md"][1]
+    names.remove(second_request)
+    names.insert(call + 1, second_request)
+    errors = rebuild(stream, session, "\n".join(names) + "\n", dict(session.files), NOW).failure()
+    assert any("is no longer in the turn of its tool-call" in error for error in errors), errors
