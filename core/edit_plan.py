@@ -250,11 +250,11 @@ def rebuild(
 def _split_tool_pair(stream: ConversationStream) -> str | None:
     """A tool result that ended up in another turn than its call (a request moved between them)."""
     partners = tool_pairs(stream.entries)
+    calls = {entry.payload.id for entry in stream.entries if isinstance(entry.payload, ToolCallRequest)}
     for position, entry in enumerate(stream.entries):
-        if isinstance(entry.payload, ToolCallResponse) and position not in partners:
-            return (
-                f"tool-result {entry.payload.id} is no longer in the turn of its tool-call (a request is between them)"
-            )
+        payload = entry.payload
+        if isinstance(payload, ToolCallResponse) and position not in partners and payload.id in calls:
+            return f"tool-result {payload.id} is no longer in the turn of its tool-call (a request is between them)"
     return None
 
 

@@ -325,7 +325,7 @@ def test_overlays_follow_their_turns_or_are_dropped_never_pointing_at_others() -
     assert edited is not None
     after = {e["event_id"]: (e["from_turn"], e["to_turn"]) for e in raw(edited) if e["type"] == "compaction"}
     for overlay in compactions:
-        span = (overlay["from_turn"], overlay["to_turn"])
+        span = (int(str(overlay["from_turn"])), int(str(overlay["to_turn"])))
         if span[0] <= 1 <= span[1]:
             assert overlay["event_id"] not in after, "an overlay over the deleted turn is dropped"
         elif span[0] > 1:
