@@ -15,6 +15,7 @@ keeps the ``turn_start`` of its first request's turn with the summary cleared,
 or gets a new one. An edit that changes nothing gives back the stream itself.
 """
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
@@ -105,12 +106,26 @@ def parse_plan(plan: str) -> list[tuple[int, str]]:
 
 
 def annotate(plan: str, errors: Sequence[str]) -> str:
-    """The plan with the errors at its top (earlier error lines removed), as D21 shows them."""
-    kept = [line for line in plan.splitlines() if not line.startswith("# ERROR:") and line != ABORT_HINT]
-    while kept and kept[0] == "#":
-        kept.pop(0)
+    """The plan with the errors at its top (earlier error lines removed), as D21 shows them.
+
+    The errors' ``(line N)`` count lines of ``plan``; they are moved to where those lines end up.
+    """
+    lines = plan.splitlines()
+    removed = 0
+    while removed < len(lines) and (lines[removed].startswith("# ERROR:") or lines[removed] in ("#", ABORT_HINT, "")):
+        removed += 1
+    kept = lines[removed:]
     head = [f"# ERROR: {error}" for error in errors] + ["#", ABORT_HINT, ""]
+    shift = len(head) - removed
+
+    def moved(match: re.Match[str]) -> str:
+        return f"(line {int(match.group(1)) + shift})"
+
+    head[: len(errors)] = [_LINE.sub(moved, line) for line in head[: len(errors)]]
     return "\n".join(head + kept) + "\n"
+
+
+_LINE = re.compile(r"\(line (\d+)\)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -343,3 +343,22 @@ def test_a_request_moved_between_a_tool_call_and_its_result_is_refused() -> None
     names.insert(call + 1, second_request)
     errors = rebuild(stream, session, "\n".join(names) + "\n", dict(session.files), NOW).failure()
     assert any("is no longer in the turn of its tool-call" in error for error in errors), errors
+
+
+def test_annotated_line_numbers_point_at_the_lines_they_name() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    plan = session.plan
+    for _ in range(2):
+        lines = plan.splitlines()
+        call = next(i for i, line in enumerate(lines) if line.endswith("tool-call-fs_read_file.md"))
+        result = next(i for i, line in enumerate(lines) if i > call and line.endswith("tool-result.md"))
+        lines[call], lines[result] = lines[result], lines[call]
+        plan = "\n".join(lines) + "\n"
+        errors = rebuild(stream, session, plan, dict(session.files), NOW).failure()
+        plan = annotate(plan, errors)
+        number = int(next(e for e in errors if "appears before" in e).rsplit("(line ", 1)[1].rstrip(")"))
+        shown = next(line for line in plan.splitlines() if "appears before" in line)
+        shown_number = int(shown.rsplit("(line ", 1)[1].rstrip(")"))
+        assert plan.splitlines()[shown_number - 1].endswith("tool-result.md"), (number, shown_number)
+        assert "\n\n\n" not in plan, "no blank line piles up round after round"
