@@ -90,7 +90,7 @@ def render_session(stream: ConversationStream) -> EditSession:
         for number, (position, file) in enumerate(zip(positions_in_order, rendered, strict=True))
     }
     files = {names[position]: file.text for position, file in zip(positions_in_order, rendered, strict=True)}
-    lines = [HEADER]
+    lines = [HEADER.rstrip("\n")]
     for header, position in order:
         lines += ["", header] if header is not None else [names[position]]
     return EditSession("\n".join(lines) + "\n", files, {name: position for position, name in names.items()})
