@@ -14,6 +14,7 @@ the frontmatter's closing ``---`` line, so ``---`` or backticks inside content
 are content.
 """
 
+import hashlib
 import json
 import re
 import tomllib
@@ -101,8 +102,10 @@ def _front(kind: str, timestamp: str, metadata: JsonObject | None, **fields: Jso
 
 
 def render_events(payloads: Sequence[Payload]) -> list[EventFile]:
-    """The files D21 shows for these events (``turn_start`` is never a file)."""
-    parts = [_parts(payload) for payload in payloads]
+    """The files D21 shows for these events (``turn_start`` is never a file); a tool result's name carries the
+    name of the tool its call ran."""
+    tools = {payload.id: payload.name for payload in payloads if isinstance(payload, ToolCallRequest)}
+    parts = [_parts(payload, tools) for payload in payloads]
     heads = iter(_frontmatters([front for _, front, _ in parts if front is not None]))
     return [
         EventFile(suffix, body if front is None else f"---\n{next(heads)}---\n{body}\n")
@@ -115,7 +118,7 @@ def render_event(payload: Payload) -> EventFile:
     return render_events([payload])[0]
 
 
-def _parts(payload: Payload) -> tuple[str, JsonObject | None, str]:
+def _parts(payload: Payload, tools: dict[str, str]) -> tuple[str, JsonObject | None, str]:
     """A file's name suffix, its frontmatter (``None`` for TOML and JSON files) and its body."""
     match payload:
         case ChatRequest(timestamp, content, schema, author, metadata):
@@ -130,7 +133,7 @@ def _parts(payload: Payload) -> tuple[str, JsonObject | None, str]:
             return f"tool-call-{_slug(name)}.md", front, _json_block(arguments)
         case ToolCallResponse(timestamp, call_id, content, is_error, metadata):
             front = _front("tool-result", timestamp, metadata, id=call_id, is_error="true" if is_error else "false")
-            return "tool-result.md", front, content
+            return f"tool-result-{_slug(tools.get(call_id, 'tool'))}.md", front, content
         case InquiryRequest(timestamp, inquiry_id, source, question, metadata):
             front = _front("inquiry-request", timestamp, metadata, id=inquiry_id)
             return "inquiry-request.md", front, _json_block({"source": source, "question": question})
@@ -182,6 +185,11 @@ def _json_body(body: str) -> Json:
     except ValueError as error:
         raise _Bad(f"the body must be a JSON code block ({error})") from None
     return value
+
+
+def _generated_call_id(name: str, body: str) -> str:
+    """A call ID for a new tool-call file that gives none (D21: "if omitted, JP generates one")."""
+    return "call_" + hashlib.blake2b(f"{name}\x00{body}".encode(), digest_size=8).hexdigest()
 
 
 def _json_object(text: str, key: str) -> JsonObject:
@@ -260,7 +268,8 @@ def _parse(name: str, text: str, now: str) -> Payload:
             arguments = _json_body(body)
             if arguments is not None and not isinstance(arguments, dict):
                 raise _Bad("tool arguments must be a JSON object (or null)")
-            return ToolCallRequest(timestamp, _text(front, "id") or "", _text(front, "tool") or "", arguments, metadata)
+            call_id = _text(front, "id", required=False) or _generated_call_id(name, body)
+            return ToolCallRequest(timestamp, call_id, _text(front, "tool") or "", arguments, metadata)
         case "tool-result":
             flag = _text(front, "is_error", required=False) or "false"
             if flag not in ("true", "false"):

@@ -102,7 +102,7 @@ def test_the_files_look_as_d21_shows_them() -> None:
         ("no frontmatter", "it must start with a --- frontmatter line"),
         ("---\ntype: request\n", "the frontmatter has no closing --- line"),
         ("---\ntype: bogus\n---\nx\n", "unknown type 'bogus'"),
-        ("---\ntype: tool-call\ntool: t\n---\n```json\n{}\n```\n", '"id" is missing from the frontmatter'),
+        ("---\ntype: tool-call\n---\n```json\n{}\n```\n", '"tool" is missing from the frontmatter'),
         ("---\ntype: tool-call\nid: a\ntool: t\n---\nnot json\n", "the body must be a JSON code block"),
         ("---\ntype: tool-result\nid: a\nis_error: maybe\n---\nx\n", '"is_error" must be true or false'),
     ],
@@ -117,3 +117,14 @@ def test_a_broken_file_is_one_line_naming_it(text: str, error: str) -> None:
 def test_a_new_file_without_a_timestamp_gets_now() -> None:
     parsed = parse_event("100-request.md", "---\ntype: request\n---\nAlso check the docs.\n", NOW).unwrap()
     assert parsed == ChatRequest(NOW, "Also check the docs.")
+
+
+def test_a_new_tool_call_without_an_id_gets_one_and_results_carry_the_tool_name() -> None:
+    call = parse_event("100-tool-call-x.md", "---\ntype: tool-call\ntool: cargo_test\n---\n```json\n{}\n```\n", NOW)
+    parsed = call.unwrap()
+    assert isinstance(parsed, ToolCallRequest)
+    assert parsed.id.startswith("call_")
+    from turnmark.core.edit_files import render_events
+
+    files = render_events([ToolCallRequest(TS, "c1", "cargo test", {}), ToolCallResponse(TS, "c1", "ok", False)])
+    assert [file.suffix for file in files] == ["tool-call-cargo_test.md", "tool-result-cargo_test.md"]

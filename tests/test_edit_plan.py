@@ -187,7 +187,7 @@ def test_a_tool_result_moved_above_its_call_is_refused_with_its_line() -> None:
     session = render_session(stream)
     lines = session.plan.splitlines()
     call = next(i for i, line in enumerate(lines) if line.endswith("tool-call-fs_read_file.md"))
-    result = next(i for i, line in enumerate(lines) if i > call and line.endswith("tool-result.md"))
+    result = next(i for i, line in enumerate(lines) if i > call and "tool-result-" in line)
     lines[call], lines[result] = lines[result], lines[call]
     errors = rebuild(stream, session, "\n".join(lines) + "\n", dict(session.files), NOW).failure()
     assert any("appears before its tool-call (line" in error for error in errors), errors
@@ -352,7 +352,7 @@ def test_annotated_line_numbers_point_at_the_lines_they_name() -> None:
     for _ in range(2):
         lines = plan.splitlines()
         call = next(i for i, line in enumerate(lines) if line.endswith("tool-call-fs_read_file.md"))
-        result = next(i for i, line in enumerate(lines) if i > call and line.endswith("tool-result.md"))
+        result = next(i for i, line in enumerate(lines) if i > call and "tool-result-" in line)
         lines[call], lines[result] = lines[result], lines[call]
         plan = "\n".join(lines) + "\n"
         errors = rebuild(stream, session, plan, dict(session.files), NOW).failure()
@@ -360,5 +360,5 @@ def test_annotated_line_numbers_point_at_the_lines_they_name() -> None:
         number = int(next(e for e in errors if "appears before" in e).rsplit("(line ", 1)[1].rstrip(")"))
         shown = next(line for line in plan.splitlines() if "appears before" in line)
         shown_number = int(shown.rsplit("(line ", 1)[1].rstrip(")"))
-        assert plan.splitlines()[shown_number - 1].endswith("tool-result.md"), (number, shown_number)
+        assert plan.splitlines()[shown_number - 1].startswith("003-tool-result-"), (number, shown_number)
         assert "\n\n\n" not in plan, "no blank line piles up round after round"
