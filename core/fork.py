@@ -59,5 +59,35 @@ def fork_stream(stream: ConversationStream, keep: range) -> Fork:
                 dropped.append(entry.event_id)
         elif (isinstance(payload, ConfigDelta) and position <= end) or turns[position] in keep:
             kept.append(entry)
-    forked = sanitize(stream.with_entries(kept))
+    trimmed = stream.with_entries(kept)
+    forked = sanitize(trimmed)
+    shift = _turns_lost_in_front(trimmed, forked)
+    if shift:
+        forked, lost = _shifted_overlays(forked, shift)
+        dropped += lost
     return Fork(forked, tuple(keep), tuple(dropped))
+
+
+def _turns_lost_in_front(before: ConversationStream, after: ConversationStream) -> int:
+    """How many leading turns ``sanitize`` removed (a first turn with no request, say)."""
+    first = next((turn.id() for turn in after.turns() if turn.id() is not None), None)
+    for turn in before.turns():
+        if turn.id() == first:
+            return turn.index - next(t.index for t in after.turns() if t.id() == first)
+    return 0
+
+
+def _shifted_overlays(stream: ConversationStream, shift: int) -> tuple[ConversationStream, list[str]]:
+    kept: list[Entry] = []
+    dropped: list[str] = []
+    for entry in stream.entries:
+        payload = entry.payload
+        if isinstance(payload, Compaction):
+            if payload.from_turn - shift < 0:
+                dropped.append(entry.event_id)
+                continue
+            fields = {**payload.fields, "from_turn": payload.from_turn - shift, "to_turn": payload.to_turn - shift}
+            kept.append(Entry(entry.event_id, Compaction(fields), entry.request_id, entry.id_origin, entry.layout))
+        else:
+            kept.append(entry)
+    return stream.with_entries(kept), dropped

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from turnmark.core.stream import ConversationStream
+from turnmark.core.turns import Turn
 
 from .cli_common import ConversationArgument, FormatOption, OutputFormat, app, pick, read_for_display, settings_of
 from .errors import ConversationError
@@ -79,7 +80,7 @@ wholly inside the kept turns are kept, the others are dropped and named.
 
 Examples:
   turnmark fork --last 2 --edit      a copy of the last two turns, opened in edit -i
-  turnmark fork 17727484633 --until 3  ask turn 3 again differently: keep turns 0-3
+  turnmark fork 17727484633 --until 2  keep turns 0-2, then ask what turn 3 asked, differently
 """
 
 
@@ -127,7 +128,7 @@ def fork(
         document["last_activated_at"] = format_timestamp(datetime.now(UTC))
         document["forked_from"] = {
             "conversation": ref.display_id,
-            "turn": turns[keep.stop - 1].id() if keep and keep.stop < len(turns) else None,
+            "turn": _cut_at(turns, keep),
         }
         new = create_conversation(
             ref.workspace or require_workspace(loaded.directory),
@@ -160,6 +161,15 @@ def fork(
             raise typer.Exit(1) from error
         except ConversationError as error:
             raise fail(str(error)) from error
+
+
+def _cut_at(turns: tuple[Turn, ...], keep: range) -> str | None:
+    """The turn the fork was cut at: the last one kept when later turns were left, else the first one kept."""
+    if keep and keep.stop < len(turns):
+        return turns[keep.stop - 1].id()
+    if keep and keep.start > 0:
+        return turns[keep.start].id()
+    return None
 
 
 def turn_index(stream: ConversationStream, wanted: str) -> int:
