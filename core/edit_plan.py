@@ -236,11 +236,27 @@ def _groups(items: list[_Item], turns: Sequence[int]) -> list[list[_Item]]:
             and turns[last_event.position] == turns[item.position]
         )
         if not groups or (opens and any(is_conversation_event(i.payload) for i in groups[-1])):
-            groups.append([])
+            groups.append(_trailing_globals_of(groups[-1], item, turns) if groups else [])
         groups[-1].append(item)
         if is_conversation_event(payload):
             last_event = item
     return groups
+
+
+def _trailing_globals_of(previous: list[_Item], request: _Item, turns: Sequence[int]) -> list[_Item]:
+    """The global entries (config deltas, compactions) at the end of ``previous`` that were in ``request``'s turn:
+    they stay after its ``turn_start``, where they were."""
+    if request.position is None:
+        return []
+    moved: list[_Item] = []
+    while (
+        previous
+        and not is_conversation_event(previous[-1].payload)
+        and previous[-1].position is not None
+        and turns[previous[-1].position] == turns[request.position]
+    ):
+        moved.insert(0, previous.pop())
+    return moved
 
 
 def rebuild(

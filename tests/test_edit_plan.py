@@ -362,3 +362,30 @@ def test_annotated_line_numbers_point_at_the_lines_they_name() -> None:
         shown_number = int(shown.rsplit("(line ", 1)[1].rstrip(")"))
         assert plan.splitlines()[shown_number - 1].startswith("003-tool-result-"), (number, shown_number)
         assert "\n\n\n" not in plan, "no blank line piles up round after round"
+
+
+def test_a_config_change_at_the_start_of_a_turn_stays_there_when_another_turn_is_edited() -> None:
+    stream = ConversationStream.from_json(
+        msgspec.json.encode(
+            [
+                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
+                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "one"},
+                {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
+                 "message": "a"},
+                {"event_id": "t000002", "timestamp": NOW, "type": "turn_start"},
+                {"event_id": "d000002", "timestamp": NOW, "type": "config_delta", "delta": {"x": 1}},
+                {"event_id": "r000002", "timestamp": NOW, "type": "chat_request", "content": "two"},
+                {"event_id": "m000002", "request_id": "r000002", "timestamp": NOW, "type": "chat_response",
+                 "message": "b"},
+            ]
+        ),
+        b"{}",
+        new_id=sequential_ids(),
+    ).unwrap()  # fmt: skip
+    session = render_session(stream)
+    files = dict(session.files)
+    first_message = sorted(n for n in files if n.endswith("-message.md"))[0]
+    files[first_message] = files[first_message].replace("\na\n", "\nA\n")
+    edited = rebuild(stream, session, session.plan, files, NOW).unwrap()
+    assert edited is not None
+    assert [e["event_id"] for e in raw(edited)] == [e["event_id"] for e in raw(stream)]
