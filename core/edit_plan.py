@@ -321,27 +321,50 @@ def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> Conve
     start_turn = {entry.event_id: turn for turn, entry in starts.items()}
     moved: dict[int, int] = {}
     rebuilt: list[Entry] = []
+    last_of_turn: dict[int, int] = {}
     for number, group in enumerate(_groups(items, turns)):
         start = _turn_start(
             group, turns, starts, original_events, used=used_starts, new_id=new_id, now=now, first_turn=number == 0
         )
         if start is not None:
             rebuilt.append(start)
-            if start.event_id in start_turn:
-                moved[start_turn[start.event_id]] = number
         elif number == 0:
             moved[0] = 0
         active: str | None = None
         for item in group:
             entry = _entry(item, active, new_id)
             rebuilt.append(entry)
+            if item.position is not None:
+                last_of_turn[turns[item.position]] = len(rebuilt) - 1
             if isinstance(entry.payload, ChatRequest):
                 active = entry.event_id
             if isinstance(entry.payload, ToolCallRequest) and not _answered(entry.payload.id, group):
                 result = ToolCallResponse(entry.payload.timestamp, entry.payload.id, INTERRUPTED, True)
                 rebuilt.append(Entry(new_id(), result, active, "inserted"))
+    rebuilt = _with_empty_turns(rebuilt, starts, original_events, used_starts, last_of_turn)
+    new_turns = turn_indices(rebuilt)
+    moved.update({start_turn[e.event_id]: new_turns[i] for i, e in enumerate(rebuilt) if e.event_id in start_turn})
     untouched = {item.original.event_id for item in items if item.unchanged and item.original is not None}
     return stream.with_entries(_overlays_followed(rebuilt, moved, untouched))
+
+
+def _with_empty_turns(
+    rebuilt: list[Entry],
+    starts: dict[int, Entry],
+    original_events: dict[int, list[int]],
+    used: set[str],
+    last_of_turn: dict[int, int],
+) -> list[Entry]:
+    """Turns with no events (an aborted query) have no line in the plan; they stay, after the turn before them."""
+    insertions: list[tuple[int, int, Entry]] = []
+    for turn, start in starts.items():
+        if original_events.get(turn) or start.event_id in used:
+            continue
+        previous = max((t for t in range(turn) if t in last_of_turn), default=None)
+        insertions.append((0 if previous is None else last_of_turn[previous] + 1, turn, start))
+    for index, _, start in sorted(insertions, key=lambda insertion: insertion[:2], reverse=True):
+        rebuilt.insert(index, start)
+    return rebuilt
 
 
 def _overlays_followed(entries: list[Entry], moved: dict[int, int], untouched: set[str]) -> list[Entry]:

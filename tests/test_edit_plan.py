@@ -389,3 +389,34 @@ def test_a_config_change_at_the_start_of_a_turn_stays_there_when_another_turn_is
     edited = rebuild(stream, session, session.plan, files, NOW).unwrap()
     assert edited is not None
     assert [e["event_id"] for e in raw(edited)] == [e["event_id"] for e in raw(stream)]
+
+
+def test_an_empty_turn_stays_when_another_turn_is_edited() -> None:
+    stream = ConversationStream.from_json(
+        msgspec.json.encode(
+            [
+                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start", "summary": "One"},
+                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "one"},
+                {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
+                 "message": "a"},
+                {"event_id": "t000002", "timestamp": NOW, "type": "turn_start", "summary": "Aborted"},
+                {"event_id": "t000003", "timestamp": NOW, "type": "turn_start", "summary": "Three"},
+                {"event_id": "r000003", "timestamp": NOW, "type": "chat_request", "content": "three"},
+                {"event_id": "m000003", "request_id": "r000003", "timestamp": NOW, "type": "chat_response",
+                 "message": "c"},
+                {"event_id": "c000001", "timestamp": NOW, "type": "compaction", "from_turn": 2, "to_turn": 2,
+                 "reasoning": "strip"},
+            ]
+        ),
+        b"{}",
+        new_id=sequential_ids(),
+    ).unwrap()  # fmt: skip
+    session = render_session(stream)
+    files = dict(session.files)
+    first_message = sorted(n for n in files if n.endswith("-message.md"))[0]
+    files[first_message] = files[first_message].replace("\na\n", "\nA\n")
+    edited = rebuild(stream, session, session.plan, files, NOW).unwrap()
+    assert edited is not None
+    assert [e["event_id"] for e in raw(edited)] == [e["event_id"] for e in raw(stream)]
+    assert raw(edited)[3] == raw(stream)[3]
+    assert raw(edited)[7]["from_turn"] == 2
