@@ -12,10 +12,11 @@ others are dropped and named. JP's ``sanitize`` runs last, as in JP.
 from dataclasses import dataclass
 
 from .entries import Entry
+from .json_value import Json, JsonObject
 from .payloads import Compaction, ConfigDelta
 from .sanitize import sanitize
 from .stream import ConversationStream
-from .turns import turn_indices
+from .turns import Turn, turn_indices
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +92,19 @@ def _shifted_overlays(stream: ConversationStream, shift: int) -> tuple[Conversat
         else:
             kept.append(entry)
     return stream.with_entries(kept), dropped
+
+
+def cut_at(turns: tuple[Turn, ...], keep: range) -> str | None:
+    """The turn a fork was cut at: the last one kept when later turns were left, else the first one kept."""
+    if keep and keep.stop < len(turns):
+        return turns[keep.stop - 1].id()
+    if keep and keep.start > 0:
+        return turns[keep.start].id()
+    return None
+
+
+def fork_metadata(source: Json, parent: str, cut: str | None, now: str) -> JsonObject:
+    """The fork's ``metadata.json``: the source's cloned as JP clones it (``last_activated_at`` now, no
+    ``expires_at``), plus its lineage (``forked_from``)."""
+    cloned = {key: value for key, value in source.items() if key != "expires_at"} if isinstance(source, dict) else {}
+    return {**cloned, "last_activated_at": now, "forked_from": {"conversation": parent, "turn": cut}}

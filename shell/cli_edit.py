@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from turnmark.core.stream import ConversationStream
-from turnmark.core.turns import Turn
 
 from .cli_common import ConversationArgument, FormatOption, OutputFormat, app, pick, read_for_display, settings_of
 from .errors import ConversationError
@@ -97,8 +96,8 @@ def fork(
     output_format: FormatOption = None,
 ) -> None:
     """Start a new conversation from some or all turns of one, keeping its lineage."""
-    from turnmark.core.codec import decode_document, encode_document
-    from turnmark.core.fork import fork_stream, kept_turns
+    from turnmark.core.codec import InvalidDocument, decode_document, encode_document
+    from turnmark.core.fork import cut_at, fork_metadata, fork_stream, kept_turns
     from turnmark.core.timestamps import format_timestamp
 
     from .edit_session import EditAborted, EditOptions, edit_interactively
@@ -120,16 +119,12 @@ def fork(
             )
         current = forked.stream.upgraded()
         source = read_file(loaded.directory / METADATA)
-        metadata = decode_document(source, METADATA) if source else {}
-        document = (
-            {key: value for key, value in metadata.items() if key != "expires_at"} if isinstance(metadata, dict) else {}
-        )
-        turns = stream.turns()
-        document["last_activated_at"] = format_timestamp(datetime.now(UTC))
-        document["forked_from"] = {
-            "conversation": ref.display_id,
-            "turn": _cut_at(turns, keep),
-        }
+        try:
+            parsed = decode_document(source, METADATA) if source else None
+        except InvalidDocument:
+            parsed = None
+        now = format_timestamp(datetime.now(UTC))
+        document = fork_metadata(parsed, ref.display_id, cut_at(stream.turns(), keep), now)
         new = create_conversation(
             ref.workspace or require_workspace(loaded.directory),
             encode_document(document),
@@ -161,15 +156,6 @@ def fork(
             raise typer.Exit(1) from error
         except ConversationError as error:
             raise fail(str(error)) from error
-
-
-def _cut_at(turns: tuple[Turn, ...], keep: range) -> str | None:
-    """The turn the fork was cut at: the last one kept when later turns were left, else the first one kept."""
-    if keep and keep.stop < len(turns):
-        return turns[keep.stop - 1].id()
-    if keep and keep.start > 0:
-        return turns[keep.start].id()
-    return None
 
 
 def turn_index(stream: ConversationStream, wanted: str) -> int:

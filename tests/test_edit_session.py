@@ -324,3 +324,15 @@ def test_a_plan_replaced_by_a_link_is_never_written_through(workspace: Path, tmp
     assert "aborted" in err
     assert "# ERROR" not in canary.read_text()
     assert events_path(workspace).read_bytes() == before
+
+
+def test_fork_of_a_conversation_with_a_broken_metadata_file_is_one_clean_fork(workspace: Path) -> None:
+    metadata = next((workspace / ".jp/conversations").glob("17800000040*")) / "metadata.json"
+    metadata.write_text("{broken")
+    out, _ = fork(workspace, "17800000040", "--last", "1", "--format", "json")
+    directory = next(
+        p
+        for p in (workspace / ".jp/conversations").iterdir()
+        if f"jp-c{p.name.split('-')[0]}" == json.loads(out)["fork"]
+    )
+    assert json.loads((directory / "metadata.json").read_text())["forked_from"]["conversation"] == "jp-c17800000040"

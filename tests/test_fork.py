@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 
 from turnmark.core.event_ids import sequential_ids
-from turnmark.core.fork import fork_stream, kept_turns
+from turnmark.core.fork import fork_metadata, fork_stream, kept_turns
 from turnmark.core.stream import ConversationStream
 
 TS = "2026-01-02 10:00:00.0"
@@ -38,3 +38,18 @@ def test_an_overlay_follows_its_turn_when_sanitize_drops_a_leading_turn() -> Non
     [overlay] = [entry.payload for entry in fork.stream.entries if entry.type_tag == "compaction"]
     assert (overlay.from_turn, overlay.to_turn) == (0, 0)  # type: ignore[union-attr]
     assert fork.dropped_overlays == ()
+
+
+def test_fork_metadata_is_cloned_as_jp_clones_it_plus_lineage() -> None:
+    source = {"title": "T", "last_activated_at": TS, "expires_at": TS, "pinned_at": TS}
+    now = "2026-02-02 00:00:00.0"
+    assert fork_metadata(source, "jp-c1", "t000002", now) == {
+        "title": "T",
+        "last_activated_at": now,
+        "pinned_at": TS,
+        "forked_from": {"conversation": "jp-c1", "turn": "t000002"},
+    }
+    assert fork_metadata(None, "jp-c1", None, now) == {
+        "last_activated_at": now,
+        "forked_from": {"conversation": "jp-c1", "turn": None},
+    }
