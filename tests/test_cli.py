@@ -388,3 +388,34 @@ def test_project_provider_uses_the_effective_config_like_query(run: Run) -> None
     body = json.loads(out)
     assert body["model"] == "gpt-4o-mini"
     assert body["messages"][0] == {"role": "system", "content": "Be terse."}
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["summarize", "C", "--cfg", "k=v", "--dry-run"], ["--cfg", "k=v", "summarize", "C", "--dry-run"]),
+        (["watch", "--once", "--cfg=k=v", "-w", "ws"], ["--cfg=k=v", "watch", "--once", "-w", "ws"]),
+        (["label", "C", "0", "x", "--format", "json"], ["--format", "json", "label", "C", "0", "x"]),
+        (["turns", "C", "--format", "json", "-w", "ws"], ["-w", "ws", "turns", "C", "--format", "json"]),
+        (["-w", "ws", "query", "--", "--cfg", "is", "text"], ["-w", "ws", "query", "--", "--cfg", "is", "text"]),
+        (["--help"], ["--help"]),
+    ],
+)
+def test_global_options_may_follow_the_command(argv: list[str], expected: list[str]) -> None:
+    from turnmark.shell.cli import global_options_first
+
+    assert global_options_first(argv) == expected
+
+
+def test_global_options_after_the_command_in_a_real_process(workspace: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "turnmark"), "turns", "17800000010", "--workspace", str(workspace)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("k3m9x2a")
