@@ -41,7 +41,7 @@ def watch(
         ),
     ] = None,
     settle: Annotated[
-        float, typer.Option("--settle", help="Seconds without changes before the last turn counts as done.")
+        float, typer.Option("--settle", min=0.0, help="Seconds without changes before the last turn counts as done.")
     ] = 5.0,
     once: Annotated[
         bool,

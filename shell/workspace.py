@@ -81,6 +81,8 @@ def find_workspace(start: Path) -> Workspace | None:
 
 
 def require_workspace(start: Path) -> Workspace:
+    if not start.exists():
+        raise WorkspaceError(f"{start} does not exist")
     workspace = find_workspace(start)
     if workspace is None:
         raise WorkspaceError(f"no {STORAGE_DIR}/ directory in {start} or any parent; pass --workspace PATH")

@@ -419,3 +419,16 @@ def test_global_options_after_the_command_in_a_real_process(workspace: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("k3m9x2a")
+
+
+def test_a_workspace_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["--workspace", str(tmp_path / "nowhere"), "turns"], obj=Settings())
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {tmp_path / 'nowhere'} does not exist\n"
+
+
+def test_a_negative_settle_time_is_refused(workspace: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["--workspace", str(workspace), "watch", "--settle", "-5", "--once"], obj=Settings()
+    )
+    assert result.exit_code == 2
