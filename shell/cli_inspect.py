@@ -32,7 +32,7 @@ from .cli_common import (
 )
 from .config_files import ConfigProblem, effective_config
 from .errors import ConversationError
-from .output import chrome, emit_json, emit_line, fail
+from .output import chrome, counted, emit_json, emit_line, fail
 from .summary_failures import load_memory
 from .workspace import WorkspaceError, list_conversations
 
@@ -73,7 +73,7 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
         emit_json({"conversation": conversation_json(loaded), "turns": [row.to_json() for row in rows]})
         return
     title = f"  {loaded.title}" if loaded.title else ""
-    chrome(f"{loaded.ref.display_id}{title} ({len(rows)} turns)")
+    chrome(f"{loaded.ref.display_id}{title} ({counted(len(rows), 'turn')})")
     for row in rows:
         emit_line(_turn_line(row))
     if any(row.label_source != "summary" for row in rows):

@@ -57,7 +57,8 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
         return [f"{report.conversation}  skipped: {report.skipped}"]
     if dry_run:
         packed = sum(1 for row in report.plan if "batch" in row)
-        head = f"{report.conversation}  to summarize: {len(report.plan)}, in batches for {report.model}: {packed} " + (
+        model = report.model or "no model"
+        head = f"{report.conversation}  to summarize: {len(report.plan)}, in batches for {model}: {packed} " + (
             f"(budget {report.budget} tokens per request)" if report.budget is not None else "(no size limit)"
         )
         lines = [head]
@@ -65,10 +66,12 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
             where = f"batch {row['batch']}" if "batch" in row else f"left out: {str(row['excluded']).replace('_', ' ')}"
             lines.append(f"  {row['turn']:<8} turn {row['index']:>3}  {row['tokens']:>6} tokens  {where}")
         return lines
-    head = f"{report.conversation}  {len(report.written)} summarized with {report.model}"
+    head = f"{report.conversation}  {len(report.written)} summarized with {report.model or 'no model'}"
     waiting = len(report.plan) - len(report.written) - len(report.too_large)
     lines = [head + (f", {waiting} left for the next run" if waiting > 0 else "")]
-    lines += [f"  {turn_id:<8} {text}" for turn_id, text in report.written.items()]
+    order = {str(row["turn"]): int(str(row["index"])) for row in report.plan}
+    written = sorted(report.written.items(), key=lambda pair: order.get(pair[0], 0))
+    lines += [f"  {turn_id:<8} {text}" for turn_id, text in written]
     lines += [
         f"  {turn_id:<8} not summarized: {why}" for turn_id, why in {**report.too_large, **report.given_up}.items()
     ]

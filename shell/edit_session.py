@@ -36,6 +36,7 @@ from turnmark.core.timestamps import format_timestamp
 from .catchup import CatchupOptions, catch_up
 from .errors import ConversationError
 from .llm_protocol import HttpSettings
+from .output import counted
 from .storage import hold_lock, read_conversation, save_stream
 from .undo import saved_with_undo
 from .workspace import ConversationRef
@@ -158,8 +159,8 @@ def _session(ref: ConversationRef, command: list[str], new_id: IdSource, note: C
                 return f"{ref.display_id}: nothing changed; nothing written"
             saved_with_undo(loaded, partial(save_stream, lock, loaded, edited))
             _report_links(edited, note)
-            turns = len(edited.turns())
-            return f"{ref.display_id}: saved ({turns} turns); `turnmark edit --undo {ref.display_id}` takes it back"
+            saved = counted(len(edited.turns()), "turn")
+            return f"{ref.display_id}: saved ({saved}); `turnmark edit --undo {ref.display_id}` takes it back"
     raise EditAborted(f"still invalid after {MAX_ROUNDS} rounds; nothing written")
 
 

@@ -16,6 +16,11 @@ from turnmark.core.terminal_text import json_escaped, visible
 from .secrets import redacted
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 turn``, ``2 turns``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def emit_json(value: Any) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout."""
     sys.stdout.write(redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2))) + "\n")

@@ -224,7 +224,7 @@ def _ask(
                 out.flush()
             parts.append(part)
     except ModelError as error:
-        chrome(f"error: {model.id}: {error}", err)
+        chrome(f"error: {error}" if model.id in str(error) else f"error: {model.id}: {error}", err)
         status = 1
     if any(part.kind == "text" for part in parts):
         out.write("\n")

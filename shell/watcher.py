@@ -28,6 +28,7 @@ from turnmark.core.conversation import id_from_dirname
 from turnmark.core.event_ids import IdSource
 
 from .catchup import CatchupOptions, CatchupRun, catch_up
+from .output import counted
 from .storage import EVENTS
 from .workspace import ConversationRef, Workspace, find_workspace, list_conversations
 
@@ -218,7 +219,7 @@ class Watcher:
 
     def _log_report(self, ref: ConversationRef, report: Any) -> None:
         if report.written:
-            self.log(f"{ref.display_id}: summarized {len(report.written)} turns with {report.model}")
+            self.log(f"{ref.display_id}: summarized {counted(len(report.written), 'turn')} with {report.model}")
         for turn_id, reason in report.dropped.items():
             self.log(f"{ref.display_id}: dropped a stale result for {turn_id}: {reason}")
         for turn_id, reason in report.refused.items():

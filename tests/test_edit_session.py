@@ -71,7 +71,7 @@ def test_deleting_a_turn_keeps_the_others_and_the_conversation_checks_clean(work
     """
     before = json.loads(events_path(workspace).read_text())
     out, _ = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
-    assert out.startswith(f"jp-c{CONV}: saved (1 turns)")
+    assert out.startswith(f"jp-c{CONV}: saved (1 turn)")
     after = json.loads(events_path(workspace).read_text())
     assert after == before[:11] + [entry for entry in before[11:] if entry["type"] == "config_delta"]
     check = CliRunner().invoke(app, ["--workspace", str(workspace), "check", CONV], obj=Settings())
@@ -230,7 +230,7 @@ def test_fork_last_2_edit_opens_the_fork_and_leaves_the_original(workspace: Path
         workspace, "17800000040", "--last", "2", "--edit", environ={**os.environ, "EDITOR": editor(tmp_path, body)}
     )
     assert "forked from jp-c17800000040 (turns 2-3)" in out
-    assert ": saved (1 turns)" in out
+    assert ": saved (1 turn)" in out
     assert {p.name: p.read_bytes() for p in original.iterdir()} == before
 
 
@@ -253,7 +253,7 @@ def test_a_real_editor_in_a_real_terminal(workspace: Path) -> None:
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
     assert "EXIT=0" in screen, screen
-    assert f"jp-c{CONV}: saved (1 turns)" in screen
+    assert f"jp-c{CONV}: saved (1 turn)" in screen
     starts = [e for e in json.loads(events_path(workspace).read_text()) if e["type"] == "turn_start"]
     assert [e["event_id"] for e in starts] == ["k3m9x2a"]
 
