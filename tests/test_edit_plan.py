@@ -18,6 +18,7 @@ from turnmark.core.report import check_report
 from turnmark.core.stream import ConversationStream
 
 from .conftest import FIXTURES, corpus_files, corpus_params
+from .streams import load
 
 NOW = "2026-07-01 12:00:00.0"
 
@@ -247,25 +248,21 @@ def test_moving_an_implicit_first_turn_keeps_two_turns() -> None:
 
 
 def test_untouched_adjacent_requests_stay_valid_when_another_turn_is_edited() -> None:
-    stream = ConversationStream.from_json(
-        msgspec.json.encode(
-            [
-                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
-                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "interrupted"},
-                {"event_id": "t000002", "timestamp": NOW, "type": "turn_start"},
-                {"event_id": "r000002", "timestamp": NOW, "type": "chat_request", "content": "again"},
-                {
-                    "event_id": "m000002",
-                    "request_id": "r000002",
-                    "timestamp": NOW,
-                    "type": "chat_response",
-                    "message": "ok",
-                },
-            ]
-        ),
-        b"{}",
-        new_id=sequential_ids(),
-    ).unwrap()
+    stream = load(
+        [
+            {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
+            {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "interrupted"},
+            {"event_id": "t000002", "timestamp": NOW, "type": "turn_start"},
+            {"event_id": "r000002", "timestamp": NOW, "type": "chat_request", "content": "again"},
+            {
+                "event_id": "m000002",
+                "request_id": "r000002",
+                "timestamp": NOW,
+                "type": "chat_response",
+                "message": "ok",
+            },
+        ]
+    )
     session = render_session(stream)
     files = dict(session.files)
     last = max(files)
@@ -292,18 +289,14 @@ def test_a_summary_with_a_line_break_stays_on_its_header_line() -> None:
 
 
 def test_an_edited_event_keeps_its_metadata_types_when_the_frontmatter_kept_them() -> None:
-    stream = ConversationStream.from_json(
-        msgspec.json.encode(
-            [
-                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
-                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "hi"},
-                {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
-                 "message": "hi there", "metadata": {"n": 3, "flag": True, "nothing": None, "list": [1, "a"]}},
-            ]
-        ),
-        b"{}",
-        new_id=sequential_ids(),
-    ).unwrap()  # fmt: skip
+    stream = load(
+        [
+            {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
+            {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "hi"},
+            {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
+             "message": "hi there", "metadata": {"n": 3, "flag": True, "nothing": None, "list": [1, "a"]}},
+        ]
+    )  # fmt: skip
     session = render_session(stream)
     files = dict(session.files)
     name = next(n for n in files if n.endswith("-message.md"))
@@ -365,23 +358,19 @@ def test_annotated_line_numbers_point_at_the_lines_they_name() -> None:
 
 
 def test_a_config_change_at_the_start_of_a_turn_stays_there_when_another_turn_is_edited() -> None:
-    stream = ConversationStream.from_json(
-        msgspec.json.encode(
-            [
-                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
-                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "one"},
-                {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
-                 "message": "a"},
-                {"event_id": "t000002", "timestamp": NOW, "type": "turn_start"},
-                {"event_id": "d000002", "timestamp": NOW, "type": "config_delta", "delta": {"x": 1}},
-                {"event_id": "r000002", "timestamp": NOW, "type": "chat_request", "content": "two"},
-                {"event_id": "m000002", "request_id": "r000002", "timestamp": NOW, "type": "chat_response",
-                 "message": "b"},
-            ]
-        ),
-        b"{}",
-        new_id=sequential_ids(),
-    ).unwrap()  # fmt: skip
+    stream = load(
+        [
+            {"event_id": "t000001", "timestamp": NOW, "type": "turn_start"},
+            {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "one"},
+            {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
+             "message": "a"},
+            {"event_id": "t000002", "timestamp": NOW, "type": "turn_start"},
+            {"event_id": "d000002", "timestamp": NOW, "type": "config_delta", "delta": {"x": 1}},
+            {"event_id": "r000002", "timestamp": NOW, "type": "chat_request", "content": "two"},
+            {"event_id": "m000002", "request_id": "r000002", "timestamp": NOW, "type": "chat_response",
+             "message": "b"},
+        ]
+    )  # fmt: skip
     session = render_session(stream)
     files = dict(session.files)
     first_message = sorted(n for n in files if n.endswith("-message.md"))[0]
@@ -392,25 +381,21 @@ def test_a_config_change_at_the_start_of_a_turn_stays_there_when_another_turn_is
 
 
 def test_an_empty_turn_stays_when_another_turn_is_edited() -> None:
-    stream = ConversationStream.from_json(
-        msgspec.json.encode(
-            [
-                {"event_id": "t000001", "timestamp": NOW, "type": "turn_start", "summary": "One"},
-                {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "one"},
-                {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
-                 "message": "a"},
-                {"event_id": "t000002", "timestamp": NOW, "type": "turn_start", "summary": "Aborted"},
-                {"event_id": "t000003", "timestamp": NOW, "type": "turn_start", "summary": "Three"},
-                {"event_id": "r000003", "timestamp": NOW, "type": "chat_request", "content": "three"},
-                {"event_id": "m000003", "request_id": "r000003", "timestamp": NOW, "type": "chat_response",
-                 "message": "c"},
-                {"event_id": "c000001", "timestamp": NOW, "type": "compaction", "from_turn": 2, "to_turn": 2,
-                 "reasoning": "strip"},
-            ]
-        ),
-        b"{}",
-        new_id=sequential_ids(),
-    ).unwrap()  # fmt: skip
+    stream = load(
+        [
+            {"event_id": "t000001", "timestamp": NOW, "type": "turn_start", "summary": "One"},
+            {"event_id": "r000001", "timestamp": NOW, "type": "chat_request", "content": "one"},
+            {"event_id": "m000001", "request_id": "r000001", "timestamp": NOW, "type": "chat_response",
+             "message": "a"},
+            {"event_id": "t000002", "timestamp": NOW, "type": "turn_start", "summary": "Aborted"},
+            {"event_id": "t000003", "timestamp": NOW, "type": "turn_start", "summary": "Three"},
+            {"event_id": "r000003", "timestamp": NOW, "type": "chat_request", "content": "three"},
+            {"event_id": "m000003", "request_id": "r000003", "timestamp": NOW, "type": "chat_response",
+             "message": "c"},
+            {"event_id": "c000001", "timestamp": NOW, "type": "compaction", "from_turn": 2, "to_turn": 2,
+             "reasoning": "strip"},
+        ]
+    )  # fmt: skip
     session = render_session(stream)
     files = dict(session.files)
     first_message = sorted(n for n in files if n.endswith("-message.md"))[0]
