@@ -302,14 +302,10 @@ def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> Conve
     entries = stream.entries
     turns = turn_indices(entries)
     starts = {turns[p]: entry for p, entry in enumerate(entries) if isinstance(entry.payload, TurnStart)}
-    original_events = {
-        turn: [
-            p
-            for p, e in enumerate(entries)
-            if turns[p] == turn and is_conversation_event(e.payload) and not isinstance(e.payload, TurnStart)
-        ]
-        for turn in set(turns)
-    }
+    original_events: dict[int, list[int]] = {turn: [] for turn in set(turns)}
+    for position, entry in enumerate(entries):
+        if is_conversation_event(entry.payload) and not isinstance(entry.payload, TurnStart):
+            original_events[turns[position]].append(position)
     taken = set(stream.taken)
     used_starts: set[str] = set()
 

@@ -89,3 +89,13 @@ def split_turns(entries: Sequence[Entry]) -> tuple[Turn, ...]:
         positions.append(position)
         members.append(entry)
     return tuple(Turn(index, tuple(p), tuple(m)) for index, (p, m) in groups.items())
+
+
+def find_turn(turns: Sequence[Turn], wanted: str) -> Turn | None:
+    """A turn as a user names it: its ``turn_start`` event_id, or its number as ``turnmark turns`` counts them."""
+    for turn in turns:
+        if turn.id() == wanted:
+            return turn
+    if wanted.isdecimal() and wanted.isascii() and int(wanted) < len(turns):
+        return turns[int(wanted)]
+    return None

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from turnmark.core.stream import ConversationStream
+from turnmark.core.turns import find_turn
 
 from .cli_common import ConversationArgument, FormatOption, OutputFormat, app, pick, read_for_display, settings_of
 from .errors import ConversationError
@@ -160,10 +161,7 @@ def fork(
 
 def turn_index(stream: ConversationStream, wanted: str) -> int:
     """A turn given by its ``turn_start`` ID or its number (as ``turns`` shows them)."""
-    turns = stream.turns()
-    for turn in turns:
-        if turn.id() == wanted:
-            return turn.index
-    if wanted.isdecimal() and wanted.isascii() and int(wanted) < len(turns):
-        return int(wanted)
+    found = find_turn(stream.turns(), wanted)
+    if found is not None:
+        return found.index
     raise WorkspaceError(f"no turn {wanted!r} (give its event_id or number; see `turnmark turns`)")

@@ -14,6 +14,7 @@ from turnmark.core.packing import estimate_tokens
 from turnmark.core.stream import ConversationStream
 from turnmark.core.transcript import excluded_ids
 from turnmark.core.transcript import transcript as turn_transcript
+from turnmark.core.turns import find_turn
 
 from .catchup import CatchupOptions, CatchupReport, CatchupRun, catch_up
 from .cli_common import (
@@ -221,13 +222,9 @@ def transcript(
 
 def _turn_id(stream: ConversationStream, wanted: str) -> str:
     """A turn given by its event_id, or by its number as `turnmark turns` counts them (from 0)."""
-    turns = stream.turns()
-    if any(t.id() == wanted for t in turns):
-        return wanted
-    if wanted.isdecimal() and wanted.isascii() and int(wanted) < len(turns):
-        turn_id = turns[int(wanted)].id()
-        if turn_id is not None:
-            return turn_id
+    found = find_turn(stream.turns(), wanted)
+    if found is not None and found.id() is not None:
+        return str(found.id())
     raise WorkspaceError(f"no turn {wanted!r} with a turn_start (give its event_id or number; see `turnmark turns`)")
 
 
