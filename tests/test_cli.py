@@ -352,26 +352,6 @@ def test_a_model_failure_is_one_line_on_stderr(run: Run, workspace: Path, behavi
     assert "summarized" in out or "not summarized" in out
 
 
-def test_the_demo_runs_offline_and_leaves_nothing_behind(run: Run, tmp_path: Path) -> None:
-    import tempfile
-
-    before = set(Path(tempfile.gettempdir()).glob("turnmark-demo-*"))
-    out, err = run("demo")
-    assert "== Catch-up with the offline summarizer" in out
-    assert "[builtin/extractive]" in out
-    assert [line for line in out.splitlines() if line.startswith("$ ")] == [
-        "$ turnmark conversations",
-        "$ turnmark check 17800000030",
-        "$ turnmark project 17800000040",
-        "$ turnmark turns 17790000000",
-        "$ turnmark summarize --all",
-        "$ turnmark turns 17790000000",
-        "$ turnmark turns 17800000040",
-    ]
-    assert "warning: request_id 'gone000' does not resolve" in err
-    assert set(Path(tempfile.gettempdir()).glob("turnmark-demo-*")) == before
-
-
 def test_project_provider_uses_the_effective_config_like_query(run: Run) -> None:
     out, _ = run(
         "--cfg",
