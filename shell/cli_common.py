@@ -12,6 +12,7 @@ import typer
 
 from turnmark.core.event_ids import IdSource
 
+from .cli_usage import TurnmarkGroup, TurnmarkTyper
 from .entropy import random_event_ids
 from .errors import ConversationError
 from .llm_protocol import HttpSettings
@@ -22,6 +23,7 @@ from .workspace import (
     ConversationRef,
     Workspace,
     WorkspaceError,
+    find_workspace,
     list_conversations,
     require_workspace,
 )
@@ -71,25 +73,42 @@ class Settings:
         return require_workspace(self.workspace or Path.cwd())
 
 
-app = typer.Typer(
+app = TurnmarkTyper(
+    cls=TurnmarkGroup,
     name="turnmark",
     help=(
         "Keep long JP assistant conversations navigable and safe to edit by hand: stable event IDs, "
         "request links and one-line turn summaries for the .jp/conversations folders JP writes."
     ),
     no_args_is_help=True,
-    add_completion=False,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
 FormatOption = Annotated[
     OutputFormat | None,
-    typer.Option("--format", "-F", help="Output format: text for people, json for scripts (documented shape)."),
+    typer.Option(
+        "--format", "-F", metavar="FORMAT", help="Output format: text for people, json for scripts (documented shape)."
+    ),
 ]
+
+
+def complete_conversation(incomplete: str) -> list[str]:
+    """Shell completion for ``CONV``: the conversation IDs of the workspace around the current directory."""
+    try:
+        workspace = find_workspace(Path.cwd())
+        refs = list_conversations(workspace) if workspace is not None else []
+    except (OSError, WorkspaceError, ConversationError):
+        return []
+    names = [name for ref in refs for name in (ref.display_id, str(ref.id))]
+    return [name for name in names if name.startswith(incomplete)]
+
+
 ConversationArgument = Annotated[
     str | None,
     typer.Argument(
         metavar="CONV",
+        autocompletion=complete_conversation,
         help="Conversation: ID (17727484633 or jp-c17727484633), directory name, or path. "
         "Default: the most recently active one.",
         show_default=False,
@@ -105,6 +124,7 @@ def main_callback(
         typer.Option(
             "--workspace",
             "-w",
+            metavar="PATH",
             help=WORKSPACE_HELP,
         ),
     ] = None,
@@ -118,7 +138,8 @@ def main_callback(
         ),
     ] = None,
     output_format: Annotated[
-        OutputFormat, typer.Option("--format", "-F", help="Output format for every command: text or json.")
+        OutputFormat,
+        typer.Option("--format", "-F", metavar="FORMAT", help="Output format for every command: text or json."),
     ] = OutputFormat.text,
 ) -> None:
     settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()

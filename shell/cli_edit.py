@@ -31,11 +31,6 @@ error, to abort. Turns you did not touch keep their summaries; changed turns are
 summarized again by the next catch-up. The conversation stays locked (JP's lock)
 while you edit. edit --undo restores the copy kept before the last edit (also
 before repair --apply and strip --apply), if nothing changed since.
-
-Examples:
-  turnmark edit -i                  edit the most recent conversation
-  turnmark edit -i 17727484633      edit one conversation
-  turnmark edit --undo 17727484633  take the last edit back
 """
 
 
@@ -77,10 +72,6 @@ original is untouched): metadata.json is cloned with last_activated_at set to
 now, the kept turns keep their IDs and summaries. The fork records where it
 came from (conversations shows ⑂ and the parent); compaction overlays that lie
 wholly inside the kept turns are kept, the others are dropped and named.
-
-Examples:
-  turnmark fork --last 2 --edit      a copy of the last two turns, opened in edit -i
-  turnmark fork 17727484633 --until 2  keep turns 0-2, then ask what turn 3 asked, differently
 """
 
 
@@ -88,8 +79,8 @@ Examples:
 def fork(
     ctx: typer.Context,
     conversation: ConversationArgument = None,
-    first: Annotated[int | None, typer.Option("--first", min=0, help="Keep the first N turns.")] = None,
-    last: Annotated[int | None, typer.Option("--last", min=0, help="Keep the last N turns.")] = None,
+    first: Annotated[int | None, typer.Option("--first", min=0, metavar="N", help="Keep the first N turns.")] = None,
+    last: Annotated[int | None, typer.Option("--last", min=0, metavar="N", help="Keep the last N turns.")] = None,
     until: Annotated[
         str | None, typer.Option("--until", metavar="TURN", help="Keep every turn up to this one (ID or number).")
     ] = None,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .cli_common import app, settings_of
+from .cli_common import OutputFormat, app, settings_of
 from .config_files import ConfigProblem
 from .errors import ConversationError
 from .output import fail
@@ -21,6 +21,11 @@ summarized in the background (conversation.turn_summary.generate.auto); at
 exit turnmark waits up to 10 s for that, showing "Finishing background
 tasks…" after 1 s on a terminal (Ctrl-C cancels it; a second Ctrl-C exits).
 turnmark runs no tools: a tool call is recorded with an error result.
+
+With --format json nothing streams: at the end one JSON document says what was
+asked and stored: {"conversation", "model", "answer", "tool_calls", "error",
+"stored": {"turn", "events": [{"event_id", "type", "request_id"}]}} ("stored" is
+null with --no-persist).
 """
 
 
@@ -34,7 +39,9 @@ def query(
     no_persist: Annotated[
         bool, typer.Option("--no-persist", "-P", help="Write nothing: no turn, no summaries.")
     ] = False,
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Use this model (provider/name or alias).")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", "-m", metavar="ID", help="Use this model (provider/name or alias).")
+    ] = None,
 ) -> None:
     """Ask the assistant model one question in a conversation and stream the answer to stdout."""
     settings = settings_of(ctx)
@@ -44,7 +51,15 @@ def query(
     if not message.strip():
         raise fail("the message is empty")
     options = QueryOptions(
-        message, conversation, new, not no_persist, model, tuple(settings.cfg), settings.environ, settings.http
+        message,
+        conversation,
+        new,
+        not no_persist,
+        model,
+        tuple(settings.cfg),
+        settings.environ,
+        settings.http,
+        as_json=settings.format is OutputFormat.json,
     )
     try:
         status = run_query(settings.workspace or Path.cwd(), options, settings.new_id)

@@ -121,7 +121,7 @@ def summarize(
         typer.Option("--upgrade", help="Also rewrite summaries made by builtin/extractive, now that a model is set."),
     ] = False,
     model: Annotated[
-        str | None, typer.Option("--model", "-m", help="Use this model ID (provider/name or alias).")
+        str | None, typer.Option("--model", "-m", metavar="ID", help="Use this model ID (provider/name or alias).")
     ] = None,
     retry_failed: Annotated[
         bool,
@@ -239,7 +239,9 @@ def label(
     """Set your own summary for a turn (catch-up never replaces it), or --clear it.
 
     The text is stored as one line: control characters and escape sequences are removed. The
-    conversation is written under its lock; if `jp` holds the lock, nothing is written.
+    conversation is written under its lock; if `jp` holds the lock, nothing is written. With
+    --format json: {"conversation", "turn", "summary", "by"} ("summary" and "by" are null after
+    --clear).
     """
     settings = settings_of(ctx)
     if clear == (text is not None):
@@ -268,4 +270,7 @@ def label(
         raise fail(str(error)) from error
     turn_id = chosen[-1]
     stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
+    if settings.format is OutputFormat.json:
+        emit_json({"conversation": ref.display_id, "turn": turn_id, "summary": stored, "by": None if clear else "user"})
+        return
     emit_line(f"{turn_id}  {stored}" if stored is not None else f"{turn_id}  (summary cleared)")

@@ -26,6 +26,11 @@ def emit_json(value: Any) -> None:
     sys.stdout.write(redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2))) + "\n")
 
 
+def json_line(value: Any) -> None:
+    """One JSON object on one line of stdout (a stream of events, such as ``watch --format json``)."""
+    sys.stdout.write(redacted(json_escaped(json.dumps(value, ensure_ascii=False))) + "\n")
+
+
 def emit_line(text: str = "") -> None:
     sys.stdout.write(visible(redacted(text)) + "\n")
 

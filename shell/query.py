@@ -14,6 +14,7 @@ saying it was not run, and reported.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,7 @@ from turnmark.core.payloads import ChatRequest, ChatResponse, Payload, ToolCallR
 from turnmark.core.projection import project
 from turnmark.core.provider_request import WireApi, request_body
 from turnmark.core.stream import ConversationStream
+from turnmark.core.terminal_text import json_escaped
 from turnmark.core.timestamps import format_timestamp
 
 from .catchup import CatchupOptions
@@ -41,6 +43,7 @@ from .llm_protocol import ChatPart, HttpSettings, ModelError
 from .locking import ConversationLock
 from .output import chrome, write_text
 from .providers import open_provider
+from .secrets import redacted
 from .selection import pick_conversation
 from .storage import (
     METADATA,
@@ -80,6 +83,30 @@ class QueryOptions:
     http: HttpSettings = field(default_factory=HttpSettings)
     soft_timeout: float = 10.0
     grace: float = 2.0
+    as_json: bool = False
+    """Print the answer and what was stored as one JSON document at the end, instead of streaming text."""
+
+
+@dataclass
+class QueryResult:
+    """What ``query --format json`` prints: the answer, and what was stored (``None`` with ``--no-persist``)."""
+
+    conversation: str | None = None
+    model: str | None = None
+    answer: str = ""
+    tool_calls: list[str] = field(default_factory=list)
+    error: str | None = None
+    stored: dict[str, object] | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "conversation": self.conversation,
+            "model": self.model,
+            "answer": self.answer,
+            "tool_calls": self.tool_calls,
+            "error": self.error,
+            "stored": self.stored,
+        }
 
 
 def _now() -> str:
@@ -148,14 +175,37 @@ def run_query(
     """
     out, err = out or sys.stdout, err or sys.stderr
     handler = TaskHandler(options.soft_timeout, options.grace, err)
+    result = QueryResult()
     try:
-        return _turn(start, options, new_id, handler, out=out, err=err)
+        status = _turn(start, options, new_id, handler, result, out=out, err=err)
     finally:
         handler.drain()
+    if options.as_json:
+        out.write(redacted(json_escaped(json.dumps(result.as_json(), ensure_ascii=False, indent=2))) + "\n")
+    return status
+
+
+def _stored(stream: ConversationStream) -> dict[str, object]:
+    """The new turn as stored: its ``turn_start`` ID and each event's ID, kind and request link."""
+    turn = stream.turns()[-1]
+    return {
+        "turn": turn.id(),
+        "events": [
+            {"event_id": entry.event_id, "type": entry.payload.type_tag, "request_id": entry.request_id}
+            for entry in turn.events()
+        ],
+    }
 
 
 def _turn(
-    start: Path, options: QueryOptions, new_id: IdSource, handler: TaskHandler, *, out: TextIO, err: TextIO
+    start: Path,
+    options: QueryOptions,
+    new_id: IdSource,
+    handler: TaskHandler,
+    result: QueryResult,
+    *,
+    out: TextIO,
+    err: TextIO,
 ) -> int:
     workspace = require_workspace(start)
     ref: ConversationRef | None = None
@@ -177,6 +227,8 @@ def _turn(
             stream = prepare(loaded.stream)
             config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
         model = _assistant_model(config, options.model)
+        result.conversation = ref.display_id if ref is not None else None
+        result.model = model.id
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
         stream = stream.start_turn(ChatRequest(_now(), options.message))
         if lock is not None and ref is not None and auto and candidates(stream, last_turn_may_be_open=True):
@@ -186,10 +238,11 @@ def _turn(
             save_stream(lock, loaded, stream, persist_ids=True, announce=lambda line: chrome(f"note: {line}", err))
             loaded = read_conversation(loaded.ref, new_id, lock)
             stream = loaded.stream
-        status, stream = _ask(stream, model, config, options, out=out, err=err)
+        status, stream = _ask(stream, model, config, options, result, out=out, err=err)
         if lock is not None and loaded is not None:
             save_stream(lock, loaded, stream)
             _touch(loaded)
+            result.stored = _stored(stream)
         return status
     finally:
         if lock is not None:
@@ -201,6 +254,7 @@ def _ask(
     model: ModelSpec,
     config: dict[str, object],
     options: QueryOptions,
+    result: QueryResult,
     *,
     out: TextIO,
     err: TextIO,
@@ -219,14 +273,17 @@ def _ask(
         provider = open_provider(model, config, options.environ, options.http)
         body = request_body(projection.view, WIRE_APIS[model.provider], config, model.name)
         for part in provider.chat(body):
-            if part.kind == "text":
+            if part.kind == "text" and not options.as_json:
                 write_text(out, part.text)
                 out.flush()
             parts.append(part)
     except ModelError as error:
-        chrome(f"error: {error}" if model.id in str(error) else f"error: {model.id}: {error}", err)
+        result.error = str(error) if model.id in str(error) else f"{model.id}: {error}"
+        chrome(f"error: {result.error}", err)
         status = 1
-    if any(part.kind == "text" for part in parts):
+    result.answer = "".join(part.text for part in parts if part.kind == "text")
+    result.tool_calls = [part.name for part in parts if part.kind == "tool_call"]
+    if result.answer and not options.as_json:
         out.write("\n")
     for part in parts:
         if part.kind == "tool_call":

@@ -19,7 +19,7 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,22 @@ CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 BACKOFF_FIRST = 5.0
 BACKOFF_MAX = 300.0
 SILO_RECHECK = 2.0
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One action of the watcher: a line on stderr, or one JSON object per line with ``--format json``."""
+
+    event: str
+    message: str
+    conversation: str | None = None
+    details: Mapping[str, object] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.conversation}: {self.message}" if self.conversation else self.message
+
+    def as_json(self) -> dict[str, object]:
+        return {"event": self.event, "conversation": self.conversation, "message": self.message, **self.details}
 
 
 @dataclass
@@ -77,7 +93,7 @@ class Watcher:
         workspaces: list[Workspace],
         options: WatchOptions,
         new_id: IdSource,
-        log: Callable[[str], None],
+        log: Callable[[WatchEvent], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.workspaces = list(workspaces)
@@ -174,7 +190,7 @@ class Watcher:
         try:
             report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set, run=self._run)
         except Exception as error:  # one broken conversation never stops the service
-            self.log(f"{ref.display_id}: failed: {error}")
+            self._say("failed", ref, f"failed: {error}", error=str(error))
             self._retry(conversation_id, BACKOFF_FIRST)
             return
         self._log_report(ref, report)
@@ -183,7 +199,7 @@ class Watcher:
         else:
             self.not_done.add(conversation_id)
         if report.error and report.conversation_problem:
-            self.log(f"{ref.display_id}: not summarized until it changes: {report.error}")
+            self._say("given_up", ref, f"not summarized until it changes: {report.error}", error=report.error)
             with self._lock:
                 if self._states.get(conversation_id) is state:
                     del self._states[conversation_id]
@@ -191,11 +207,17 @@ class Watcher:
         if report.error or (report.skipped and not report.locked):
             if self.options.once:
                 if report.error and not report.repeated:
-                    self.log(f"{ref.display_id}: not summarized: {report.error}")
+                    self._say("not_summarized", ref, f"not summarized: {report.error}", error=report.error)
                 return
             state.backoff = min(max(state.backoff * 2, BACKOFF_FIRST), BACKOFF_MAX)
             reason = report.error if report.error and not report.repeated else report.skipped
-            self.log(f"{ref.display_id}: not summarized, retrying in {state.backoff:.0f}s: {reason}")
+            self._say(
+                "retrying",
+                ref,
+                f"not summarized, retrying in {state.backoff:.0f}s: {reason}",
+                error=reason,
+                retry_in_seconds=state.backoff,
+            )
             self._retry(conversation_id, state.backoff)
             return
         state.backoff = 0.0
@@ -217,20 +239,24 @@ class Watcher:
             if state is not None:
                 state.due = self.clock() + max(delay, 0.0)
 
+    def _say(self, event: str, ref: ConversationRef | None, message: str, **details: object) -> None:
+        self.log(WatchEvent(event, message, ref.display_id if ref is not None else None, details))
+
     def _log_report(self, ref: ConversationRef, report: Any) -> None:
         if report.written:
-            self.log(f"{ref.display_id}: summarized {counted(len(report.written), 'turn')} with {report.model}")
+            written = f"summarized {counted(len(report.written), 'turn')} with {report.model}"
+            self._say("summarized", ref, written, model=report.model, summaries=dict(report.written))
         for turn_id, reason in report.dropped.items():
-            self.log(f"{ref.display_id}: dropped a stale result for {turn_id}: {reason}")
+            self._say("stale", ref, f"dropped a stale result for {turn_id}: {reason}", turn=turn_id, reason=reason)
         for turn_id, reason in report.refused.items():
-            self.log(f"{ref.display_id}: no summary for {turn_id}: {reason}")
+            self._say("refused", ref, f"no summary for {turn_id}: {reason}", turn=turn_id, reason=reason)
         for note in report.notes:
-            self.log(f"{ref.display_id}: {note}")
+            self._say("note", ref, note)
         if report.locked:
             retry = "" if self.options.once else "; retrying"
-            self.log(f"{ref.display_id}: skipped because it is locked ({report.skipped}){retry}")
+            self._say("locked", ref, f"skipped because it is locked ({report.skipped}){retry}", reason=report.skipped)
         elif report.skipped:
-            self.log(f"{ref.display_id}: skipped: {report.skipped}")
+            self._say("skipped", ref, f"skipped: {report.skipped}", reason=report.skipped)
 
     def run_once(self) -> None:
         """Catch up every conversation now (as ``--once`` does), treating every turn as settled."""
@@ -254,7 +280,7 @@ class Watcher:
 
     def run(self, tick: float = 0.05) -> None:
         """Watch until ``stop()``: a startup pass over everything, then changes as they come."""
-        observer, schedule = _observe(self.watched(), self.touched, self.log)
+        observer, schedule = _observe(self.watched(), self.touched, lambda event, text: self._say(event, None, text))
         next_silo_check = self.clock() + SILO_RECHECK
         try:
             self._refresh_refs()
@@ -288,7 +314,13 @@ class Watcher:
             if found is None or found.user_silo is None:
                 continue
             self.workspaces[index] = found
-            self.log(f"{workspace.root}: following JP's user-local storage {found.user_silo}")
+            self._say(
+                "following",
+                None,
+                f"{workspace.root}: following JP's user-local storage {found.user_silo}",
+                workspace=str(workspace.root),
+                user_local=str(found.user_silo),
+            )
             schedule(found.user_silo)
             self._refresh_refs()
             for ref in list_conversations(found):
@@ -298,7 +330,7 @@ class Watcher:
         """SIGTERM and Ctrl-C finish the write in progress, then stop."""
 
         def handle(signum: int, frame: object) -> None:
-            self.log("stopping after the current conversation")
+            self._say("stopping", None, "stopping after the current conversation")
             self.stop()
 
         signal.signal(signal.SIGTERM, handle)
@@ -306,7 +338,7 @@ class Watcher:
 
 
 def _observe(
-    roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str], None]
+    roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str, str], None]
 ) -> tuple[Any, Callable[[Path], None]]:
     """A watchdog observer on ``roots`` (recursive; the polling observer when inotify runs out), and
     how to add a root to it later."""
@@ -361,13 +393,13 @@ def _observe(
     except OSError as error:
         if error.errno not in (errno.ENOSPC, errno.EMFILE):
             raise
-        log(f"inotify is out of watches ({error.strerror}); polling every 5 s instead")
+        log("polling", f"inotify is out of watches ({error.strerror}); polling every 5 s instead")
         observer = start(lambda: PollingObserver(timeout=5))
 
     def schedule(root: Path) -> None:
         try:
             add(observer, root)
         except OSError as error:
-            log(f"cannot watch {root} ({error.strerror}); changes there are seen after a restart")
+            log("unwatched", f"cannot watch {root} ({error.strerror}); changes there are seen after a restart")
 
     return observer, schedule

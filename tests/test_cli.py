@@ -382,7 +382,7 @@ def test_project_provider_uses_the_effective_config_like_query(run: Run) -> None
     ],
 )
 def test_global_options_may_follow_the_command(argv: list[str], expected: list[str]) -> None:
-    from turnmark.shell.cli import global_options_first
+    from turnmark.shell.cli_usage import global_options_first
 
     assert global_options_first(argv) == expected
 

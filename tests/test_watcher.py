@@ -40,7 +40,9 @@ class Running:
     def __init__(self, workspace: Path, **catchup: Any) -> None:
         self.lines: list[str] = []
         options = WatchOptions(settle=SETTLE, catchup=CatchupOptions(environ={}, **catchup))
-        self.watcher = Watcher([require_workspace(workspace)], options, sequential_ids("w"), self.lines.append)
+        self.watcher = Watcher(
+            [require_workspace(workspace)], options, sequential_ids("w"), lambda event: self.lines.append(str(event))
+        )
         self.thread = threading.Thread(target=self.watcher.run, daemon=True)
 
     def __enter__(self) -> Running:
@@ -170,7 +172,12 @@ def test_one_broken_conversation_never_stops_the_service(workspace: Path) -> Non
 def test_once_processes_everything_pending_and_returns(workspace: Path) -> None:
     new_conversation(workspace, 17900000005, 2)
     lines: list[str] = []
-    watcher = Watcher([require_workspace(workspace)], WatchOptions(settle=60), sequential_ids("o"), lines.append)
+    watcher = Watcher(
+        [require_workspace(workspace)],
+        WatchOptions(settle=60),
+        sequential_ids("o"),
+        lambda event: lines.append(str(event)),
+    )
     watcher.run_once()
     assert summaries(workspace, "17900000005") == ["Do step 0 of the plan", "Do step 1 of the plan"]
     assert any("17900000005: summarized 2 turns with builtin/extractive" in line for line in lines)
