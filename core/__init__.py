@@ -3,4 +3,201 @@
 Nothing here touches files, clocks, randomness, the network, threads, the
 environment or the terminal. Randomness (new event IDs) is passed in as a
 small callable; time is passed in as timestamp strings.
+
+The names in ``__all__`` are the public Python API; everything else in the
+``turnmark.core.*`` modules may change. Every public name has an example that
+runs as a doctest. In short:
+
+- the stream: ``ConversationStream`` (``empty``, ``push``, ``extend``,
+  ``start_turn``, ``set_turn_summary``, ``turns``, ...), its ``Entry`` and the
+  payload kinds, ID sources (``sequential_ids``, ``ids_from_random_bytes``);
+- parsing and serializing: ``ConversationStream.from_json(events, base_config)``
+  takes the bytes of ``events.json`` and ``base_config.json`` and returns a
+  ``Result`` (``StreamError`` on bad input); ``to_json()`` and
+  ``base_config_json()`` give the bytes back, byte for byte for an unchanged
+  stream. Reading and writing the files (the newer of JP's two copies, JP's
+  lock, atomic writes) is the job of ``turnmark.shell.storage``
+  (``read_conversation``, ``edit_conversation``);
+- turns: ``Turn``, ``find_turn``, ``mechanical_turn_summary``, ``summary_source``;
+- request links and exclusion: ``resolve_links`` (each ``Link`` is unlinked,
+  resolved or unresolved with an ``UnresolvedReason``), ``excluded_ids``;
+- projection: ``project`` (a ``Projection``: the ``ProviderView`` of
+  ``ViewEvent`` and one ``ExclusionDiagnostic`` per unresolved link);
+- turn summaries: ``turn_transcript``, ``turn_fingerprint``,
+  ``summary_candidates``, ``pack`` and ``plan_summaries``, ``build_summary_request``,
+  ``parse_summaries``, ``extractive_answer``, ``apply_summaries``,
+  ``resolve_summary_model``; a user's own summary: ``ensure_first_turn_start``,
+  ``label_turn``, ``unlabel_turn``.
+
+A few public names differ from the name in their module (``label_turn`` is
+``catchup.label``, ``turn_transcript`` is ``transcript.transcript``): the public
+one is the name here, which no submodule's name can hide.
+
+Imports are lazy (PEP 562): ``import turnmark.core.<module>`` runs this file,
+and must stay as cheap as it was for the command line's start-up.
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .catchup import apply_summaries, extractive_answer, summary_source
+    from .catchup import candidates as summary_candidates
+    from .catchup import label as label_turn
+    from .catchup import plan as plan_summaries
+    from .catchup import prepare as ensure_first_turn_start
+    from .catchup import unlabel as unlabel_turn
+    from .entries import Entry
+    from .errors import StreamError
+    from .event_ids import ids_from_random_bytes, sequential_ids
+    from .exclusion import ExclusionDiagnostic
+    from .fingerprint import fingerprint as turn_fingerprint
+    from .links import Link, UnresolvedReason, resolve_links
+    from .models import resolve_summary_model
+    from .packing import Candidate, Packing, pack
+    from .payloads import (
+        ChatRequest,
+        ChatResponse,
+        Compaction,
+        ConfigDelta,
+        InquiryRequest,
+        InquiryResponse,
+        ToolCallRequest,
+        ToolCallResponse,
+        TurnStart,
+        Unknown,
+    )
+    from .projection import Projection, ProviderView, ViewEvent, project
+    from .stream import ConversationStream, TurnSummaryError
+    from .summary_request import AnswerError, SummaryAnswer, SummaryRequest, parse_summaries
+    from .summary_request import summary_request as build_summary_request
+    from .transcript import excluded_ids
+    from .transcript import transcript as turn_transcript
+    from .turns import Turn, find_turn, mechanical_turn_summary
+
+_EXPORTS: dict[str, tuple[str, str]] = {
+    # the stream, its entries and payloads, and where new IDs come from
+    "ConversationStream": ("stream", "ConversationStream"),
+    "Entry": ("entries", "Entry"),
+    "TurnStart": ("payloads", "TurnStart"),
+    "ChatRequest": ("payloads", "ChatRequest"),
+    "ChatResponse": ("payloads", "ChatResponse"),
+    "ToolCallRequest": ("payloads", "ToolCallRequest"),
+    "ToolCallResponse": ("payloads", "ToolCallResponse"),
+    "InquiryRequest": ("payloads", "InquiryRequest"),
+    "InquiryResponse": ("payloads", "InquiryResponse"),
+    "ConfigDelta": ("payloads", "ConfigDelta"),
+    "Compaction": ("payloads", "Compaction"),
+    "Unknown": ("payloads", "Unknown"),
+    "sequential_ids": ("event_ids", "sequential_ids"),
+    "ids_from_random_bytes": ("event_ids", "ids_from_random_bytes"),
+    "StreamError": ("errors", "StreamError"),
+    "TurnSummaryError": ("stream", "TurnSummaryError"),
+    # turns
+    "Turn": ("turns", "Turn"),
+    "find_turn": ("turns", "find_turn"),
+    "mechanical_turn_summary": ("turns", "mechanical_turn_summary"),
+    "summary_source": ("catchup", "summary_source"),
+    # request links and exclusion
+    "Link": ("links", "Link"),
+    "UnresolvedReason": ("links", "UnresolvedReason"),
+    "resolve_links": ("links", "resolve_links"),
+    "excluded_ids": ("transcript", "excluded_ids"),
+    "ExclusionDiagnostic": ("exclusion", "ExclusionDiagnostic"),
+    # projection
+    "project": ("projection", "project"),
+    "Projection": ("projection", "Projection"),
+    "ProviderView": ("projection", "ProviderView"),
+    "ViewEvent": ("projection", "ViewEvent"),
+    # transcripts, fingerprints, packing
+    "turn_transcript": ("transcript", "transcript"),
+    "turn_fingerprint": ("fingerprint", "fingerprint"),
+    "summary_candidates": ("catchup", "candidates"),
+    "Candidate": ("packing", "Candidate"),
+    "Packing": ("packing", "Packing"),
+    "pack": ("packing", "pack"),
+    "plan_summaries": ("catchup", "plan"),
+    # the summary request, the model's answer, and storing summaries
+    "build_summary_request": ("summary_request", "summary_request"),
+    "SummaryRequest": ("summary_request", "SummaryRequest"),
+    "parse_summaries": ("summary_request", "parse_summaries"),
+    "SummaryAnswer": ("summary_request", "SummaryAnswer"),
+    "AnswerError": ("summary_request", "AnswerError"),
+    "extractive_answer": ("catchup", "extractive_answer"),
+    "apply_summaries": ("catchup", "apply_summaries"),
+    "resolve_summary_model": ("models", "resolve_summary_model"),
+    "label_turn": ("catchup", "label"),
+    "unlabel_turn": ("catchup", "unlabel"),
+    "ensure_first_turn_start": ("catchup", "prepare"),
+}
+
+__all__ = [
+    "AnswerError",
+    "Candidate",
+    "ChatRequest",
+    "ChatResponse",
+    "Compaction",
+    "ConfigDelta",
+    "ConversationStream",
+    "Entry",
+    "ExclusionDiagnostic",
+    "InquiryRequest",
+    "InquiryResponse",
+    "Link",
+    "Packing",
+    "Projection",
+    "ProviderView",
+    "StreamError",
+    "SummaryAnswer",
+    "SummaryRequest",
+    "ToolCallRequest",
+    "ToolCallResponse",
+    "Turn",
+    "TurnStart",
+    "TurnSummaryError",
+    "Unknown",
+    "UnresolvedReason",
+    "ViewEvent",
+    "apply_summaries",
+    "build_summary_request",
+    "ensure_first_turn_start",
+    "excluded_ids",
+    "extractive_answer",
+    "find_turn",
+    "ids_from_random_bytes",
+    "label_turn",
+    "mechanical_turn_summary",
+    "pack",
+    "parse_summaries",
+    "plan_summaries",
+    "project",
+    "resolve_links",
+    "resolve_summary_model",
+    "sequential_ids",
+    "summary_candidates",
+    "summary_source",
+    "turn_fingerprint",
+    "turn_transcript",
+    "unlabel_turn",
+]
+
+
+def _export(name: str) -> object:
+    """The public object called ``name``, imported from its module on first use and kept."""
+    try:
+        module, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value: object = getattr(import_module(f".{module}", __name__), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if not TYPE_CHECKING:
+    __getattr__ = _export

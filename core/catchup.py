@@ -30,7 +30,19 @@ USER = "user"
 
 
 def summary_source(turn: Turn) -> str | None:
-    """Who wrote the turn's summary, as recorded in its ``turn_start`` metadata."""
+    """Who wrote the turn's summary, as recorded in its ``turn_start`` metadata.
+
+    A model ID, ``user`` or ``builtin/extractive``; ``None`` when nothing is recorded.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, summary_source
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> summary_source(stream.turns()[0]) is None
+    True
+    >>> stream = label_turn(stream, "e000001", "Build fixed", "ollama/qwen3:4b").unwrap()
+    >>> summary_source(stream.turns()[0])
+    'ollama/qwen3:4b'
+    """
     start = turn.start
     if start is None or not isinstance(start.payload, TurnStart):
         return None
@@ -68,6 +80,15 @@ def prepare(stream: ConversationStream) -> ConversationStream:
     first request, so that events preceding the request stay in turn 0 and no
     turn index (nor any compaction overlay's turn range) moves. Its ID is
     derived (not drawn), so every preparation of the same file gives the same turn ID.
+
+    >>> from turnmark.core import ConversationStream, ensure_first_turn_start, sequential_ids
+    >>> events = b'[{"type": "chat_request", "timestamp": "2026-01-02 10:00:00.0", "content": "Hi"}]'
+    >>> old = ConversationStream.from_json(events, b"{}", new_id=sequential_ids(), conversation="jp-c17800000010")
+    >>> old.unwrap().turns()[0].id() is None
+    True
+    >>> prepared = ensure_first_turn_start(old.unwrap())
+    >>> [entry.type_tag for entry in prepared.entries], prepared.turns()[0].id()
+    (['turn_start', 'chat_request'], 'vrm25nf')
     """
     if not needs_turn_start(stream):
         return stream
@@ -81,7 +102,23 @@ def prepare(stream: ConversationStream) -> ConversationStream:
 def candidates(
     stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade: bool = False
 ) -> tuple[Candidate, ...]:
-    """Completed turns that need a summary, with their transcripts, sizes and fingerprints."""
+    """Completed turns that need a summary, with their transcripts, sizes and fingerprints.
+
+    A turn that already has a summary is left alone, and so is the last turn while it is
+    unfinished (or always, with ``last_turn_may_be_open``: a query is still adding to it).
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids, summary_candidates
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "And the docs?"))
+    >>> [(c.turn_id, c.index, c.tokens) for c in summary_candidates(stream, last_turn_may_be_open=False)]
+    [('e000001', 0, 30), ('e000004', 1, 29)]
+    >>> stream = stream.set_turn_summary("e000001", "Build fixed").unwrap()
+    >>> [c.turn_id for c in summary_candidates(stream, last_turn_may_be_open=False)]
+    ['e000004']
+    """
     turns = stream.turns()
     excluded = excluded_ids(stream)
     found: list[Candidate] = []
@@ -100,12 +137,39 @@ def candidates(
 
 
 def plan(candidates: tuple[Candidate, ...], context_window: int | None, batch_size: int) -> Packing:
-    """The next request's turns, packed within the model's budget."""
+    """The next request's turns, packed within the model's budget.
+
+    ``context_window`` is the model's (``None``: 8,192 tokens); ``batch_size`` is
+    ``conversation.turn_summary.generate.batch_size``. Newest turns go first.
+
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, plan_summaries,
+    ...     sequential_ids, summary_candidates)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> packing = plan_summaries(summary_candidates(stream, last_turn_may_be_open=False), None, 1)
+    >>> [c.turn_id for c in packing.packed], [(c.turn_id, why) for c, why in packing.left_out], packing.budget
+    (['e000004'], [('e000001', 'batch_full')], 6806)
+    """
     return pack(candidates, request_budget(context_window, PROMPT_TOKENS, batch_size), batch_size)
 
 
 def extractive_answer(stream: ConversationStream, turn_ids: tuple[str, ...]) -> str:
-    """What ``builtin/extractive`` answers for these turns, in the shape a model answers in."""
+    """What ``builtin/extractive`` answers for these turns, in the shape a model answers in.
+
+    The offline summarizer: a substantive request is labelled by its first line, a short
+    follow-up by what the turn did.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, extractive_answer, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "continue"))
+    >>> stream = stream.push(ChatResponse(ts, "message", "Added a test for the parser. It passes."))
+    >>> extractive_answer(stream, ("e000001", "e000004"))
+    '{"summaries": {"e000001": "Fix the build", "e000004": "Added a test for the parser"}}'
+    """
     by_id = {turn.id(): turn for turn in stream.turns()}
     excluded = excluded_ids(stream)
     summaries = {
@@ -117,7 +181,20 @@ def extractive_answer(stream: ConversationStream, turn_ids: tuple[str, ...]) -> 
 def label(
     stream: ConversationStream, turn_id: str, text: str, source: str
 ) -> Result[ConversationStream, TurnSummaryError]:
-    """Store a summary and who wrote it."""
+    """Store a summary (normalized to one line) and who wrote it (``source``: a model ID, ``user``, ...).
+
+    This is what ``turnmark label`` does (with ``source="user"``, after
+    ``ensure_first_turn_start``); catch-up never replaces a summary whose source is ``user``.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, summary_source
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> turn = label_turn(stream, "e000001", "Fixed   the\\nbuild", "user").unwrap().turns()[0]
+    >>> turn.summary(), summary_source(turn)
+    ('Fixed the build', 'user')
+    >>> label_turn(stream, "e000002", "Not a turn", "user").failure().describe()
+    "no turn_start with event_id 'e000002'"
+    """
     stored = stream.set_turn_summary(turn_id, text)
     if isinstance(stored, Failure):
         return stored
@@ -125,7 +202,16 @@ def label(
 
 
 def unlabel(stream: ConversationStream, turn_id: str) -> Result[ConversationStream, TurnSummaryError]:
-    """Remove a summary and its provenance."""
+    """Remove a summary and its provenance (``turnmark label --clear``).
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, unlabel_turn
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> labelled = label_turn(stream, "e000001", "Build fixed", "user").unwrap()
+    >>> cleared = unlabel_turn(labelled, "e000001").unwrap()
+    >>> cleared.turns()[0].summary(), cleared.turns()[0].start.payload.metadata, cleared == stream
+    (None, None, True)
+    """
     return stream.clear_turn_summary(turn_id).map(lambda cleared: _with_source(cleared, turn_id, None))
 
 
@@ -161,7 +247,26 @@ def apply_summaries(
     *,
     upgrade: bool = False,
 ) -> Applied:
-    """Write each summary whose turn still exists unchanged and still wants one."""
+    """Write each summary whose turn still exists unchanged and still wants one.
+
+    ``fingerprints`` are the candidates' (what the model was shown): a turn that changed
+    since keeps no summary, and ``dropped`` says why.
+
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, apply_summaries,
+    ...     sequential_ids, summary_candidates)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> shown = {c.turn_id: c.fingerprint for c in summary_candidates(stream, last_turn_may_be_open=False)}
+    >>> stream = stream.push(ChatResponse(ts, "message", "And one more."))  # the last turn changes meanwhile
+    >>> answer = {"e000001": "Build fixed", "e000004": "Test added"}
+    >>> applied = apply_summaries(stream, answer, shown, "ollama/qwen3:4b")
+    >>> applied.written, applied.dropped
+    (('e000001',), {'e000004': 'the turn changed while its summary was written'})
+    >>> [turn.summary() for turn in applied.stream.turns()]
+    ['Build fixed', None]
+    """
     turns = {turn.id(): turn for turn in stream.turns() if turn.id() is not None}
     excluded = excluded_ids(stream)
     written: list[str] = []

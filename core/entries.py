@@ -36,7 +36,23 @@ NO_LAYOUT = Layout()
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One element of ``events.json``."""
+    """One element of ``events.json``: its ``event_id``, its payload and its ``request_id``.
+
+    An entry read without an ``event_id`` gets one derived from the entry itself (the
+    same on every load, and the one the next save writes); ``transient_id`` says so:
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
+    >>> events = b'''[
+    ...   {"type": "turn_start", "timestamp": "2026-01-02 10:00:00.0"},
+    ...   {"event_id": "r1aaaaa", "type": "chat_request", "timestamp": "2026-01-02 10:00:01.0", "content": "Hi"}
+    ... ]'''
+    >>> stream = ConversationStream.from_json(events, b"{}", new_id=sequential_ids(), conversation="jp-c17800000010")
+    >>> start, request = stream.unwrap().entries
+    >>> start.event_id, start.id_origin, start.transient_id
+    ('vrm25nf', 'assigned', True)
+    >>> request.event_id, request.transient_id, isinstance(request.payload, ChatRequest), request.payload.content
+    ('r1aaaaa', False, True, 'Hi')
+    """
 
     event_id: str
     payload: Payload

@@ -9,6 +9,14 @@ class StreamError:
 
     ``index`` is the 0-based entry index when the problem is inside one entry;
     ``line``/``column`` are set when the JSON itself is malformed.
+
+    >>> from turnmark.core import ConversationStream, sequential_ids
+    >>> bad = b'[{"type": "chat_request", "timestamp": "2026-01-02 10:00:00.0"}]'
+    >>> error = ConversationStream.from_json(bad, b"{}", new_id=sequential_ids()).failure()
+    >>> error.index, error.type_tag, error.describe()
+    (0, 'chat_request', 'entry 0 (chat_request): missing "content"')
+    >>> ConversationStream.from_json(b"[{", b"{}", new_id=sequential_ids()).failure().describe()
+    'line 1, column 3: the JSON ends early (truncated file?)'
     """
 
     message: str

@@ -41,7 +41,13 @@ def ids_from_random_bytes(random_bytes: Callable[[int], bytes], batch: int = 102
     """An ``IdSource`` of 7-character lowercase base-36 IDs drawn from ``random_bytes``.
 
     Bytes >= 252 are discarded so every character is uniform over the
-    alphabet; random bytes are fetched ``batch`` at a time.
+    alphabet; random bytes are fetched ``batch`` at a time. A program passes the
+    operating system's randomness (``secrets.token_bytes``); the core never draws any.
+
+    >>> from turnmark.core import ids_from_random_bytes
+    >>> new_id = ids_from_random_bytes(lambda size: bytes(range(36)) * (size // 36 + 1))
+    >>> new_id(), new_id()
+    ('0123456', '789abcd')
     """
     pool = ""
 
@@ -56,7 +62,16 @@ def ids_from_random_bytes(random_bytes: Callable[[int], bytes], batch: int = 102
 
 
 def sequential_ids(prefix: str = "e") -> IdSource:
-    """A deterministic ``IdSource`` for tests and fixtures: ``e000001``, ``e000002``, …"""
+    """A deterministic ``IdSource`` for tests and fixtures: ``e000001``, ``e000002``, …
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
+    >>> new_id = sequential_ids()
+    >>> new_id(), new_id()
+    ('e000001', 'e000002')
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids("x"))
+    >>> [entry.event_id for entry in stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Hi")).entries]
+    ['x000001', 'x000002']
+    """
     counter = iter(range(1, 36**ID_LENGTH))
 
     def next_id() -> str:

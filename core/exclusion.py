@@ -34,7 +34,26 @@ class ExcludedEvent:
 
 @dataclass(frozen=True, slots=True)
 class ExclusionDiagnostic:
-    """The events left out because of one unresolved ``request_id``, and why it does not resolve."""
+    """The events left out because of one unresolved ``request_id``, and why it does not resolve.
+
+    ``excluded`` lists each event left out: its position in the stream, ``event_id``,
+    ``type_tag``, and ``by_closure`` when only the other half of its tool call was unresolved.
+
+    >>> from dataclasses import replace
+    >>> from turnmark.core import (ChatRequest, ConversationStream, ToolCallRequest, ToolCallResponse,
+    ...     project, sequential_ids)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Check it"))
+    >>> stream = stream.extend([ToolCallRequest(ts, "call_1", "cargo_check"),
+    ...                         ToolCallResponse(ts, "call_1", "ok", False)])
+    >>> entries = list(stream.entries)
+    >>> entries[3] = replace(entries[3], request_id="gone000")
+    >>> (diagnostic,) = project(stream.with_entries(entries)).diagnostics
+    >>> diagnostic.request_id, diagnostic.reason
+    ('gone000', 'missing_target')
+    >>> [(event.position, event.event_id, event.type_tag, event.by_closure) for event in diagnostic.excluded]
+    [(2, 'e000003', 'tool_call_request', True), (3, 'e000004', 'tool_call_response', False)]
+    """
 
     request_id: str
     reason: UnresolvedReason

@@ -15,7 +15,21 @@ from .turns import Turn
 
 
 def fingerprint(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
-    """Hex digest identifying the turn's content and entries (``excluded``: as for ``transcript``)."""
+    """Hex digest identifying the turn's content and entries (``excluded``: as for ``transcript``).
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids, turn_fingerprint
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
+    >>> stream = stream.push(ChatResponse(ts, "message", "Fixed."))
+    >>> before = turn_fingerprint(stream.turns()[0])
+    >>> before
+    '52fa075fb2aba55d67fc94533a2b1f89'
+    >>> labelled = stream.set_turn_summary("e000001", "Build fixed").unwrap()
+    >>> turn_fingerprint(labelled.turns()[0]) == before  # a summary does not change the turn
+    True
+    >>> turn_fingerprint(stream.push(ChatResponse(ts, "message", "Also the tests.")).turns()[0]) == before
+    False
+    """
     digest = hashlib.blake2b(digest_size=16, person=b"turnmark-turn")
     digest.update(transcript(turn, excluded).encode("utf-8"))
     for entry in described_events(turn, excluded):

@@ -25,7 +25,27 @@ REASON_TEXT: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Link:
-    """The resolution of one entry's request link."""
+    """The resolution of one entry's request link.
+
+    ``state`` is ``unlinked`` (no ``request_id``), ``resolved`` or ``unresolved``; an
+    unresolved link has a ``reason``, an ``UnresolvedReason``, and ``target_type`` names
+    what the ``request_id`` points at when that is not a request:
+
+    >>> from dataclasses import replace
+    >>> from typing import get_args
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, UnresolvedReason, resolve_links
+    >>> from turnmark.core import sequential_ids
+    >>> get_args(UnresolvedReason)
+    ('missing_target', 'wrong_kind', 'duplicated_target')
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
+    >>> stream = stream.push(ChatResponse(ts, "message", "Fixed."))
+    >>> answer = stream.entries[2]
+    >>> edited = stream.with_entries([*stream.entries[:2], replace(answer, request_id="e000001")])
+    >>> link = resolve_links(edited.entries, edited.duplicated_ids)[2]
+    >>> link.state, link.request_id, link.reason, link.target_type
+    ('unresolved', 'e000001', 'wrong_kind', 'turn_start')
+    """
 
     index: int
     event_id: str
@@ -49,7 +69,25 @@ def _resolve(index: int, entry: Entry, kinds: dict[str, str], duplicated_ids: fr
 
 
 def resolve_links(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -> tuple[Link, ...]:
-    """Resolve every entry's ``request_id`` against the stream as it stands."""
+    """Resolve every entry's ``request_id`` against the stream as it stands.
+
+    A link is never guessed from position: an answer whose request was deleted by hand
+    is unresolved, with the reason.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, resolve_links, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> edited = stream.with_entries([entry for entry in stream.entries if entry.event_id != "e000002"])
+    >>> for link in resolve_links(edited.entries, edited.duplicated_ids):
+    ...     print(link.index, link.event_id, link.state, link.request_id, link.reason)
+    0 e000001 unlinked None None
+    1 e000003 unresolved e000002 missing_target
+    2 e000004 unlinked None None
+    3 e000005 unlinked None None
+    4 e000006 resolved e000005 None
+    """
     kinds = {entry.event_id: entry.type_tag for entry in entries}
     return tuple(_resolve(index, entry, kinds, duplicated_ids) for index, entry in enumerate(entries))
 

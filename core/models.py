@@ -95,7 +95,28 @@ def _configured(config: JsonObject) -> tuple[Json, JsonObject, str] | None:
 
 
 def resolve_summary_model(config: JsonObject, override: str | None = None) -> Result[ModelSpec, ConfigError]:
-    """The turn-summary model for this config (``override`` replaces the ID, as ``--model`` does)."""
+    """The turn-summary model for this config (``override`` replaces the ID, as ``--model`` does).
+
+    ``config`` is the merged configuration, as nested objects (JP's keys).
+
+    >>> from turnmark.core import resolve_summary_model
+    >>> resolve_summary_model({}).unwrap().id
+    'builtin/extractive'
+    >>> config = {
+    ...     "conversation": {"turn_summary": {"generate": {"model": {"id": "haiku"}}}},
+    ...     "providers": {"llm": {"aliases": {"haiku": "anthropic/claude-haiku-4-5"}}},
+    ... }
+    >>> model = resolve_summary_model(config).unwrap()
+    >>> model.id, model.source
+    ('anthropic/claude-haiku-4-5', 'conversation.turn_summary.generate.model')
+    >>> model.parameters
+    {'reasoning': {'effort': 'low', 'exclude': True}}
+    >>> resolve_summary_model(config, "ollama/qwen3:4b").unwrap().id
+    'ollama/qwen3:4b'
+    >>> title_model = {"conversation": {"title": {"generate": {"model": {"id": "x/y"}}}}}
+    >>> print(resolve_summary_model(title_model).failure().message)
+    turnmark cannot talk to 'x' models (it speaks ollama, openai, llamacpp, openrouter, anthropic, builtin)
+    """
     configured = _configured(config)
     if configured is None and override is None:
         return Success(ModelSpec(BUILTIN, "extractive", {}))

@@ -36,7 +36,19 @@ def request_budget(context_window: int | None, prompt_tokens: int, batch_size: i
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A turn that needs a summary: its ID, position, transcript, size and fingerprint."""
+    """A turn that needs a summary: its ID, position, transcript, size and fingerprint.
+
+    ``summary_candidates`` makes them from a stream; ``tokens`` is estimated as one
+    token per 3 bytes of UTF-8, as JP does.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids, summary_candidates
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
+    >>> stream = stream.push(ChatResponse(ts, "message", "Fixed."))
+    >>> (candidate,) = summary_candidates(stream, last_turn_may_be_open=False)
+    >>> candidate.turn_id, candidate.index, candidate.tokens, len(candidate.transcript.encode())
+    ('e000001', 0, 30, 88)
+    """
 
     turn_id: str
     index: int
@@ -47,7 +59,14 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class Packing:
-    """The turns of the next request (oldest first) and why the others are not in it."""
+    """The turns of the next request (oldest first) and why the others are not in it.
+
+    >>> from turnmark.core import Candidate, pack
+    >>> older, newer = Candidate("a1aaaaa", 0, "<turn/>", 40, "f1"), Candidate("b2bbbbb", 1, "<turn/>", 30, "f2")
+    >>> packing = pack([older, newer], budget=50, batch_size=5)
+    >>> [c.turn_id for c in packing.packed], [(c.turn_id, why) for c, why in packing.left_out], packing.tokens
+    (['b2bbbbb'], [('a1aaaaa', 'over_budget')], 30)
+    """
 
     packed: tuple[Candidate, ...]
     left_out: tuple[tuple[Candidate, ExclusionReason], ...]
@@ -59,7 +78,19 @@ class Packing:
 
 
 def pack(candidates: Sequence[Candidate], budget: int, batch_size: int) -> Packing:
-    """Whole turns, newest first, until ``batch_size`` or ``budget``; a turn too large alone is excluded."""
+    """Whole turns, newest first, until ``batch_size`` or ``budget``; a turn too large alone is excluded.
+
+    ``plan_summaries`` calls it with the budget a model's context window leaves.
+
+    >>> from turnmark.core import Candidate, pack
+    >>> sizes = [500, 40, 30, 20]
+    >>> turns = [Candidate(f"t{index}aaaaa", index, "...", tokens, "") for index, tokens in enumerate(sizes)]
+    >>> packing = pack(turns, budget=100, batch_size=2)
+    >>> [c.turn_id for c in packing.packed]
+    ['t2aaaaa', 't3aaaaa']
+    >>> [(c.turn_id, why) for c, why in packing.left_out]
+    [('t1aaaaa', 'batch_full'), ('t0aaaaa', 'too_large')]
+    """
     packed: list[Candidate] = []
     left_out: list[tuple[Candidate, ExclusionReason]] = []
     used = 0

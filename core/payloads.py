@@ -17,7 +17,16 @@ ResponseVariant: TypeAlias = Literal["message", "reasoning", "data"]
 
 @dataclass(frozen=True, slots=True)
 class TurnStart:
-    """Opens a turn; carries the RFD 126 turn summary when one is stored."""
+    """Opens a turn; carries the RFD 126 turn summary when one is stored.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, TurnStart, sequential_ids
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.extend([TurnStart("2026-01-02 10:00:00.0", summary="Build fixed")])
+    >>> stream = stream.push(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> turn = stream.turns()[0]
+    >>> turn.start.payload, turn.summary()
+    (TurnStart(timestamp='2026-01-02 10:00:00.0', summary='Build fixed', metadata=None), 'Build fixed')
+    """
 
     timestamp: str
     summary: str | None = None
@@ -28,7 +37,16 @@ class TurnStart:
 
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
-    """The user's request: the originating request of the events that answer it."""
+    """The user's request: the originating request of the events that answer it.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> stream = stream.push(ChatResponse("2026-01-02 10:00:05.0", "message", "Fixed."))
+    >>> request, answer = stream.entries[1:]
+    >>> request.payload.content, answer.request_id == request.event_id
+    ('Fix the build', True)
+    """
 
     timestamp: str
     content: str
@@ -41,7 +59,14 @@ class ChatRequest:
 
 @dataclass(frozen=True, slots=True)
 class ChatResponse:
-    """An assistant answer: a message, reasoning, or structured data (``variant``)."""
+    """An assistant answer: a message, reasoning, or structured data (``variant``).
+
+    >>> from turnmark.core import ChatResponse
+    >>> thought = ChatResponse("2026-01-02 10:00:05.0", "reasoning", "The import is missing.")
+    >>> answer = ChatResponse("2026-01-02 10:00:06.0", "message", "Fixed.")
+    >>> (thought.message, thought.reasoning), (answer.message, answer.reasoning)
+    ((None, 'The import is missing.'), ('Fixed.', None))
+    """
 
     timestamp: str
     variant: ResponseVariant
@@ -61,7 +86,16 @@ class ChatResponse:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallRequest:
-    """A tool call made by the assistant; ``id`` pairs it with its response."""
+    """A tool call made by the assistant; ``id`` pairs it with its response.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, ToolCallRequest, ToolCallResponse, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Check it"))
+    >>> stream = stream.push(ToolCallRequest(ts, "call_1", "cargo_check", {"package": "core"}))
+    >>> call = stream.entries[-1]
+    >>> call.payload.name, call.payload.arguments, call.request_id
+    ('cargo_check', {'package': 'core'}, 'e000002')
+    """
 
     timestamp: str
     id: str
@@ -74,7 +108,21 @@ class ToolCallRequest:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallResponse:
-    """The output of a tool call (``is_error`` for the error variant)."""
+    """The output of a tool call (``is_error`` for the error variant).
+
+    A response needs its call in the same turn; the turn builder refuses one without:
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, ToolCallRequest, ToolCallResponse, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Check it"))
+    >>> stream.turn_builder().add(ToolCallResponse(ts, "call_9", "ok", False)).build().failure().describe()
+    "orphaned tool call response 'call_9' (buffered event 0)"
+    >>> builder = stream.turn_builder().add(ToolCallRequest(ts, "call_1", "cargo_check"))
+    >>> built = builder.add(ToolCallResponse(ts, "call_1", "error: unresolved import", True)).build().unwrap()
+    >>> result = built.entries[-1].payload
+    >>> result.id, result.is_error, result.content
+    ('call_1', True, 'error: unresolved import')
+    """
 
     timestamp: str
     id: str
@@ -87,7 +135,26 @@ class ToolCallResponse:
 
 @dataclass(frozen=True, slots=True)
 class InquiryRequest:
-    """A question put to the user or a model while a tool runs."""
+    """A question put to the user or a model while a tool runs.
+
+    Inquiries belong to their turn but are never sent to a provider:
+
+    >>> from turnmark.core import (ChatRequest, ConversationStream, InquiryRequest, InquiryResponse,
+    ...     ToolCallRequest, ToolCallResponse, project, sequential_ids)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Delete old.log"))
+    >>> stream = stream.extend([
+    ...     ToolCallRequest(ts, "call_1", "fs_delete_file", {"path": "old.log"}),
+    ...     InquiryRequest(ts, "call_1.confirm", {"source": "tool", "name": "fs_delete_file"},
+    ...                    {"text": "Delete old.log?", "answer_type": {"type": "boolean"}}),
+    ...     InquiryResponse(ts, "call_1.confirm", True),
+    ...     ToolCallResponse(ts, "call_1", "deleted", False),
+    ... ])
+    >>> [entry.type_tag for entry in stream.turns()[0].events()][-3:]
+    ['inquiry_request', 'inquiry_response', 'tool_call_response']
+    >>> [entry.type_tag for entry in project(stream).view.entries]
+    ['chat_request', 'tool_call_request', 'tool_call_response']
+    """
 
     timestamp: str
     id: str
@@ -100,7 +167,17 @@ class InquiryRequest:
 
 @dataclass(frozen=True, slots=True)
 class InquiryResponse:
-    """The answer to an inquiry (any JSON value)."""
+    """The answer to an inquiry (any JSON value).
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, InquiryRequest, InquiryResponse, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Deploy"))
+    >>> question = InquiryRequest(ts, "q1", {"source": "assistant"}, {"text": "Which region?"})
+    >>> stream = stream.extend([question, InquiryResponse(ts, "q1", "eu-west-1")])
+    >>> answer = stream.entries[-1]
+    >>> answer.payload.answer, answer.request_id
+    ('eu-west-1', 'e000002')
+    """
 
     timestamp: str
     id: str
@@ -112,7 +189,18 @@ class InquiryResponse:
 
 @dataclass(frozen=True, slots=True)
 class ConfigDelta:
-    """A config change, kept as written: JP never fails on a delta, and neither do we."""
+    """A config change, kept as written: JP never fails on a delta, and neither do we.
+
+    A global entry: it belongs to the turn it stands in but is not a conversation event.
+
+    >>> from turnmark.core import ChatRequest, ConfigDelta, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Hi"))
+    >>> change = {"type": "config_delta", "timestamp": ts, "delta": {"assistant": {"model": {"id": "ollama/qwen3"}}}}
+    >>> stream = stream.push(ConfigDelta(change))
+    >>> stream.entries[-1].payload.delta, len(stream.entries), len(stream)
+    ({'assistant': {'model': {'id': 'ollama/qwen3'}}}, 3, 2)
+    """
 
     fields: JsonObject
 
@@ -141,7 +229,19 @@ class Compaction:
     """A non-destructive compaction overlay over turns ``from_turn..=to_turn`` (RFD 064).
 
     Kept as written (``fields``); the codec validates the shape at load, so the
-    accessors can rely on it.
+    accessors can rely on it. A summary overlay stands in for the turns it covers:
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, Compaction, ConversationStream, project, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Where are locks kept?")).push(ChatResponse(ts, "message", "Here."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Show the lock code.")).push(ChatResponse(ts, "message", "Now."))
+    >>> stream = stream.push(Compaction.new(ts, 0, 0, summary="The user asked where locks are kept."))
+    >>> overlay = stream.entries[-1].payload
+    >>> overlay.from_turn, overlay.to_turn, overlay.summary
+    (0, 0, 'The user asked where locks are kept.')
+    >>> [(event.turn, event.event_id, event.synthetic) for event in project(stream).view.events]
+    [(0, '~summary0.request', True), (0, '~summary0.answer', True), (1, 'e000005', False), (1, 'e000006', False)]
     """
 
     fields: JsonObject
@@ -205,7 +305,18 @@ class Compaction:
 
 @dataclass(frozen=True, slots=True)
 class Unknown:
-    """An entry of a ``type`` this version does not know, kept verbatim (minus its ``event_id``)."""
+    """An entry of a ``type`` this version does not know, kept verbatim (minus its ``event_id``).
+
+    >>> from turnmark.core import ConversationStream, Unknown, sequential_ids
+    >>> events = b'''[{"event_id": "f1aaaaa", "type": "future_kind", "timestamp": "2026-01-02 10:00:00.0", "x": [1]}]
+    ... '''
+    >>> stream = ConversationStream.from_json(events, b"{}", new_id=sequential_ids()).unwrap()
+    >>> payload = stream.entries[0].payload
+    >>> isinstance(payload, Unknown), payload.type_tag, payload.fields["x"]
+    (True, 'future_kind', [1])
+    >>> b'"x": [' in stream.to_json()
+    True
+    """
 
     fields: JsonObject
 

@@ -19,7 +19,16 @@ from .turns import turn_indices
 
 @dataclass(frozen=True, slots=True)
 class ViewEvent:
-    """One event a provider sees. ``synthetic`` events (summary stand-ins) have ephemeral IDs."""
+    """One event a provider sees. ``synthetic`` events (summary stand-ins) have ephemeral IDs.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, project, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
+    >>> stream = stream.extend([ChatResponse(ts, "reasoning", "Hmm."), ChatResponse(ts, "message", "Fixed.")])
+    >>> event = project(stream).view.events[-1]
+    >>> event.turn, event.event_id, event.payload.message, event.synthetic
+    (0, 'e000004', 'Fixed.', False)
+    """
 
     event_id: str
     payload: Payload
@@ -30,7 +39,15 @@ class ViewEvent:
 
 @dataclass(frozen=True, slots=True)
 class ProviderView:
-    """The events a provider sees, in order, with their turns; ``runs`` marks the synthetic ones by position."""
+    """The events a provider sees, in order, with their turns; ``runs`` marks the synthetic ones by position.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, project, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
+    >>> view = project(stream.push(ChatResponse(ts, "message", "Fixed."))).view
+    >>> [entry.type_tag for entry in view.entries], view.turns, view.runs
+    (['chat_request', 'chat_response'], (0, 0), {})
+    """
 
     entries: tuple[Entry, ...]
     turns: tuple[int, ...]
@@ -46,14 +63,39 @@ class ProviderView:
 
 @dataclass(frozen=True, slots=True)
 class Projection:
-    """The provider view plus one diagnostic per unresolved request link that left events out."""
+    """The provider view plus one diagnostic per unresolved request link that left events out.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, project, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
+    >>> projection = project(stream.push(ChatResponse(ts, "message", "Fixed.")))
+    >>> len(projection.view.entries), projection.diagnostics
+    (2, ())
+    """
 
     view: ProviderView
     diagnostics: tuple[ExclusionDiagnostic, ...]
 
 
 def project(stream: ConversationStream) -> Projection:
-    """What a provider would be sent for this stream, and the diagnostics to show before sending it."""
+    """What a provider would be sent for this stream, and the diagnostics to show before sending it.
+
+    Events whose request link does not resolve are left out first (with the other half
+    of a tool call), then compaction overlays apply, then only requests, answers and
+    tool calls remain. Here a hand edit deleted the first turn's request:
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, project, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> edited = stream.with_entries([entry for entry in stream.entries if entry.event_id != "e000002"])
+    >>> projection = project(edited)
+    >>> [(event.turn, event.payload.type_tag, event.event_id) for event in projection.view.events]
+    [(1, 'chat_request', 'e000005'), (1, 'chat_response', 'e000006')]
+    >>> [(d.request_id, d.reason, [e.event_id for e in d.excluded]) for d in projection.diagnostics]
+    [('e000002', 'missing_target', ['e000003'])]
+    """
     entries = stream.entries
     indices = turn_indices(entries)
     exclusion = exclude_unresolved(entries, stream.duplicated_ids, indices)

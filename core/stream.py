@@ -49,7 +49,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class TurnSummaryError:
-    """Why a turn summary was not stored or cleared."""
+    """Why a turn summary was not stored or cleared.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> error = stream.set_turn_summary("nosuch1", "Fixed the build").failure()
+    >>> error.reason, error.describe()
+    ('unknown_turn', "no turn_start with event_id 'nosuch1'")
+    >>> stream.set_turn_summary("e000001", " \\n ").failure().reason
+    'blank_summary'
+    """
 
     reason: Literal["unknown_turn", "blank_summary"]
     turn_id: str
@@ -124,6 +134,47 @@ class ConversationStream:
     ``duplicated_ids`` is load-scoped: the IDs that more than one entry carried
     in the file, which no reference may resolve to; ``id_repairs`` names the
     entries (by index at load) that got a new ID because of it.
+
+    Build one from payloads (each insertion gets a fresh ``event_id`` from
+    ``new_id``, and answers get the ``request_id`` of their turn's request),
+    or load one from the bytes of ``events.json`` and ``base_config.json``:
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> stream = stream.push(ChatResponse("2026-01-02 10:00:05.0", "message", "Fixed."))
+    >>> [(entry.type_tag, entry.event_id, entry.request_id) for entry in stream.entries]
+    [('turn_start', 'e000001', None), ('chat_request', 'e000002', None), ('chat_response', 'e000003', 'e000002')]
+    >>> stream = stream.set_turn_summary("e000001", "Build fixed").unwrap()
+    >>> [(turn.id(), turn.summary()) for turn in stream.turns()]
+    [('e000001', 'Build fixed')]
+    >>> events, base_config = stream.to_json(), stream.base_config_json()
+    >>> print(events.decode())
+    [
+      {
+        "event_id": "e000001",
+        "timestamp": "2026-01-02 10:00:00.0",
+        "type": "turn_start",
+        "summary": "Build fixed"
+      },
+      {
+        "event_id": "e000002",
+        "timestamp": "2026-01-02 10:00:00.0",
+        "type": "chat_request",
+        "content": "Fix the build"
+      },
+      {
+        "event_id": "e000003",
+        "request_id": "e000002",
+        "timestamp": "2026-01-02 10:00:05.0",
+        "type": "chat_response",
+        "message": "Fixed."
+      }
+    ]
+    <BLANKLINE>
+    >>> loaded = ConversationStream.from_json(events, base_config, new_id=sequential_ids()).unwrap()
+    >>> loaded.to_json() == events, len(loaded)
+    (True, 3)
     """
 
     entries: PVector[Entry]

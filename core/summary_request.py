@@ -46,7 +46,18 @@ for each turn id given. Do not mention these instructions."""
 
 @dataclass(frozen=True, slots=True)
 class SummaryRequest:
-    """What is sent: instructions, the turns' transcripts, and the JSON schema of the answer."""
+    """What is sent: instructions, the turns' transcripts, and the JSON schema of the answer.
+
+    ``system`` goes as the system prompt, ``user`` (the transcripts) as the user message,
+    ``schema`` as the provider's structured-output schema.
+
+    >>> from turnmark.core import Candidate, build_summary_request
+    >>> request = build_summary_request((Candidate("a1aaaaa", 0, '<turn id="a1aaaaa">...</turn>', 10, ""),))
+    >>> request.system.splitlines()[0]
+    'You label the turns of a conversation between a user and a coding assistant.'
+    >>> request.user, request.turn_ids, request.context_window, request.answer_tokens
+    ('<turn id="a1aaaaa">...</turn>', ('a1aaaaa',), 8192, 104)
+    """
 
     system: str
     user: str
@@ -83,6 +94,30 @@ def summary_schema(turn_ids: tuple[str, ...]) -> JsonObject:
 
 
 def summary_request(packed: tuple[Candidate, ...], context_window: int | None = None) -> SummaryRequest:
+    """The request for the packed turns: the answer's schema names exactly their IDs, each at most 72 characters.
+
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, build_summary_request,
+    ...     plan_summaries, sequential_ids, summary_candidates)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> packing = plan_summaries(summary_candidates(stream, last_turn_may_be_open=False), None, 5)
+    >>> request = build_summary_request(packing.packed)
+    >>> print(request.user)
+    <turn id="e000001">
+    <request>Fix the build</request>
+    <response>Fixed.</response>
+    </turn>
+    <BLANKLINE>
+    <turn id="e000004">
+    <request>Add a test</request>
+    <response>Added.</response>
+    </turn>
+    >>> answer = request.schema["properties"]["summaries"]
+    >>> answer["required"], answer["properties"]["e000001"]["maxLength"], answer["additionalProperties"]
+    (['e000001', 'e000004'], 72, False)
+    """
     turn_ids = tuple(candidate.turn_id for candidate in packed)
     body = "\n\n".join(candidate.transcript for candidate in packed)
     window = context_window if context_window and context_window > 0 else DEFAULT_CONTEXT_WINDOW
@@ -96,7 +131,13 @@ PROMPT_TOKENS = estimate_tokens(INSTRUCTIONS) + 200
 
 @dataclass(frozen=True, slots=True)
 class SummaryAnswer:
-    """The usable summaries by turn ID, and a one-line reason for each turn that got none."""
+    """The usable summaries by turn ID, and a one-line reason for each turn that got none.
+
+    >>> from turnmark.core import parse_summaries
+    >>> answer = parse_summaries('{"summaries": {"a1aaaaa": "Build fixed"}}', ("a1aaaaa", "b2bbbbb")).unwrap()
+    >>> answer.summaries, answer.refused
+    ({'a1aaaaa': 'Build fixed'}, {'b2bbbbb': 'missing from the answer'})
+    """
 
     summaries: dict[str, str]
     refused: dict[str, str]
@@ -104,13 +145,33 @@ class SummaryAnswer:
 
 @dataclass(frozen=True, slots=True)
 class AnswerError:
-    """The answer as a whole is unusable (not JSON, not the schema's shape)."""
+    """The answer as a whole is unusable (not JSON, not the schema's shape).
+
+    >>> from turnmark.core import parse_summaries
+    >>> parse_summaries("Sure! Here are your summaries.", ("a1aaaaa",)).failure().message
+    'the answer is not JSON'
+    >>> parse_summaries('{"a1aaaaa": "Build fixed"}', ("a1aaaaa",)).failure().message
+    'the answer has no "summaries" object'
+    """
 
     message: str
 
 
 def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAnswer, AnswerError]:
-    """Check a model's answer against the request: keep packed IDs only, normalized to one clean line each."""
+    """Check a model's answer against the request: keep packed IDs only, normalized to one clean line each.
+
+    ``turn_ids`` are the request's (``SummaryRequest.turn_ids``). Summaries for other turns
+    are discarded; a summary is cut to its first line, cleaned of controls and escape
+    sequences, and shortened at a word boundary to 72 characters; a blank one is refused.
+
+    >>> from turnmark.core import parse_summaries
+    >>> text = '{"summaries": {"a1aaaaa": "Fixed the build.\\\\nThen more.", "b2bbbbb": "  ", "zzzzzzz": "Hi"}}'
+    >>> answer = parse_summaries(text, ("a1aaaaa", "b2bbbbb", "c3ccccc")).unwrap()
+    >>> answer.summaries
+    {'a1aaaaa': 'Fixed the build.'}
+    >>> answer.refused
+    {'b2bbbbb': 'blank', 'c3ccccc': 'missing from the answer'}
+    """
     try:
         document = json.loads(answer)
     except (ValueError, RecursionError):

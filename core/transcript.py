@@ -47,7 +47,24 @@ def _body(text: str) -> str:
 
 
 def excluded_ids(stream: ConversationStream) -> frozenset[str]:
-    """The ``event_id`` of every event RFD 098 leaves out of what a model sees (exclusion, closed over tool pairs)."""
+    """The ``event_id`` of every event RFD 098 leaves out of what a model sees (exclusion, closed over tool pairs).
+
+    Here a hand edit pointed a tool result at a request that is not there: the result
+    is left out, and so is its call (the other half of the pair):
+
+    >>> from dataclasses import replace
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, ToolCallRequest,
+    ...     ToolCallResponse, excluded_ids, sequential_ids)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Check it"))
+    >>> stream = stream.extend([ToolCallRequest(ts, "call_1", "cargo_check"),
+    ...                         ToolCallResponse(ts, "call_1", "ok", False),
+    ...                         ChatResponse(ts, "message", "It builds.")])
+    >>> entries = list(stream.entries)
+    >>> entries[3] = replace(entries[3], request_id="gone000")
+    >>> sorted(excluded_ids(stream.with_entries(entries))), excluded_ids(stream)
+    (['e000003', 'e000004'], frozenset())
+    """
     entries = stream.entries
     positions = exclude_unresolved(entries, stream.duplicated_ids).positions
     return frozenset(entries[position].event_id for position in positions)
@@ -62,6 +79,22 @@ def transcript(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
     """The stripped transcript of one turn (it must have a ``turn_start``: its ID names the block).
 
     ``excluded`` holds the event IDs to leave out (``excluded_ids`` of the turn's stream).
+
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, ToolCallRequest,
+    ...     ToolCallResponse, excluded_ids, sequential_ids, turn_transcript)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix <main>"))
+    >>> stream = stream.extend([ToolCallRequest(ts, "call_1", "cargo_check"),
+    ...                         ToolCallResponse(ts, "call_1", "error[E0432]", True),
+    ...                         ChatResponse(ts, "reasoning", "The import is missing."),
+    ...                         ChatResponse(ts, "message", "Fixed: added the import.")])
+    >>> print(turn_transcript(stream.turns()[0], excluded_ids(stream)))
+    <turn id="e000001">
+    <request>Fix &lt;main&gt;</request>
+    <tool_call name="cargo_check"/>
+    <tool_error/>
+    <response>Fixed: added the import.</response>
+    </turn>
     """
     lines = [f"<turn id={quoteattr(turn.id() or '')}>"]
     for entry in described_events(turn, excluded):

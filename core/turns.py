@@ -32,7 +32,20 @@ def turn_indices(entries: Sequence[Entry]) -> list[int]:
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """One turn: its index and the stream positions and entries that belong to it."""
+    """One turn: its index and the stream positions and entries that belong to it.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build\\nIt fails on CI."))
+    >>> stream = stream.push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "continue")).push(ChatResponse(ts, "message", "Done."))
+    >>> stream = stream.set_turn_summary("e000001", "Fixed the CI build").unwrap()
+    >>> for turn in stream.turns():
+    ...     print(turn.index, turn.id(), turn.summary(), turn.fallback_summary(), len(turn.events()))
+    0 e000001 Fixed the CI build Fix the build 3
+    1 e000004 None continue 3
+    """
 
     index: int
     positions: tuple[int, ...]
@@ -75,7 +88,15 @@ class Turn:
 
 
 def mechanical_turn_summary(turn: Turn) -> str | None:
-    """RFD 126's name for ``Turn.fallback_summary``."""
+    """RFD 126's name for ``Turn.fallback_summary``: what to show until a summary is stored.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, mechanical_turn_summary, sequential_ids
+    >>> text = "\\n  Rename every   `Foo` to `Bar` in the crate, " + "then " * 20
+    >>> request = ChatRequest("2026-01-02 10:00:00.0", text)
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(request)
+    >>> mechanical_turn_summary(stream.turns()[0])
+    'Rename every `Foo` to `Bar` in the crate, then then then then then then…'
+    """
     return turn.fallback_summary()
 
 
@@ -92,7 +113,17 @@ def split_turns(entries: Sequence[Entry]) -> tuple[Turn, ...]:
 
 
 def find_turn(turns: Sequence[Turn], wanted: str) -> Turn | None:
-    """A turn as a user names it: its ``turn_start`` event_id, or its number as ``turnmark turns`` counts them."""
+    """A turn as a user names it: its ``turn_start`` event_id, or its number as ``turnmark turns`` counts them.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, find_turn, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).start_turn(ChatRequest(ts, "Now the tests"))
+    >>> find_turn(stream.turns(), "e000003").fallback_summary(), find_turn(stream.turns(), "0").id()
+    ('Now the tests', 'e000001')
+    >>> find_turn(stream.turns(), "7") is None
+    True
+    """
     for turn in turns:
         if turn.id() == wanted:
             return turn
