@@ -517,3 +517,16 @@ class ConversationStream:
         from .sanitize import sanitize
 
         return sanitize(self)
+
+
+def persisted_repairs(loaded: ConversationStream, saved: ConversationStream) -> str | None:
+    """What saving ``saved`` writes of the IDs regenerated at load (RFD 097 asks for a warning), or ``None``."""
+    replaced = {loaded.entries[index].event_id: old for index, old in loaded.id_repairs if index < len(loaded.entries)}
+    if not replaced:
+        return None
+    parts = [
+        f"entry {saved.file_index(position)} now {entry.event_id} (it repeated {replaced[entry.event_id]})"
+        for position, entry in enumerate(saved.entries)
+        if entry.event_id in replaced and entry.id_origin == "repaired"
+    ]
+    return "saved new IDs for copied entries: " + ", ".join(parts) if parts else None

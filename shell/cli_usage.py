@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import re
 import sys
+import types
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import typer
 from typer import _click
 from typer._click.exceptions import BadParameter, ClickException, MissingParameter, NoSuchOption, UsageError
-from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+from typer._coercion import RuntimeParam
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption, _TyperParameter
 
 from .cli_help import COMMAND_GROUPS, EXAMPLES
 from .output import chrome
@@ -86,6 +90,8 @@ def bad_value(error: BadParameter) -> str:
     if isinstance(annotation, type) and issubclass(annotation, Enum):
         return f"{name} must be {one_of([str(member.value) for member in annotation])}"
     reason = error.message.removeprefix("Value error, ").split(", unable to")[0].rstrip(".")
+    if not reason.startswith(("Input should", "must")):
+        return f"{name}: {reason}"
     reason = reason.replace("Input should be ", "must be ").replace("a valid integer", "a whole number")
     reason = reason.replace("a valid number", "a number")
     return f"{name} {reason[:1].lower()}{reason[1:]}"
@@ -146,6 +152,77 @@ def plain_argument(param: TyperArgument) -> str:
     return f"[{name}]" if optional else name
 
 
+def yes_or_no(text: str) -> bool:
+    answers = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+    if text.lower() not in answers:
+        raise ValueError(text)
+    return answers[text.lower()]
+
+
+SCALARS: dict[type, Callable[[str], Any]] = {str: str, int: int, float: float, Path: Path, bool: yes_or_no}
+NOT_A = {int: "a whole number", float: "a number", bool: "true or false"}
+
+
+def scalar_type(annotation: Any) -> type | None:
+    """The one type a value is coerced to (``X`` of ``X | None``), or ``None`` when it is not a plain one."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        rest = [arg for arg in get_args(annotation) if arg is not type(None)]
+        annotation = rest[0] if len(rest) == 1 else None
+    if isinstance(annotation, type) and (annotation in SCALARS or issubclass(annotation, Enum)):
+        return annotation
+    return None
+
+
+@dataclass(frozen=True)
+class PlainRuntimeParam(RuntimeParam):
+    """typer's coercion of a command-line value without pydantic, for the plain types the CLI uses
+    (``str``, ``int``, ``float``, ``Path``, enums, ``X | None``, ``list[X]``): importing pydantic and
+    building its validators took most of a short command's start-up."""
+
+    element: type = str
+
+    def _coerce_value(self, value: Any, param: _TyperParameter, ctx: _click.Context) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [self._one(item, param, ctx) for item in value]
+        return self._one(value, param, ctx)
+
+    def _one(self, value: Any, param: _TyperParameter, ctx: _click.Context) -> Any:
+        if isinstance(value, self.element):
+            result = value
+        elif issubclass(self.element, Enum):
+            choices = [str(member.value) for member in self.element]
+            if str(value) not in choices:
+                raise BadParameter(f"{value!r} is not one of {one_of(choices)}", ctx=ctx, param=param)
+            result = self.element(str(value))
+        else:
+            try:
+                result = SCALARS[self.element](str(value))
+            except ValueError as error:
+                raise BadParameter(f"must be {NOT_A.get(self.element, 'valid')}", ctx=ctx, param=param) from error
+        low, high = getattr(param, "min", None), getattr(param, "max", None)
+        if low is not None and result < low:
+            raise BadParameter(f"must be greater than or equal to {low:g}", ctx=ctx, param=param)
+        if high is not None and result > high:
+            raise BadParameter(f"must be less than or equal to {high:g}", ctx=ctx, param=param)
+        return result
+
+
+def plain_coercion(param: Any) -> None:
+    """Give ``param`` the pydantic-free coercion when its annotation is a plain one."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if getattr(param, "_runtime_param", True) is not None or descriptor is None or descriptor.file_annotation:
+        return
+    annotation = descriptor.annotation
+    if get_origin(annotation) in (Union, types.UnionType):
+        rest = [arg for arg in get_args(annotation) if arg is not type(None)]
+        annotation = rest[0] if len(rest) == 1 else annotation
+    if get_origin(annotation) is list:
+        annotation = get_args(annotation)[0]
+    element = scalar_type(annotation)
+    if element is not None:
+        param._runtime_param = PlainRuntimeParam(descriptor.parameter_info, descriptor.annotation, element)
+
+
 class TurnmarkCommand(TyperCommand):
     """A command whose help reads like git's: ``CONV`` not ``{CONV}``, no value types, examples last."""
 
@@ -154,6 +231,12 @@ class TurnmarkCommand(TyperCommand):
         for param in self.params:
             if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None:
                 param.metavar = (param.name or "value").upper()
+
+    def get_params(self, ctx: _click.Context) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            plain_coercion(param)
+        return params
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         params = [param for param in self.get_params(ctx) if not getattr(param, "hidden", False)]
@@ -197,6 +280,12 @@ class TurnmarkGroup(TyperGroup):
             return super(TurnmarkGroup, self).main(argv, prog_name, complete_var, **options)
 
         return run_main(invoke, args, standalone_mode, windows_expand_args=windows_expand_args, **extra)
+
+    def get_params(self, ctx: _click.Context) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:  # typer adds the completion and help options after __init__
+            plain_coercion(param)
+        return params
 
     def format_commands(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         listed = set()

@@ -24,8 +24,7 @@ from turnmark.core.conversation import Metadata, parse_metadata
 from turnmark.core.duplicate_keys import duplicate_keys
 from turnmark.core.errors import StreamError
 from turnmark.core.event_ids import IdSource
-from turnmark.core.report import persisted_repairs
-from turnmark.core.stream import AmbiguousLink, ConversationStream
+from turnmark.core.stream import AmbiguousLink, ConversationStream, persisted_repairs
 
 from .errors import ConversationError
 from .files import FileFault, check_writable, os_reason, read_file, remove, write_if_changed
