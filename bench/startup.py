@@ -1,7 +1,9 @@
-"""Start-up cost: ``turnmark --help`` and ``turnmark turns`` against ``python -c pass``, in the same run.
+"""Start-up cost: ``turnmark --help``, ``turns`` and ``conversations`` against ``python -c pass``, in the same run.
 
-Heavy imports (httpx, watchdog, rich) are deferred to the commands that use them. Run:
-``just bench`` or ``python bench/startup.py``.
+Each command imports what it needs when it runs (httpx, watchdog, rich, the summarizer, the repair
+planner, ...), and the CLI's simple option types are coerced without pydantic. For scale, the run
+also times the floor any typer CLI pays: ``import typer`` and an app of one command with one argument.
+Run: ``just bench`` or ``python bench/startup.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 TURNMARK = Path(sys.executable).with_name("turnmark")
+
+
+TYPER_APP = """
+import typer
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+@app.command()
+def one(name: str) -> None:
+    print(name)
+app()
+"""
 
 
 def best(command: list[str], runs: int = 7) -> float:
@@ -31,11 +43,16 @@ def main() -> None:
         workspace = Path(scratch) / "ws"
         shutil.copytree(REPO / "fixtures" / "workspace", workspace)
         baseline = best([sys.executable, "-c", "pass"])
-        help_time = best([str(TURNMARK), "--help"])
-        turns_time = best([str(TURNMARK), "--workspace", str(workspace), "turns", "17800000010"])
-    print(f"python -c pass: {baseline * 1000:.0f} ms")
-    print(f"turnmark --help: {help_time * 1000:.0f} ms ({help_time / baseline:.1f}x)")
-    print(f"turnmark turns:  {turns_time * 1000:.0f} ms ({turns_time / baseline:.1f}x)")
+        timings = {
+            "import typer": best([sys.executable, "-c", "import typer"]),
+            "one-command typer app": best([sys.executable, "-c", TYPER_APP, "x"]),
+            "turnmark --help": best([str(TURNMARK), "--help"]),
+            "turnmark turns": best([str(TURNMARK), "--workspace", str(workspace), "turns", "17800000010"]),
+            "turnmark conversations": best([str(TURNMARK), "--workspace", str(workspace), "conversations"]),
+        }
+    print(f"{'python -c pass':<24} {baseline * 1000:4.0f} ms")
+    for name, seconds in timings.items():
+        print(f"{name:<24} {seconds * 1000:4.0f} ms ({seconds / baseline:.1f}x)")
 
 
 if __name__ == "__main__":

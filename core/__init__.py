@@ -43,7 +43,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .catchup import apply_summaries, extractive_answer, summary_source
+    from .catchup import apply_summaries, extractive_answer
     from .catchup import candidates as summary_candidates
     from .catchup import label as label_turn
     from .catchup import plan as plan_summaries
@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from .summary_request import summary_request as build_summary_request
     from .transcript import excluded_ids
     from .transcript import transcript as turn_transcript
-    from .turns import Turn, find_turn, mechanical_turn_summary
+    from .turns import Turn, find_turn, mechanical_turn_summary, summary_source
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     # the stream, its entries and payloads, and where new IDs come from
@@ -99,7 +99,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Turn": ("turns", "Turn"),
     "find_turn": ("turns", "find_turn"),
     "mechanical_turn_summary": ("turns", "mechanical_turn_summary"),
-    "summary_source": ("catchup", "summary_source"),
+    "summary_source": ("turns", "summary_source"),
     # request links and exclusion
     "Link": ("links", "Link"),
     "UnresolvedReason": ("links", "UnresolvedReason"),

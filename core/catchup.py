@@ -23,31 +23,9 @@ from .payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallRespon
 from .stream import ConversationStream, TurnSummaryError
 from .summary_request import PROMPT_TOKENS
 from .transcript import excluded_ids, transcript
-from .turns import Turn
+from .turns import SOURCE_KEY, Turn, summary_source
 
-SOURCE_KEY = "summary_source"
 USER = "user"
-
-
-def summary_source(turn: Turn) -> str | None:
-    """Who wrote the turn's summary, as recorded in its ``turn_start`` metadata.
-
-    A model ID, ``user`` or ``builtin/extractive``; ``None`` when nothing is recorded.
-
-    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, summary_source
-    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
-    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
-    >>> summary_source(stream.turns()[0]) is None
-    True
-    >>> stream = label_turn(stream, "e000001", "Build fixed", "ollama/qwen3:4b").unwrap()
-    >>> summary_source(stream.turns()[0])
-    'ollama/qwen3:4b'
-    """
-    start = turn.start
-    if start is None or not isinstance(start.payload, TurnStart):
-        return None
-    source = (start.payload.metadata or {}).get(SOURCE_KEY)
-    return source if isinstance(source, str) else None
 
 
 def turn_is_complete(turn: Turn) -> bool:

@@ -22,7 +22,6 @@ from itertools import pairwise
 
 from returns.result import Failure, Result, Success
 
-from .catchup import SOURCE_KEY
 from .edit_files import as_read_back, parse_event, render_events
 from .entries import Entry
 from .event_ids import fresh_id
@@ -42,7 +41,7 @@ from .payloads import (
 from .sanitize import INTERRUPTED
 from .stream import ConversationStream
 from .turn_summary import one_line
-from .turns import turn_indices
+from .turns import SOURCE_KEY, turn_indices
 
 PLAN_NAME = "CONVERSATION"
 HEADER = """# Conversation Edit Plan

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from .catchup import summary_source
 from .duplicate_keys import DuplicateKey
 from .event_ids import well_formed
 from .exclusion import ExclusionDiagnostic, exclude_unresolved
@@ -21,7 +20,7 @@ from .stream import ConversationStream
 from .summary_failures import failure_of
 from .transcript import excluded_ids
 from .turn_summary import normalize_summary
-from .turns import Turn
+from .turns import Turn, summary_source
 
 LabelSource = Literal["summary", "fallback"]
 

@@ -8,10 +8,10 @@ turnmark upgraded from the legacy format stays in the current format, which
 that JP reads.
 """
 
-from .catchup import SOURCE_KEY
 from .codec import encode_document, write_entry
 from .json_value import JsonObject
 from .stream import ConversationStream
+from .turns import SOURCE_KEY
 
 ADDED_KEYS = ("event_id", "request_id")
 

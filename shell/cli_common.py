@@ -6,27 +6,23 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from turnmark.core.event_ids import IdSource
-
 from .cli_usage import TurnmarkGroup, TurnmarkTyper
-from .entropy import random_event_ids
 from .errors import ConversationError
-from .llm_protocol import HttpSettings
 from .output import chrome, fail
-from .selection import pick_conversation
-from .storage import LoadedConversation, read_conversation
-from .workspace import (
-    ConversationRef,
-    Workspace,
-    WorkspaceError,
-    find_workspace,
-    list_conversations,
-    require_workspace,
-)
+
+if TYPE_CHECKING:
+    from turnmark.core.event_ids import IdSource
+
+    from .llm_protocol import HttpSettings
+    from .storage import LoadedConversation
+    from .workspace import ConversationRef, Workspace
+
+# Every command module is imported to build the command line, so this one and the command modules
+# import what a command needs inside the command: ``turnmark --help`` and the read commands start fast.
 
 EDITING_HELP = """
 Every entry of events.json carries an "event_id": a short ID that stays with
@@ -55,6 +51,18 @@ class OutputFormat(enum.StrEnum):
     json = "json"
 
 
+def _random_event_ids() -> IdSource:
+    from .entropy import random_event_ids
+
+    return random_event_ids()
+
+
+def _http_settings() -> HttpSettings:
+    from .llm_protocol import HttpSettings
+
+    return HttpSettings()
+
+
 @dataclass
 class Settings:
     """What the global options chose, plus the dependencies tests may replace."""
@@ -62,14 +70,16 @@ class Settings:
     workspace: Path | None = None
     format: OutputFormat = OutputFormat.text
     cfg: list[str] = field(default_factory=list)
-    new_id: IdSource = field(default_factory=random_event_ids)
+    new_id: IdSource = field(default_factory=_random_event_ids)
     environ: Mapping[str, str] | None = None
-    http: HttpSettings = field(default_factory=HttpSettings)
+    http: HttpSettings = field(default_factory=_http_settings)
 
     def resolve_format(self, local: OutputFormat | None) -> OutputFormat:
         return local or self.format
 
     def workspace_root(self) -> Workspace:
+        from .workspace import require_workspace
+
         return require_workspace(self.workspace or Path.cwd())
 
 
@@ -95,6 +105,8 @@ FormatOption = Annotated[
 
 def complete_conversation(incomplete: str) -> list[str]:
     """Shell completion for ``CONV``: the conversation IDs of the workspace around the current directory."""
+    from .workspace import WorkspaceError, find_workspace, list_conversations
+
     try:
         workspace = find_workspace(Path.cwd())
         refs = list_conversations(workspace) if workspace is not None else []
@@ -157,6 +169,8 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 def chosen(settings: Settings, conversation: str | None, all_conversations: bool) -> list[ConversationRef]:
     """The conversations a command works on: ``--all``, the one named, or the most recent one."""
+    from .workspace import WorkspaceError, list_conversations
+
     try:
         if not all_conversations:
             return [pick(settings, conversation)]
@@ -172,11 +186,15 @@ def warn(message: str) -> None:
 
 
 def pick(settings: Settings, wanted: str | None) -> ConversationRef:
+    from .selection import pick_conversation
+
     return pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
 
 
 def read_for_display(settings: Settings, ref: ConversationRef) -> LoadedConversation:
     """Read a conversation for display; a broken metadata.json is a warning (the stream is still shown)."""
+    from .storage import read_conversation
+
     loaded = read_conversation(ref, settings.new_id)
     if loaded.metadata_error:
         warn(loaded.metadata_error)

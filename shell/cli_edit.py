@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from turnmark.core.stream import ConversationStream
-from turnmark.core.turns import find_turn
-
 from .cli_common import ConversationArgument, FormatOption, OutputFormat, app, pick, read_for_display, settings_of
 from .errors import ConversationError
-from .files import read_file
 from .output import chrome, emit_json, emit_line, fail
-from .storage import METADATA, create_conversation
-from .undo import undo
-from .workspace import WorkspaceError, require_workspace
+
+if TYPE_CHECKING:
+    from turnmark.core.stream import ConversationStream
 
 EDIT_HELP = """
 edit -i writes the conversation to a temporary folder: CONVERSATION (the plan,
@@ -48,6 +44,8 @@ def edit(
 ) -> None:
     """Restructure a conversation like `git rebase -i`: one line per event, grouped by turn."""
     from .edit_session import EditAborted, EditOptions, edit_interactively
+    from .undo import undo
+    from .workspace import WorkspaceError
 
     settings = settings_of(ctx)
     if interactive == undo_last:
@@ -93,6 +91,9 @@ def fork(
     from turnmark.core.timestamps import format_timestamp
 
     from .edit_session import EditAborted, EditOptions, edit_interactively
+    from .files import read_file
+    from .storage import METADATA, create_conversation
+    from .workspace import WorkspaceError, require_workspace
 
     settings = settings_of(ctx)
     if sum(option is not None for option in (first, last, until)) > 1:
@@ -152,6 +153,10 @@ def fork(
 
 def turn_index(stream: ConversationStream, wanted: str) -> int:
     """A turn given by its ``turn_start`` ID or its number (as ``turns`` shows them)."""
+    from turnmark.core.turns import find_turn
+
+    from .workspace import WorkspaceError
+
     found = find_turn(stream.turns(), wanted)
     if found is not None:
         return found.index

@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import enum
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-
-from turnmark.core.duplicate_keys import duplicate_keys
-from turnmark.core.links import REASON_TEXT
-from turnmark.core.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
-from turnmark.core.projection import ViewEvent
-from turnmark.core.projection import project as project_stream
-from turnmark.core.provider_request import request_body
-from turnmark.core.report import CheckReport, TurnRow, check_report, diagnostic_json, projection_json, turn_rows
-from turnmark.core.turn_summary import one_line, truncate
 
 from .cli_common import (
     EDITING_HELP,
@@ -30,11 +21,12 @@ from .cli_common import (
     read_or_report,
     settings_of,
 )
-from .config_files import ConfigProblem, effective_config
 from .errors import ConversationError
 from .output import chrome, counted, emit_json, emit_line, fail
-from .summary_failures import load_memory
-from .workspace import WorkspaceError, list_conversations
+
+if TYPE_CHECKING:
+    from turnmark.core.projection import ViewEvent
+    from turnmark.core.report import CheckReport, TurnRow
 
 # turns --------------------------------------------------------------------------------------------
 
@@ -63,6 +55,11 @@ def _turn_line(row: TurnRow) -> str:
 )
 def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
     """List the turns of a conversation, one line per turn: <event_id> <summary>."""
+    from turnmark.core.report import turn_rows
+
+    from .summary_failures import load_memory
+    from .workspace import WorkspaceError
+
     settings = settings_of(ctx)
     try:
         loaded = read_for_display(settings, pick(settings, conversation))
@@ -92,6 +89,8 @@ def _excluded_text(event: dict[str, object]) -> str:
 
 def _diagnostic_lines(diagnostic: dict[str, object]) -> tuple[str, str]:
     """A diagnostic as two lines: the unresolved link and why, then what is left out."""
+    from turnmark.core.links import REASON_TEXT
+
     reason = str(diagnostic["reason"])
     excluded = diagnostic["excluded"]
     assert isinstance(excluded, list)
@@ -162,6 +161,9 @@ def check(
     (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
     unresolved or a save would be refused, 2 when a conversation cannot be read.
     """
+    from turnmark.core.duplicate_keys import duplicate_keys
+    from turnmark.core.report import check_report
+
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     results: list[dict[str, object]] = []
@@ -208,6 +210,8 @@ why; when one half of a tool call is left out, so is the other half.
 
 
 def _preview(event: ViewEvent) -> tuple[str, str]:
+    from turnmark.core.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
+
     payload = event.payload
     if isinstance(payload, ChatRequest):
         return "request", payload.content
@@ -222,6 +226,8 @@ def _preview(event: ViewEvent) -> tuple[str, str]:
 
 
 def _view_line(event: ViewEvent) -> str:
+    from turnmark.core.turn_summary import one_line, truncate
+
     kind, text = _preview(event)
     run = event.summary_run
     if run is not None and kind == "request":
@@ -248,6 +254,13 @@ def project(
     With --provider: the request body for ollama (/api/chat), openai (/v1/chat/completions) or
     anthropic (/v1/messages).
     """
+    from turnmark.core.projection import project as project_stream
+    from turnmark.core.provider_request import request_body
+    from turnmark.core.report import diagnostic_json, projection_json
+
+    from .config_files import ConfigProblem, effective_config
+    from .workspace import WorkspaceError
+
     settings = settings_of(ctx)
     try:
         loaded = read_for_display(settings, pick(settings, conversation))
@@ -277,6 +290,10 @@ def project(
 @app.command()
 def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
     """List the workspace's conversations: ID, turns, summarized turns, link problems, title."""
+    from turnmark.core.report import check_report, turn_rows
+
+    from .workspace import WorkspaceError, list_conversations
+
     settings = settings_of(ctx)
     try:
         workspace = settings.workspace_root()

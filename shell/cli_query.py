@@ -8,11 +8,8 @@ from typing import Annotated
 import typer
 
 from .cli_common import OutputFormat, app, settings_of
-from .config_files import ConfigProblem
 from .errors import ConversationError
 from .output import fail
-from .query import QueryError, QueryOptions, run_query
-from .workspace import WorkspaceError
 
 QUERY_HELP = """
 The conversation's lock is taken without waiting (if `jp` holds it, nothing
@@ -44,6 +41,10 @@ def query(
     ] = None,
 ) -> None:
     """Ask the assistant model one question in a conversation and stream the answer to stdout."""
+    from .config_files import ConfigProblem
+    from .query import QueryError, QueryOptions, run_query
+    from .workspace import WorkspaceError
+
     settings = settings_of(ctx)
     if len(words) > 2 or (new and len(words) > 1):
         raise fail("give [CONV] MESSAGE (quote the message); --new takes only the message")

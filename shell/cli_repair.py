@@ -5,14 +5,9 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-
-from turnmark.core.event_ids import IdSource
-from turnmark.core.repair import Fix, Problem, RepairPlan, apply_repairs, plan_repairs
-from turnmark.core.stream import ConversationStream
-from turnmark.core.strip import stripped_events
 
 from .cli_common import (
     ConversationArgument,
@@ -24,9 +19,14 @@ from .cli_common import (
 )
 from .errors import ConversationError
 from .output import chrome, emit_json, emit_line, fail
-from .storage import LoadedConversation, hold_lock, read_conversation, save_stream, write_documents
-from .undo import saved_with_undo
-from .workspace import ConversationRef
+
+if TYPE_CHECKING:
+    from turnmark.core.event_ids import IdSource
+    from turnmark.core.repair import Fix, Problem, RepairPlan
+    from turnmark.core.stream import ConversationStream
+
+    from .storage import LoadedConversation
+    from .workspace import ConversationRef
 
 REPAIR_HELP = """
 Without --apply, repair prints its plan and changes nothing. Fixes that follow
@@ -135,6 +135,10 @@ def _ask(stream: ConversationStream, problems: tuple[Problem, ...]) -> list[Fix]
 
 
 def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive: bool, backfill: bool) -> Outcome:
+    from turnmark.core.repair import plan_repairs
+
+    from .storage import read_conversation
+
     outcome = Outcome(ref.display_id)
     try:
         loaded = read_conversation(ref, new_id)
@@ -152,6 +156,11 @@ def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive
 
 
 def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], new_id: IdSource) -> None:
+    from turnmark.core.repair import apply_repairs
+
+    from .storage import hold_lock, read_conversation, save_stream
+    from .undo import saved_with_undo
+
     """Apply the fixes under the lock, on a copy read under it, if the conversation did not change meanwhile."""
     with hold_lock(ref) as lock:
         fresh = read_conversation(ref, new_id, lock)
@@ -244,6 +253,11 @@ def strip(
     output_format: FormatOption = None,
 ) -> None:
     """Remove the keys turnmark adds, so an older JP can open the conversation again."""
+    from turnmark.core.strip import stripped_events
+
+    from .storage import hold_lock, read_conversation, write_documents
+    from .undo import saved_with_undo
+
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     rows: list[dict[str, object]] = []

@@ -5,18 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from returns.result import Failure
 
-from turnmark.core.catchup import label as label_turn
-from turnmark.core.catchup import prepare, unlabel
-from turnmark.core.fingerprint import fingerprint
-from turnmark.core.packing import estimate_tokens
-from turnmark.core.stream import ConversationStream
-from turnmark.core.transcript import excluded_ids
-from turnmark.core.transcript import transcript as turn_transcript
-from turnmark.core.turns import find_turn
-
-from .catchup import CatchupOptions, CatchupReport, CatchupRun, catch_up
 from .cli_common import (
     ConversationArgument,
     FormatOption,
@@ -30,11 +19,13 @@ from .cli_common import (
 )
 from .errors import ConversationError
 from .output import chrome, emit_json, emit_line, fail
-from .storage import edit_conversation
-from .workspace import WorkspaceError
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+    from turnmark.core.stream import ConversationStream
+
+    from .catchup import CatchupReport
 
 SUMMARIZE_HELP = """
 Each turn of a conversation gets a one-line summary on its turn_start entry,
@@ -137,6 +128,8 @@ def summarize(
     was skipped (locked by a running jp, or its model failed earlier in the run), 2 on bad input,
     130 on Ctrl-C (what was done so far is shown first).
     """
+    from .catchup import CatchupOptions, CatchupRun, catch_up
+
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     options = CatchupOptions(
@@ -192,6 +185,14 @@ def transcript(
 
     A first turn with no turn_start is shown with the one catch-up inserts (its ID is not yet saved).
     """
+    from turnmark.core.catchup import prepare
+    from turnmark.core.fingerprint import fingerprint
+    from turnmark.core.packing import estimate_tokens
+    from turnmark.core.transcript import excluded_ids
+    from turnmark.core.transcript import transcript as turn_transcript
+
+    from .workspace import WorkspaceError
+
     settings = settings_of(ctx)
     try:
         loaded = read_for_display(settings, pick(settings, conversation))
@@ -222,6 +223,10 @@ def transcript(
 
 def _turn_id(stream: ConversationStream, wanted: str) -> str:
     """A turn given by its event_id, or by its number as `turnmark turns` counts them (from 0)."""
+    from turnmark.core.turns import find_turn
+
+    from .workspace import WorkspaceError
+
     found = find_turn(stream.turns(), wanted)
     if found is not None and found.id() is not None:
         return str(found.id())
@@ -243,6 +248,14 @@ def label(
     --format json: {"conversation", "turn", "summary", "by"} ("summary" and "by" are null after
     --clear).
     """
+    from returns.result import Failure
+
+    from turnmark.core.catchup import label as label_turn
+    from turnmark.core.catchup import prepare, unlabel
+
+    from .storage import edit_conversation
+    from .workspace import WorkspaceError
+
     settings = settings_of(ctx)
     if clear == (text is not None):
         raise fail("give either TEXT or --clear")

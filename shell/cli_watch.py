@@ -5,15 +5,15 @@ from __future__ import annotations
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .catchup import CatchupOptions
 from .cli_common import OutputFormat, app, settings_of
 from .output import chrome, fail, json_line
-from .watcher import Watcher, WatchEvent, WatchOptions
-from .workspace import WorkspaceError, require_workspace
+
+if TYPE_CHECKING:
+    from .watcher import WatchEvent
 
 WATCH_HELP = """
 Changes are only a trigger: after a change settles for a moment the whole
@@ -67,6 +67,10 @@ def watch(
     ] = None,
 ) -> None:
     """Watch workspaces and keep every conversation summarized as it changes."""
+    from .catchup import CatchupOptions
+    from .watcher import Watcher, WatchEvent, WatchOptions
+    from .workspace import WorkspaceError, require_workspace
+
     settings = settings_of(ctx)
     try:
         roots = [require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]

@@ -49,7 +49,7 @@ def run(ref: ConversationRef, **options: Any) -> Any:
 
 def summaries(ref: ConversationRef) -> dict[str, tuple[str | None, str | None]]:
     stream = read_conversation(ref, sequential_ids("r")).stream
-    from turnmark.core.catchup import summary_source
+    from turnmark.core.turns import summary_source
 
     return {turn.id() or "": (turn.summary(), summary_source(turn)) for turn in stream.turns()}
 

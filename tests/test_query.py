@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from turnmark.core.catchup import summary_source
 from turnmark.core.event_ids import sequential_ids
 from turnmark.core.links import count_links, resolve_links
+from turnmark.core.turns import summary_source
 from turnmark.shell.llm_protocol import HttpSettings
 from turnmark.shell.locking import lock_path
 from turnmark.shell.query import NOT_RUN, QueryOptions, run_query

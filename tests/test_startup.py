@@ -1,23 +1,46 @@
-"""Commands that call no model, watch nothing and draw no progress bar never import httpx, watchdog or rich."""
+"""Read commands and ``--help`` import nothing they do not use: no HTTP client, no watcher, no
+progress bars, no pydantic (typer's own coercion imports it; turnmark's plain coercion does not)."""
 
 import subprocess
 import sys
 
-PROBE = """
+import pytest
+
+HEAVY = ("httpx", "watchdog", "rich", "pydantic", "yaml", "tomli_w", "turnmark.shell.query", "turnmark.shell.watcher")
+
+PROBE = f"""
 import sys
-from typer.testing import CliRunner
-from turnmark.shell.cli import app
-CliRunner().invoke(app, sys.argv[1:])
-print(",".join(name for name in ("httpx", "watchdog", "rich.progress") if name in sys.modules))
+from turnmark.shell.cli import main
+sys.argv = ["turnmark", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print("heavy:", ",".join(name for name in {HEAVY!r} if name in sys.modules), file=sys.stderr)
 """
 
 
 def heavy_modules_after(*arguments: str) -> str:
     done = subprocess.run([sys.executable, "-c", PROBE, *arguments], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("heavy:")]
+    return line.removeprefix("heavy:").strip()
 
 
-def test_turns_and_help_stay_light(workspace) -> None:  # type: ignore[no-untyped-def]
-    assert heavy_modules_after("--help") == ""
-    assert heavy_modules_after("--workspace", str(workspace), "turns", "17800000010") == ""
-    assert heavy_modules_after("--workspace", str(workspace), "check", "--all") == ""
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ("--help",),
+        ("turns", "--help"),
+        ("turns", "17800000010"),
+        ("conversations",),
+        ("conversations", "--format", "json"),
+        ("check", "--all"),
+        ("transcript", "17800000040"),
+    ],
+)
+def test_read_commands_stay_light(arguments: tuple[str, ...], workspace) -> None:  # type: ignore[no-untyped-def]
+    assert heavy_modules_after("--workspace", str(workspace), *arguments) == ""
+
+
+def test_the_probe_sees_heavy_modules_when_a_command_uses_them(workspace) -> None:  # type: ignore[no-untyped-def]
+    assert "turnmark.shell.watcher" in heavy_modules_after("--workspace", str(workspace), "watch", "--once")

@@ -5,7 +5,6 @@ import json
 import pytest
 
 from turnmark.core.catchup import (
-    SOURCE_KEY,
     apply_summaries,
     candidates,
     extractive_answer,
@@ -13,7 +12,6 @@ from turnmark.core.catchup import (
     needs_turn_start,
     plan,
     prepare,
-    summary_source,
     turn_is_complete,
     unlabel,
 )
@@ -27,6 +25,7 @@ from turnmark.core.payloads import Compaction, ConfigDelta, InquiryRequest, Inqu
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import parse_summaries, summary_request, summary_schema
 from turnmark.core.transcript import transcript
+from turnmark.core.turns import SOURCE_KEY, summary_source
 
 from .streams import TS, call, load, message, raw, reasoning, request, result, stream_of, turn
 
