@@ -142,7 +142,8 @@ def _check_lines(report: CheckReport) -> list[str]:
         )
     if report.transient_ids:
         lines.append(
-            f"  {report.transient_ids} of {report.entries} entries have an event_id assigned at load "
+            f"  {report.transient_ids} of {report.entries} entries {'has' if report.transient_ids == 1 else 'have'} "
+            "an event_id assigned at load "
             "(missing or repaired in the file); it is written on the next save"
         )
     return lines

@@ -18,7 +18,7 @@ from .cli_common import (
     settings_of,
 )
 from .errors import ConversationError
-from .output import chrome, emit_json, emit_line, fail
+from .output import chrome, counted, emit_json, emit_line, fail
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -49,9 +49,12 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
         return [f"{report.conversation}  skipped: {report.skipped}"]
     if dry_run:
         packed = sum(1 for row in report.plan if "batch" in row)
+        batches = len({row["batch"] for row in report.plan if "batch" in row})
         model = report.model or "no model"
-        head = f"{report.conversation}  to summarize: {len(report.plan)}, in batches for {model}: {packed} " + (
-            f"(budget {report.budget} tokens per request)" if report.budget is not None else "(no size limit)"
+        size = f"at most {report.budget} tokens per request" if report.budget is not None else "no size limit"
+        head = (
+            f"{report.conversation}  {counted(len(report.plan), 'turn')} to summarize: {packed} in "
+            f"{counted(batches, 'batch', 'batches')} for {model} ({size})"
         )
         lines = [head]
         for row in report.plan:

@@ -16,9 +16,9 @@ from turnmark.core.terminal_text import json_escaped, visible
 from .secrets import redacted
 
 
-def counted(number: int, noun: str) -> str:
-    """``1 turn``, ``2 turns``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+def counted(number: int, noun: str, plural: str | None = None) -> str:
+    """``1 turn``, ``2 turns``; ``1 batch``, ``2 batches`` with ``plural``."""
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 def emit_json(value: Any) -> None:

@@ -100,6 +100,7 @@ def test_errors_are_annotated_and_the_editor_reopens_until_fixed(workspace: Path
     keep = target.parent / (target.name + ".orig")
     if "# ERROR:" in plan:
         plan_path.write_text(keep.read_text())
+        keep.unlink()
     else:
         keep.write_text(plan)
         plan_path.write_text("\\n".join(l for l in plan.split("\\n") if "tool-call" not in l))
