@@ -24,7 +24,7 @@ from pathlib import Path
 
 import typer
 
-from .cli_common import Settings, app, settings_of
+from .cli_common import OutputFormat, Settings, app, settings_of
 from .output import chrome, emit_line, fail
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "workspace"
@@ -225,6 +225,8 @@ def demo(
 
     The examples are copied to a temporary folder first; nothing of yours is read or written.
     """
+    if settings_of(ctx).format is OutputFormat.json:
+        raise fail("demo is a tour for people and has no JSON output; every other command has one")
     if not FIXTURES.is_dir():
         raise fail(f"the bundled examples are missing ({FIXTURES}); run the demo from a turnmark checkout")
     workspace = Path(tempfile.mkdtemp(prefix="turnmark-demo-"))

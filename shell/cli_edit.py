@@ -53,15 +53,19 @@ def edit(
     try:
         ref = pick(settings, conversation)
         if undo_last:
-            emit_line(undo(ref))
-            return
-        options = EditOptions(tuple(settings.cfg), settings.environ, settings.http, summarize_first=not no_summary)
-        emit_line(edit_interactively(ref, options, settings.new_id, lambda line: chrome(f"note: {line}")))
+            outcome = undo(ref)
+        else:
+            options = EditOptions(tuple(settings.cfg), settings.environ, settings.http, summarize_first=not no_summary)
+            outcome = edit_interactively(ref, options, settings.new_id, lambda line: chrome(f"note: {line}"))
     except EditAborted as error:
         chrome(f"aborted: {error}")
         raise typer.Exit(1) from error
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
+    if settings.format is OutputFormat.json:
+        emit_json({"conversation": ref.display_id, "action": "undo" if undo_last else "edit", "outcome": outcome})
+    else:
+        emit_line(outcome)
 
 
 FORK_HELP = """

@@ -254,3 +254,19 @@ def test_query_json_without_persisting_stores_nothing(workspace: Path, chat_serv
     assert code == 0
     assert json.loads(out)["stored"] is None
     assert sorted(path.read_bytes() for path in workspace.rglob("events.json")) == before
+
+
+def test_edit_undo_json_names_what_was_restored(workspace: Path) -> None:
+    code, _, err = invoke("strip", "17800000010", "--apply", workspace=workspace)
+    assert code == 0, err
+    code, out, err = invoke("edit", "--undo", "17800000010", "--format", "json", workspace=workspace)
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["conversation"], result["action"]) == ("jp-c17800000010", "undo")
+    assert "restored" in result["outcome"]
+
+
+def test_the_demo_says_it_has_no_json(workspace: Path) -> None:
+    code, out, err = invoke("demo", "--format", "json")
+    assert (code, out) == (2, "")
+    assert err == "error: demo is a tour for people and has no JSON output; every other command has one\n"
