@@ -22,7 +22,7 @@ from .packing import Candidate, Packing, estimate_tokens, pack, request_budget
 from .payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse, TurnStart, is_conversation_event
 from .stream import ConversationStream, TurnSummaryError
 from .summary_request import PROMPT_TOKENS
-from .transcript import excluded_ids, transcript
+from .transcript import MAX_MESSAGE_CHARS, excluded_ids, transcript
 from .turns import SOURCE_KEY, Turn, summary_source
 
 USER = "user"
@@ -78,12 +78,18 @@ def prepare(stream: ConversationStream) -> ConversationStream:
 
 
 def candidates(
-    stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade: bool = False
+    stream: ConversationStream,
+    *,
+    last_turn_may_be_open: bool,
+    upgrade: bool = False,
+    max_message_chars: int = MAX_MESSAGE_CHARS,
 ) -> tuple[Candidate, ...]:
     """Completed turns that need a summary, with their transcripts, sizes and fingerprints.
 
     A turn that already has a summary is left alone, and so is the last turn while it is
     unfinished (or always, with ``last_turn_may_be_open``: a query is still adding to it).
+    ``max_message_chars`` is ``conversation.turn_summary.transcript.max_message_chars``
+    (see ``transcript``).
 
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids, summary_candidates
     >>> ts = "2026-01-02 10:00:00.0"
@@ -109,8 +115,9 @@ def candidates(
         stored, source = turn.summary(), summary_source(turn)
         if stored is not None and not (upgrade and source == EXTRACTIVE):
             continue
-        text = transcript(turn, excluded)
-        found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), fingerprint(turn, excluded)))
+        text = transcript(turn, excluded, max_message_chars)
+        shown = fingerprint(turn, excluded, max_message_chars)
+        found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), shown))
     return tuple(found)
 
 
@@ -224,11 +231,12 @@ def apply_summaries(
     source: str,
     *,
     upgrade: bool = False,
+    max_message_chars: int = MAX_MESSAGE_CHARS,
 ) -> Applied:
     """Write each summary whose turn still exists unchanged and still wants one.
 
-    ``fingerprints`` are the candidates' (what the model was shown): a turn that changed
-    since keeps no summary, and ``dropped`` says why.
+    ``fingerprints`` are the candidates' (what the model was shown), taken with the same
+    ``max_message_chars``: a turn that changed since keeps no summary, and ``dropped`` says why.
 
     >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, apply_summaries,
     ...     sequential_ids, summary_candidates)
@@ -254,7 +262,7 @@ def apply_summaries(
         if turn is None:
             dropped[turn_id] = "the turn is gone"
             continue
-        if fingerprint(turn, excluded) != fingerprints.get(turn_id):
+        if fingerprint(turn, excluded, max_message_chars) != fingerprints.get(turn_id):
             dropped[turn_id] = "the turn changed while its summary was written"
             continue
         current = summary_source(turn)

@@ -60,16 +60,30 @@ def lookup(config: JsonObject, path: str) -> Json:
 # Layers from text: TOML files, JP_CFG_* variables, --cfg assignments --------------------------------
 
 TURN_SUMMARY = "conversation.turn_summary.generate"
-DEFAULTS: JsonObject = {"conversation": {"turn_summary": {"generate": {"auto": True, "batch_size": 5}}}}
+MAX_MESSAGE_CHARS = "conversation.turn_summary.transcript.max_message_chars"
+"""How long a request or answer may be in a transcript before its middle is cut (turnmark's, not JP's)."""
+DEFAULT_MAX_MESSAGE_CHARS = 4000
+"""RFD 126's ``MAX_MESSAGE_CHARS``."""
+MIN_MAX_MESSAGE_CHARS = 200
+"""Below this a transcript keeps too little of a request to label it by."""
+DEFAULTS: JsonObject = {
+    "conversation": {
+        "turn_summary": {
+            "generate": {"auto": True, "batch_size": 5},
+            "transcript": {"max_message_chars": DEFAULT_MAX_MESSAGE_CHARS},
+        }
+    }
+}
 
 _BOOLEAN_KEYS = {f"{TURN_SUMMARY}.auto", "conversation.title.generate.auto"}
-_INTEGER_KEYS = {f"{TURN_SUMMARY}.batch_size", "assistant.model.parameters.max_tokens"}
+_INTEGER_KEYS = {f"{TURN_SUMMARY}.batch_size", MAX_MESSAGE_CHARS, "assistant.model.parameters.max_tokens"}
 _MODEL_KEYS = {f"{TURN_SUMMARY}.model", "conversation.title.generate.model", "assistant.model"}
 KNOWN_KEYS = (
     f"{TURN_SUMMARY}.auto",
     f"{TURN_SUMMARY}.batch_size",
     f"{TURN_SUMMARY}.model.id",
     f"{TURN_SUMMARY}.model",
+    MAX_MESSAGE_CHARS,
     "conversation.title.generate.auto",
     "conversation.title.generate.model.id",
     "conversation.title.generate.model",
@@ -84,6 +98,26 @@ KNOWN_KEYS = (
     ),
 )
 """The keys ``JP_CFG_*`` variables can set (JP matches a variable's name against its config schema)."""
+
+
+def max_message_chars(config: JsonObject) -> Result[int, str]:
+    """``conversation.turn_summary.transcript.max_message_chars``: a whole number of at least 200 (default 4,000).
+
+    >>> max_message_chars({}).unwrap(), max_message_chars(merge(DEFAULTS, {})).unwrap()
+    (4000, 4000)
+    >>> max_message_chars({"conversation": {"turn_summary": {"transcript": {"max_message_chars": 600}}}}).unwrap()
+    600
+    >>> max_message_chars({"conversation": {"turn_summary": {"transcript": {"max_message_chars": 50}}}}).failure()
+    'conversation.turn_summary.transcript.max_message_chars takes a whole number of at least 200, not 50'
+    """
+    value = lookup(config, MAX_MESSAGE_CHARS)
+    if value is None:
+        return Success(DEFAULT_MAX_MESSAGE_CHARS)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= MIN_MAX_MESSAGE_CHARS:
+        return Success(value)
+    shown = json.dumps(value, ensure_ascii=False)
+    shown = shown if len(shown) <= 40 else shown[:39] + "…"
+    return Failure(f"{MAX_MESSAGE_CHARS} takes a whole number of at least {MIN_MAX_MESSAGE_CHARS}, not {shown}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,17 +5,20 @@ the conversation events it describes (RFD 098's excluded events are in
 neither): the same on every process and machine, and different
 when any event is edited, added, removed, or replaced by a copy. Global entries
 that happen to follow the turn (a config change made by the next query) do not
-change it.
+change it. It is taken over the transcript the model reads, so a different
+``max_message_chars`` gives a different fingerprint: the model would read
+something else.
 """
 
 import hashlib
 
-from .transcript import described_events, transcript
+from .transcript import MAX_MESSAGE_CHARS, described_events, transcript
 from .turns import Turn
 
 
-def fingerprint(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
-    """Hex digest identifying the turn's content and entries (``excluded``: as for ``transcript``).
+def fingerprint(turn: Turn, excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS) -> str:
+    """Hex digest identifying the turn's content and entries (``excluded``, ``max_message_chars``: as for
+    ``transcript``).
 
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids, turn_fingerprint
     >>> ts = "2026-01-02 10:00:00.0"
@@ -31,7 +34,7 @@ def fingerprint(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
     False
     """
     digest = hashlib.blake2b(digest_size=16, person=b"turnmark-turn")
-    digest.update(transcript(turn, excluded).encode("utf-8"))
+    digest.update(transcript(turn, excluded, max_message_chars).encode("utf-8"))
     for entry in described_events(turn, excluded):
         digest.update(b"\x00" + entry.event_id.encode("utf-8"))
     return digest.hexdigest()

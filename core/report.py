@@ -18,7 +18,7 @@ from .payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolC
 from .projection import Projection, ViewEvent
 from .stream import ConversationStream
 from .summary_failures import failure_of
-from .transcript import excluded_ids
+from .transcript import MAX_MESSAGE_CHARS, excluded_ids
 from .turn_summary import normalize_summary
 from .turns import Turn, summary_source
 
@@ -88,8 +88,13 @@ def turn_row(turn: Turn, failure: str | None = None) -> TurnRow:
     )
 
 
-def turn_rows(stream: ConversationStream, failures: JsonObject | None = None) -> tuple[TurnRow, ...]:
-    """One row per turn; ``failures`` (the failure memory) says which turns catch-up gave up on, and why."""
+def turn_rows(
+    stream: ConversationStream, failures: JsonObject | None = None, max_message_chars: int = MAX_MESSAGE_CHARS
+) -> tuple[TurnRow, ...]:
+    """One row per turn; ``failures`` (the failure memory) says which turns catch-up gave up on, and why.
+
+    ``max_message_chars`` is the transcript limit catch-up uses (the remembered fingerprints were
+    taken with it)."""
     remembered = failures or {}
     excluded = excluded_ids(stream) if remembered else frozenset()
 
@@ -97,7 +102,7 @@ def turn_rows(stream: ConversationStream, failures: JsonObject | None = None) ->
         turn_id = turn.id()
         if turn_id is None or turn_id not in remembered or turn.summary() is not None:
             return None
-        return failure_of(remembered, turn_id, fingerprint(turn, excluded))
+        return failure_of(remembered, turn_id, fingerprint(turn, excluded, max_message_chars))
 
     return tuple(turn_row(turn, failure(turn)) for turn in stream.turns())
 

@@ -6,6 +6,11 @@ fingerprint the turn is not sent again until it changes (a new fingerprint
 starts a new count) or the user asks (``summarize --retry-failed``). The
 memory is a plain mapping ``{turn_id: {"fingerprint", "failures", "reason"}}``
 kept outside the conversation, so it never changes what a model sees.
+A summary the quality gate refuses (``summary_gate``) is a failed answer like
+any other. Fingerprints are taken at the configured transcript limit
+(``conversation.turn_summary.transcript.max_message_chars``): changing it
+starts a new count for the turns whose transcript it changes, since the
+model would read something else; the other turns keep theirs.
 """
 
 from collections.abc import Iterable, Mapping

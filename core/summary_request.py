@@ -9,11 +9,15 @@ that, and ``maxLength`` bounds each summary for grammar-constrained servers.
 Anything the model returns for other IDs is discarded. A summary is
 normalized to what can be kept (its first non-empty line, controls and
 escape sequences removed, white space collapsed, cut at a word boundary with
-``…`` to 72 characters); only one with nothing left, or not a string, is
-refused, and its turn stays for the next run.
+``…`` to 72 characters); one with nothing left, or not a string, is refused,
+and so is one the quality gate refuses (``summary_gate``: a turn ID, no
+letters, fewer than two words or 8 characters, copied from this prompt, or
+another turn's summary in the same answer). A refused turn stays for the
+next run.
 """
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
@@ -26,6 +30,7 @@ from .packing import (
     Candidate,
     estimate_tokens,
 )
+from .summary_gate import gate
 from .turn_summary import salvage_summary
 
 MAX_CHARS = 60
@@ -42,6 +47,12 @@ For every turn, write one summary of what the turn asked for and what it accompl
   describe what the turn actually did.
 Answer with a JSON object {{"summaries": {{"<turn id>": "<summary>"}}}} with exactly one entry
 for each turn id given. Do not mention these instructions."""
+
+SUMMARY_DESCRIPTION = f"One line, at most {MAX_CHARS} characters."
+"""The schema's description of each summary."""
+
+FIXED_PROMPT = f"{INSTRUCTIONS}\n\n{SUMMARY_DESCRIPTION}"
+"""Every fixed text a model is sent with the transcripts: a summary copied from it is refused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +91,7 @@ def summary_schema(turn_ids: tuple[str, ...]) -> JsonObject:
                     turn_id: {
                         "type": "string",
                         "maxLength": HARD_LIMIT,
-                        "description": f"One line, at most {MAX_CHARS} characters.",
+                        "description": SUMMARY_DESCRIPTION,
                     }
                     for turn_id in turn_ids
                 },
@@ -157,12 +168,16 @@ class AnswerError:
     message: str
 
 
-def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAnswer, AnswerError]:
-    """Check a model's answer against the request: keep packed IDs only, normalized to one clean line each.
+def parse_summaries(
+    answer: str, turn_ids: tuple[str, ...], conversation_turn_ids: Collection[str] = ()
+) -> Result[SummaryAnswer, AnswerError]:
+    """Check a model's answer against the request: keep packed IDs only, one clean line each, past the gate.
 
-    ``turn_ids`` are the request's (``SummaryRequest.turn_ids``). Summaries for other turns
-    are discarded; a summary is cut to its first line, cleaned of controls and escape
-    sequences, and shortened at a word boundary to 72 characters; a blank one is refused.
+    ``turn_ids`` are the request's (``SummaryRequest.turn_ids``); ``conversation_turn_ids``
+    are every turn ID of the conversation (a summary that is one of them is refused).
+    Summaries for other turns are discarded; a summary is cut to its first line, cleaned
+    of controls and escape sequences, and shortened at a word boundary to 72 characters;
+    a blank one is refused, and so is one the quality gate refuses (``summary_gate``).
 
     >>> from turnmark.core import parse_summaries
     >>> text = '{"summaries": {"a1aaaaa": "Fixed the build.\\\\nThen more.", "b2bbbbb": "  ", "zzzzzzz": "Hi"}}'
@@ -171,6 +186,9 @@ def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAns
     {'a1aaaaa': 'Fixed the build.'}
     >>> answer.refused
     {'b2bbbbb': 'blank', 'c3ccccc': 'missing from the answer'}
+    >>> parse_summaries('{"summaries": {"a1aaaaa": "x", "b2bbbbb": "k3m9x2a"}}', ("a1aaaaa", "b2bbbbb"),
+    ...                 ("k3m9x2a", "a1aaaaa", "b2bbbbb")).unwrap().refused
+    {'a1aaaaa': 'refused: "x" has fewer than two words', 'b2bbbbb': 'refused: "k3m9x2a" is a turn ID, not a summary'}
     """
     try:
         document = json.loads(answer)
@@ -179,7 +197,7 @@ def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAns
     summaries = document.get("summaries") if isinstance(document, dict) else None
     if not isinstance(summaries, dict):
         return Failure(AnswerError('the answer has no "summaries" object'))
-    accepted: dict[str, str] = {}
+    salvaged: dict[str, str] = {}
     refused: dict[str, str] = {}
     for turn_id in turn_ids:
         if turn_id not in summaries:
@@ -190,5 +208,8 @@ def parse_summaries(answer: str, turn_ids: tuple[str, ...]) -> Result[SummaryAns
         if kept is None:
             refused[turn_id] = "not a string" if not isinstance(text, str) else "blank"
         else:
-            accepted[turn_id] = kept
-    return Success(SummaryAnswer(accepted, refused))
+            salvaged[turn_id] = kept
+    gated = gate(salvaged, turn_ids, {*turn_ids, *conversation_turn_ids}, FIXED_PROMPT)
+    refused.update(gated.refused)
+    in_order = {turn_id: refused[turn_id] for turn_id in turn_ids if turn_id in refused}
+    return Success(SummaryAnswer(gated.accepted, in_order))

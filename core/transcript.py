@@ -6,9 +6,11 @@ a model sees (an answer whose request was deleted, and its tool-call
 partner; see ``excluded_ids``): requests and answers as text, each tool
 call as ``<tool_call name="..."/>`` and its outcome as ``<tool_result/>`` or
 ``<tool_error/>``; reasoning, ``turn_start`` and inquiries are left out. A
-request or answer over 4,000 characters keeps its first and last halves
-around ``[…]``. Text is escaped, so nothing in a conversation can close or
-forge a block.
+request or answer over ``max_message_chars`` characters (RFD 126's
+``MAX_MESSAGE_CHARS``, 4,000, unless
+``conversation.turn_summary.transcript.max_message_chars`` says otherwise)
+keeps its first and last halves around ``[…]``. Text is escaped, so nothing
+in a conversation can close or forge a block.
 """
 
 import json
@@ -42,8 +44,8 @@ def quoteattr(text: str) -> str:
     return '"' + escape(text).replace('"', "&quot;") + '"'
 
 
-def _body(text: str) -> str:
-    return escape(shorten(text))
+def _body(text: str, limit: int) -> str:
+    return escape(shorten(text, limit))
 
 
 def excluded_ids(stream: ConversationStream) -> frozenset[str]:
@@ -75,10 +77,11 @@ def described_events(turn: Turn, excluded: frozenset[str] = frozenset()) -> Iter
     return (entry for entry in turn.events() if entry.event_id not in excluded)
 
 
-def transcript(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
+def transcript(turn: Turn, excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS) -> str:
     """The stripped transcript of one turn (it must have a ``turn_start``: its ID names the block).
 
-    ``excluded`` holds the event IDs to leave out (``excluded_ids`` of the turn's stream).
+    ``excluded`` holds the event IDs to leave out (``excluded_ids`` of the turn's stream);
+    a request or answer longer than ``max_message_chars`` keeps its first and last halves.
 
     >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, ToolCallRequest,
     ...     ToolCallResponse, excluded_ids, sequential_ids, turn_transcript)
@@ -95,17 +98,25 @@ def transcript(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
     <tool_error/>
     <response>Fixed: added the import.</response>
     </turn>
+
+    A long request keeps its first and last halves (``max_message_chars``, here 200):
+
+    >>> long = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "a" * 300 + "z" * 300))
+    >>> request = turn_transcript(long.turns()[0], max_message_chars=200).splitlines()[1]
+    >>> request == "<request>" + "a" * 100 + "[…]" + "z" * 100 + "</request>"
+    True
     """
     lines = [f"<turn id={quoteattr(turn.id() or '')}>"]
     for entry in described_events(turn, excluded):
         payload = entry.payload
         if isinstance(payload, ChatRequest):
-            lines.append(f"<request>{_body(payload.content)}</request>")
+            lines.append(f"<request>{_body(payload.content, max_message_chars)}</request>")
         elif isinstance(payload, ChatResponse):
             if payload.variant == "message":
-                lines.append(f"<response>{_body(payload.value)}</response>")
+                lines.append(f"<response>{_body(payload.value, max_message_chars)}</response>")
             elif payload.variant == "data":
-                lines.append(f"<response>{_body(json.dumps(payload.value, ensure_ascii=False))}</response>")
+                data = json.dumps(payload.value, ensure_ascii=False)
+                lines.append(f"<response>{_body(data, max_message_chars)}</response>")
         elif isinstance(payload, ToolCallRequest):
             lines.append(f"<tool_call name={quoteattr(payload.name)}/>")
         elif isinstance(payload, ToolCallResponse):
@@ -114,6 +125,8 @@ def transcript(turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
     return "\n".join(lines)
 
 
-def transcripts(turns: list[Turn], excluded: frozenset[str] = frozenset()) -> str:
+def transcripts(
+    turns: list[Turn], excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS
+) -> str:
     """Several turns' transcripts, oldest first, one block after another."""
-    return "\n\n".join(transcript(turn, excluded) for turn in turns)
+    return "\n\n".join(transcript(turn, excluded, max_message_chars) for turn in turns)

@@ -36,8 +36,9 @@ from turnmark.core.packing import Candidate, Packing
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_failures import counted, forgotten, given_up
 from turnmark.core.summary_request import SummaryAnswer, SummaryRequest, parse_summaries, summary_request
+from turnmark.core.transcript import MAX_MESSAGE_CHARS
 
-from .config_files import ConfigProblem, config_layers, layer_of
+from .config_files import ConfigProblem, config_layers, layer_of, transcript_limit
 from .errors import ConversationError
 from .llm_protocol import HttpSettings, ModelError, ModelRejected, ModelTruncated, ModelUnreachable
 from .locking import is_locked, lock_holder
@@ -265,6 +266,9 @@ class Session:
     run: CatchupRun = field(default_factory=CatchupRun)
     model_failed: bool = False
     """The model cannot answer any batch (unreachable, refused): the other batches are not asked."""
+    max_message_chars: int = MAX_MESSAGE_CHARS
+    """``conversation.turn_summary.transcript.max_message_chars``, read once: planning and writing back
+    take every fingerprint with it."""
     _failures: JsonObject | None = None
 
     @classmethod
@@ -282,6 +286,7 @@ class Session:
         run = run or CatchupRun()
         layers = config_layers(ref.workspace, stream, options.cfg, options.environ)
         config = merge_all(layer for _, layer in layers)
+        limit = transcript_limit(layers)
         resolved = resolve_summary_model(config, options.model)
         if isinstance(resolved, Failure):
             report.error = resolved.failure().describe()
@@ -305,12 +310,19 @@ class Session:
             return None
         if provider is not None and not options.dry_run and _skipped(report, run, provider.endpoint):
             return None
-        return cls(ref, options, new_id, model, provider, window, _batch_size(config), report, run)
+        return cls(
+            ref, options, new_id, model, provider, window, _batch_size(config), report, run, max_message_chars=limit
+        )
 
     def batches(self, stream: ConversationStream, *, last_turn_may_be_open: bool) -> list[Packing]:
         """The requests to make for ``stream``, recorded in the report's plan."""
         upgrade = self.options.upgrade and not self.model.is_builtin
-        wanted = candidates(stream, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade)
+        wanted = candidates(
+            stream,
+            last_turn_may_be_open=last_turn_may_be_open,
+            upgrade=upgrade,
+            max_message_chars=self.max_message_chars,
+        )
         if not self.options.retry_failed and not self.model.is_builtin:
             self.report.given_up = given_up(self.failures, wanted)
             wanted = tuple(c for c in wanted if c.turn_id not in self.report.given_up)
@@ -346,7 +358,8 @@ class Session:
             elif isinstance(error, ModelRejected) and error.status in SAME_FOR_EVERY_REQUEST:
                 self.run.remember(self.model.id, f"{self.model.id} refused the request (HTTP {error.status})")
             return None
-        parsed = parse_summaries(text, ids)
+        known = tuple(turn_id for turn in stream.turns() if (turn_id := turn.id()) is not None)
+        parsed = parse_summaries(text, ids, known)
         if isinstance(parsed, Failure):
             self.report.error = f"{self.model.id}: {parsed.failure().message}; nothing written"
             self._count_failures(packing, dict.fromkeys(ids, parsed.failure().message))
@@ -364,6 +377,11 @@ class Session:
         return self._failures
 
     def _count_failures(self, packing: Packing, reasons: dict[str, str]) -> None:
+        """One more failed answer for each turn in ``reasons`` (refused by the gate, blank, missing, cut off).
+
+        Not for ``builtin/extractive``: it answers the same for the same turn, costs nothing to ask,
+        and a count it left would keep a real model, configured later, from trying the turn.
+        """
         if not reasons or self.provider is None:
             return
         fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
@@ -393,7 +411,12 @@ class Session:
                 fresh = read_conversation(self.ref, self.new_id, lock)
                 upgrade = self.options.upgrade
                 applied = apply_summaries(
-                    prepare(fresh.stream), answer.summaries, fingerprints, self.model.id, upgrade=upgrade
+                    prepare(fresh.stream),
+                    answer.summaries,
+                    fingerprints,
+                    self.model.id,
+                    upgrade=upgrade,
+                    max_message_chars=self.max_message_chars,
                 )
                 if applied.written:
                     save_stream(lock, fresh, applied.stream, announce=self.report.notes.append)

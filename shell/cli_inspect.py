@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from turnmark.core.projection import ViewEvent
     from turnmark.core.report import CheckReport, TurnRow
 
+    from .cli_common import Settings
+    from .storage import LoadedConversation
+
 # turns --------------------------------------------------------------------------------------------
 
 TRANSIENT_MARK = "*"
@@ -56,6 +59,7 @@ def _turn_line(row: TurnRow) -> str:
 def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
     """List the turns of a conversation, one line per turn: <event_id> <summary>."""
     from turnmark.core.report import turn_rows
+    from turnmark.core.transcript import MAX_MESSAGE_CHARS
 
     from .summary_failures import load_memory
     from .workspace import WorkspaceError
@@ -65,7 +69,8 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
         loaded = read_for_display(settings, pick(settings, conversation))
     except (WorkspaceError, ConversationError) as error:
         raise fail(str(error)) from error
-    rows = turn_rows(loaded.stream, load_memory(loaded.ref))
+    memory = load_memory(loaded.ref)
+    rows = turn_rows(loaded.stream, memory, _transcript_limit(settings, loaded) if memory else MAX_MESSAGE_CHARS)
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"conversation": conversation_json(loaded), "turns": [row.to_json() for row in rows]})
         return
@@ -80,6 +85,22 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
 
 
 # check --------------------------------------------------------------------------------------------
+
+
+def _transcript_limit(settings: Settings, loaded: LoadedConversation) -> int:
+    """The transcript limit catch-up would use (its remembered fingerprints were taken with it).
+
+    A configuration that cannot be read only loses the failure notes: the default is used, with a warning.
+    """
+    from turnmark.core.transcript import MAX_MESSAGE_CHARS
+
+    from .config_files import ConfigProblem, config_layers, transcript_limit
+
+    try:
+        return transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
+    except ConfigProblem as error:
+        chrome(f"warning: {error}; why turns were not summarized may not be shown")
+        return MAX_MESSAGE_CHARS
 
 
 def _excluded_text(event: dict[str, object]) -> str:

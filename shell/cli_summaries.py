@@ -36,9 +36,10 @@ transcript of each turn (request, tool names and outcomes, answers) and is
 called without holding the conversation's lock; results are written under the
 lock, and only for turns that did not change meanwhile. A summary you set with
 `turnmark label` is never replaced. Turns that get no summary (model failure,
-locked conversation, changed turn) are tried again on the next run; a turn whose
-answer failed three times with the same content only once it changes, or with
---retry-failed.
+a label refused as no label at all: a turn ID, under two words or 8 characters,
+no letters, copied from the prompt, or another turn's label; locked conversation,
+changed turn) are tried again on the next run; a turn whose answer failed three
+times with the same content only once it changes, or with --retry-failed.
 """
 
 
@@ -187,6 +188,8 @@ def transcript(
     """Print the stripped transcripts a summary model reads: request, tool names and outcomes, answers.
 
     A first turn with no turn_start is shown with the one catch-up inserts (its ID is not yet saved).
+    A request or answer longer than conversation.turn_summary.transcript.max_message_chars (default
+    4000) keeps its first and last halves around […], as the model would read it.
     """
     from turnmark.core.catchup import prepare
     from turnmark.core.fingerprint import fingerprint
@@ -194,12 +197,17 @@ def transcript(
     from turnmark.core.transcript import excluded_ids
     from turnmark.core.transcript import transcript as turn_transcript
 
+    from .config_files import ConfigProblem, config_layers, transcript_limit
     from .workspace import WorkspaceError
 
     settings = settings_of(ctx)
     try:
         loaded = read_for_display(settings, pick(settings, conversation))
     except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    try:
+        limit = transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
+    except ConfigProblem as error:
         raise fail(str(error)) from error
     prepared = prepare(loaded.stream)
     try:
@@ -208,20 +216,21 @@ def transcript(
         raise fail(f"{loaded.ref.display_id}: {error}") from error
     turns = [t for t in prepared.turns() if t.id() is not None and (wanted is None or t.id() == wanted)]
     excluded = excluded_ids(prepared)
+    texts = [turn_transcript(t, excluded, limit) for t in turns]
     if settings.resolve_format(output_format) is OutputFormat.json:
         rows = [
             {
                 "id": t.id(),
                 "index": t.index,
-                "tokens": estimate_tokens(turn_transcript(t, excluded)),
-                "fingerprint": fingerprint(t, excluded),
-                "transcript": turn_transcript(t, excluded),
+                "tokens": estimate_tokens(text),
+                "fingerprint": fingerprint(t, excluded, limit),
+                "transcript": text,
             }
-            for t in turns
+            for t, text in zip(turns, texts, strict=True)
         ]
         emit_json({"conversation": conversation_json(loaded), "turns": rows})
         return
-    emit_line("\n\n".join(turn_transcript(t, excluded) for t in turns))
+    emit_line("\n\n".join(texts))
 
 
 def _turn_id(stream: ConversationStream, wanted: str) -> str:

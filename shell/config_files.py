@@ -19,12 +19,14 @@ from returns.result import Failure, Result
 
 from turnmark.core.config import (
     DEFAULTS,
+    MAX_MESSAGE_CHARS,
     ConfigError,
     assignment,
     conversation_layers,
     environment_layer,
     extends_patterns,
     lookup,
+    max_message_chars,
     merge_all,
     parse_toml,
 )
@@ -122,3 +124,12 @@ def effective_config(
 ) -> JsonObject:
     """Every layer merged in JP's order; a broken source raises ``ConfigProblem`` naming it."""
     return merge_all(layer for _, layer in config_layers(workspace, stream, cfg, environ, cwd))
+
+
+def transcript_limit(layers: list[tuple[str, JsonObject]]) -> int:
+    """``conversation.turn_summary.transcript.max_message_chars`` of these layers; a bad value raises
+    ``ConfigProblem`` naming the key and the layer that set it."""
+    result = max_message_chars(merge_all(layer for _, layer in layers))
+    if isinstance(result, Failure):
+        raise ConfigProblem(f"{layer_of(layers, MAX_MESSAGE_CHARS)}: {result.failure()}")
+    return result.unwrap()

@@ -17,6 +17,7 @@ from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import SummaryAnswer
 
 from .catchup import CatchupOptions, CatchupReport, Session
+from .config_files import ConfigProblem
 from .output import chrome
 from .tasks import CancelToken
 from .workspace import ConversationRef
@@ -43,7 +44,11 @@ class TurnSummaryTask:
         self._work: tuple[Packing, SummaryAnswer] | None = None
 
     def run(self, token: CancelToken) -> None:
-        session = Session.open(self.ref, self.snapshot, self.options, self.new_id, report=self.report)
+        try:
+            session = Session.open(self.ref, self.snapshot, self.options, self.new_id, report=self.report)
+        except ConfigProblem as error:
+            self.report.error = str(error)
+            return
         if session is None:
             return
         batches = session.batches(self.snapshot, last_turn_may_be_open=True)

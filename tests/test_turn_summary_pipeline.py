@@ -23,7 +23,8 @@ from turnmark.core.models import resolve_summary_model
 from turnmark.core.packing import Candidate, estimate_tokens, pack, request_budget
 from turnmark.core.payloads import Compaction, ConfigDelta, InquiryRequest, InquiryResponse, Payload
 from turnmark.core.stream import ConversationStream
-from turnmark.core.summary_request import parse_summaries, summary_request, summary_schema
+from turnmark.core.summary_gate import refusal
+from turnmark.core.summary_request import FIXED_PROMPT, parse_summaries, summary_request, summary_schema
 from turnmark.core.transcript import transcript
 from turnmark.core.turns import SOURCE_KEY, summary_source
 
@@ -244,9 +245,9 @@ def test_the_schema_requires_exactly_the_packed_ids() -> None:
 @pytest.mark.parametrize(
     ("value", "kept"),
     [
-        ("two\nlines", "two"),
+        ("two words\nlines", "two words"),
         ("\n\n  second line first  \nthird", "second line first"),
-        ("x" * 73, "x" * 71 + "…"),
+        ("Rename " + "x" * 66, "Rename " + "x" * 64 + "…"),
         ("word " * 20, ("word " * 14).strip() + "…"),
         ("\x1b[31mred\x1b[0m alert\u202e", "red alert"),
     ],
@@ -270,8 +271,8 @@ def test_unusable_summaries_are_refused_one_by_one(value: object, reason: str) -
 
 
 def test_answers_for_unrequested_ids_are_discarded_and_missing_ones_noted() -> None:
-    answer = parse_summaries('{"summaries": {"a": "  Fine  ", "zzz": "not asked"}}', ("a", "b")).unwrap()
-    assert answer.summaries == {"a": "Fine"}
+    answer = parse_summaries('{"summaries": {"a": "  Fine work  ", "zzz": "not asked"}}', ("a", "b")).unwrap()
+    assert answer.summaries == {"a": "Fine work"}
     assert answer.refused == {"b": "missing from the answer"}
 
 
@@ -306,7 +307,7 @@ def test_a_substantive_request_is_summarized_by_its_first_line() -> None:
 
 def test_a_follow_up_is_summarized_by_what_the_turn_did() -> None:
     answered = stream_of(turn(), request("continue"), message("Capped the backoff at 2 s. Then I ran the tests."))
-    assert extractive_summary(answered.turns()[0]) == "Capped the backoff at 2 s"
+    assert extractive_summary(answered.turns()[0]) == "Cap the backoff at 2 s: tests"
     terse = stream_of(
         turn(),
         request("yes, do option 2"),
@@ -316,7 +317,7 @@ def test_a_follow_up_is_summarized_by_what_the_turn_did() -> None:
         result("c2", "1 failed", is_error=True),
         message("Done."),
     )
-    assert extractive_summary(terse.turns()[0]) == "Edited stream.rs; cargo_test failed"
+    assert extractive_summary(terse.turns()[0]) == "Update stream.rs; cargo_test failed"
 
 
 def test_summaries_are_at_most_60_characters_cut_at_a_word() -> None:
@@ -324,9 +325,15 @@ def test_summaries_are_at_most_60_characters_cut_at_a_word() -> None:
         turn(), request("Refactor the conversation loader so that it streams entries instead of reading")
     )
     summary = extractive_summary(stream.turns()[0])
-    assert summary == "Refactor the conversation loader so that it streams…"
-    assert summary is not None
+    assert summary == "Refactor conversation loader so it streams: entries, reading"
     assert len(summary) <= 60
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliett kilo lima mike november".split()
+    longer = stream_of(turn(), request("Rename " + " ".join(words)))
+    cut = extractive_summary(longer.turns()[0])
+    assert cut is not None
+    assert len(cut) <= 60
+    assert cut.endswith("…")
+    assert cut[:-1].rstrip().rsplit(" ", 1)[-1] in words, "cut between words, never inside one"
 
 
 # Catch-up ----------------------------------------------------------------------------------------------
@@ -406,8 +413,21 @@ def test_the_offline_summarizer_answers_through_the_same_checks() -> None:
     stream = three_turns()
     wanted = plan(candidates(stream, last_turn_may_be_open=False), None, 5)
     ids = tuple(c.turn_id for c in wanted.packed)
+    raw = json.loads(extractive_answer(stream, ids))["summaries"]
     answer = parse_summaries(extractive_answer(stream, ids), ids).unwrap()
-    assert answer.summaries == dict(zip(ids, ["First", "Third"], strict=True))
+    assert set(answer.summaries) | set(answer.refused) == set(ids)
+    for turn_id in ids:
+        why = refusal(raw[turn_id], ids, FIXED_PROMPT)
+        assert answer.summaries.get(turn_id) == (raw[turn_id] if why is None else None)
+        assert answer.refused.get(turn_id) == why
+
+
+def test_a_one_word_offline_label_is_refused_like_a_models() -> None:
+    stream = stream_of(turn(), request("first"), message("a"), turn(), request("Rename the loader"), message("b"))
+    ids = tuple(c.turn_id for c in candidates(stream, last_turn_may_be_open=False))
+    answer = parse_summaries(json.dumps({"summaries": {ids[0]: "First", ids[1]: "Rename the loader"}}), ids).unwrap()
+    assert answer.summaries == {ids[1]: "Rename the loader"}
+    assert answer.refused == {ids[0]: 'refused: "First" has fewer than two words'}
 
 
 def test_a_config_change_after_a_turn_does_not_change_its_fingerprint() -> None:
@@ -422,4 +442,4 @@ def test_failures_are_listed_in_the_order_they_happened() -> None:
     for name in ("zeta", "alpha", "mid"):
         steps += [call(name, name), result(name, "boom", is_error=True)]
     stream = stream_of(*steps, message("Done."))
-    assert extractive_summary(stream.turns()[0]) == "Zeta failed; alpha failed; mid failed"
+    assert extractive_summary(stream.turns()[0]) == "Run zeta (failed), alpha (failed), mid (failed)"

@@ -129,7 +129,7 @@ def test_twenty_rapid_appends_make_one_catch_up(workspace: Path) -> None:
         for n in range(1, 21):
             entries += [
                 {"event_id": f"t{n}", "timestamp": TS, "type": "turn_start"},
-                {"event_id": f"r{n}", "timestamp": TS, "type": "chat_request", "content": f"Step {n}"},
+                {"event_id": f"r{n}", "timestamp": TS, "type": "chat_request", "content": f"Do step {n} of the plan"},
                 {"event_id": f"m{n}", "request_id": f"r{n}", "timestamp": TS, "type": "chat_response", "message": "ok"},
             ]
             write_like_jp(directory / "events.json", entries)

@@ -2,6 +2,9 @@
 
 Every entry has its ``event_id`` and every turn its ``turn_start``, so nothing is
 assigned at load and every run of ``summarize`` or ``label`` writes the same bytes.
+Every copy's requests and answers are numbered, so no two turns get the same label:
+the quality gate refuses a label repeated within one answer, which would make what a
+run writes depend on how the turns were batched (and an interrupted run's batches differ).
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ def scaled_entries(copies: int) -> list[dict[str, Any]]:
                 entry["id"] = f"{entry['id']}_{copy}"
             if entry["type"] == "chat_request":
                 entry["content"] = f"[{copy}] {entry['content']}"
+            if entry["type"] == "chat_response" and isinstance(entry.get("message"), str):
+                entry["message"] = f"[{copy}] {entry['message']}"
             entry.pop("summary", None)
             entries.append(entry)
     return entries
