@@ -11,6 +11,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def corpus_root() -> Path | None:
+    """The corpus folder (holding ``.jp/conversations``), or ``None`` when it is absent."""
+    root = Path(os.environ.get("TURNMARK_CORPUS") or REPO.parent / "shared" / "corpus")
+    return root if (root / ".jp" / "conversations").is_dir() else None
+
+
 def corpus_conversations() -> list[Path]:
     """The corpus conversations, or exit with a clear message when the corpus is absent."""
     root = Path(os.environ.get("TURNMARK_CORPUS") or REPO.parent / "shared" / "corpus")

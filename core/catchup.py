@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from returns.result import Failure, Result, Success
 
-from .extractive import extractive_summary
+from .extractive import extractive_labels
 from .fingerprint import fingerprint
 from .models import EXTRACTIVE
 from .packing import Candidate, Packing, estimate_tokens, pack, request_budget
@@ -143,7 +143,7 @@ def plan(candidates: tuple[Candidate, ...], context_window: int | None, batch_si
 def extractive_answer(stream: ConversationStream, turn_ids: tuple[str, ...]) -> str:
     """What ``builtin/extractive`` answers for these turns, in the shape a model answers in.
 
-    The offline summarizer: a substantive request is labelled by its first line, a short
+    The offline summarizer (``core/extractive.py``): an instruction is labelled by itself, a short
     follow-up by what the turn did.
 
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, extractive_answer, sequential_ids
@@ -153,13 +153,11 @@ def extractive_answer(stream: ConversationStream, turn_ids: tuple[str, ...]) -> 
     >>> stream = stream.start_turn(ChatRequest(ts, "continue"))
     >>> stream = stream.push(ChatResponse(ts, "message", "Added a test for the parser. It passes."))
     >>> extractive_answer(stream, ("e000001", "e000004"))
-    '{"summaries": {"e000001": "Fix the build", "e000004": "Added a test for the parser"}}'
+    '{"summaries": {"e000001": "Fix the build", "e000004": "Add a test for the parser"}}'
     """
-    by_id = {turn.id(): turn for turn in stream.turns()}
-    excluded = excluded_ids(stream)
-    summaries = {
-        turn_id: extractive_summary(by_id[turn_id], excluded) or "" for turn_id in turn_ids if turn_id in by_id
-    }
+    turns = stream.turns()
+    labels = extractive_labels(turns, excluded_ids(stream))
+    summaries = {turn_id: labels.get(turn_id, "") for turn_id in turn_ids if any(t.id() == turn_id for t in turns)}
     return json.dumps({"summaries": summaries}, ensure_ascii=False)
 
 

@@ -10,18 +10,21 @@ from syrupy.assertion import SnapshotAssertion
 
 from turnmark.core.catchup import prepare
 from turnmark.core.event_ids import sequential_ids
-from turnmark.core.extractive import extractive_summary
+from turnmark.core.extractive import extractive_labels
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_request import MAX_CHARS
+from turnmark.core.transcript import excluded_ids
 
 from .conftest import FIXTURES, corpus_files, corpus_params
 
 
 def labels(directory: Path) -> list[str]:
     stream = ConversationStream.from_json(*corpus_files(directory), new_id=sequential_ids()).unwrap()
+    prepared = prepare(stream)
+    found = extractive_labels(prepared.turns(), excluded_ids(prepared))
     lines = []
-    for turn in prepare(stream).turns():
-        summary = extractive_summary(turn)
+    for turn in prepared.turns():
+        summary = found.get(str(turn.id()))
         assert summary is None or (len(summary) <= MAX_CHARS and "\n" not in summary)
         lines.append(f"turn {turn.index}: {summary}")
     return lines

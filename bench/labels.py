@@ -1,0 +1,124 @@
+"""How well the offline summarizer labels turns: word-overlap F1 against hand-written reference labels.
+
+The references (``bench/reference_labels.json``) were written by reading every turn of the corpus
+(``../shared/corpus`` or ``$TURNMARK_CORPUS``) and of the fixtures, as a careful user would label
+them. For each turn the label ``builtin/extractive`` writes is scored against its reference: F1 of
+the lowercased words, a small stop-word list removed. Printed: the mean F1 (overall and per
+workspace), duplicate labels within a conversation, labels cut inside a word, and, with ``-v``,
+every label beside its reference. Targets: mean F1 >= 0.35, no duplicates, no cuts inside a word.
+Run: ``just bench`` or ``python bench/labels.py [-v]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import corpus_root
+from turnmark.core.catchup import extractive_answer, prepare, unlabel
+from turnmark.core.event_ids import sequential_ids
+from turnmark.core.label_text import word_set
+from turnmark.shell.storage import read_conversation
+from turnmark.shell.workspace import find_workspace, list_conversations
+
+REPO = Path(__file__).resolve().parents[1]
+REFERENCES = REPO / "bench" / "reference_labels.json"
+STOP_WORDS = word_set(
+    "a an the and or but of to in on at by for with from as is are be it its this that these those into "
+    "about over up out via vs"
+)
+WORD = re.compile(r"[a-z0-9][a-z0-9_.#/-]*[a-z0-9]|[a-z0-9]")
+
+
+def words(text: str) -> list[str]:
+    return [word for word in WORD.findall(text.lower()) if word not in STOP_WORDS]
+
+
+def f1(label: str, reference: str) -> float:
+    """Word-overlap F1 of ``label`` against ``reference`` (multiset overlap of lowercased content words)."""
+    ours, theirs = Counter(words(label)), Counter(words(reference))
+    common = sum((ours & theirs).values())
+    if not common:
+        return 0.0
+    precision, recall = common / sum(ours.values()), common / sum(theirs.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def cut_inside_a_word(label: str, source_words: set[str]) -> bool:
+    """True when the label ends in ``…`` right after a fragment that is not a whole word of the turn."""
+    if not label.endswith("…"):
+        return False
+    last = label[:-1].rstrip().rsplit(" ", 1)[-1].lower().strip(".,;:()`'\"")
+    return bool(last) and last not in source_words
+
+
+def workspace_root(name: str) -> Path | None:
+    if name == "corpus":
+        return corpus_root()
+    return REPO / name
+
+
+def labels_of(root: Path) -> dict[str, tuple[dict[str, str], set[str]]]:
+    """Every conversation's labels by turn ID, with the words of its requests and answers."""
+    workspace = find_workspace(root)
+    assert workspace is not None, root
+    found = {}
+    for ref in list_conversations(workspace):
+        stream = prepare(read_conversation(ref, sequential_ids()).stream)
+        turn_ids = tuple(str(turn.id()) for turn in stream.turns() if turn.id() is not None)
+        unlabelled = stream
+        for turn in stream.turns():
+            if turn.summary() is not None and turn.id() is not None:
+                unlabelled = unlabel(unlabelled, str(turn.id())).value_or(unlabelled)
+        answer = json.loads(extractive_answer(unlabelled, turn_ids))["summaries"]
+        text = json.dumps(stream.to_json().decode("utf-8", "replace")).lower()
+        found[ref.display_id] = (answer, set(re.findall(r"[\w.-]+", text)))
+    return found
+
+
+def main() -> None:
+    verbose = "-v" in sys.argv[1:]
+    if not REFERENCES.is_file():
+        sys.exit(f"no reference labels at {REFERENCES}")
+    references = json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"]
+    scores: dict[str, list[float]] = {}
+    duplicates = cuts = missing = 0
+    cache: dict[str, dict[str, tuple[dict[str, str], set[str]]]] = {}
+    for conversation in references:
+        name = conversation["workspace"]
+        root = workspace_root(name)
+        if root is None:
+            print(f"skipping {name}: the corpus is not available (set TURNMARK_CORPUS)")
+            continue
+        if name not in cache:
+            cache[name] = labels_of(root)
+        produced, source_words = cache[name].get(conversation["id"], ({}, set()))
+        made = []
+        for turn in conversation["turns"]:
+            label = produced.get(turn["turn"], "")
+            missing += 0 if label else 1
+            made.append(label.lower())
+            score = f1(label, turn["label"])
+            scores.setdefault(name, []).append(score)
+            cuts += cut_inside_a_word(label, source_words)
+            if verbose:
+                print(f"{score:4.2f}  {conversation['id']} {turn['index']:>2}  {label!r}\n      ref {turn['label']!r}")
+        duplicates += sum(count - 1 for label, count in Counter(made).items() if label and count > 1)
+    every = [score for group in scores.values() for score in group]
+    if not every:
+        sys.exit("no turns scored")
+    for name, group in scores.items():
+        print(f"{name:<28} {len(group):>3} turns  mean F1 {sum(group) / len(group):.2f}")
+    print(f"{'all':<28} {len(every):>3} turns  mean F1 {sum(every) / len(every):.2f}  (target >= 0.35)")
+    print(f"duplicate labels within a conversation: {duplicates} (target 0)")
+    print(f"labels cut inside a word: {cuts} (target 0)")
+    print(f"turns without a label: {missing}")
+
+
+if __name__ == "__main__":
+    main()
