@@ -42,6 +42,7 @@ bench:
     {{bin}}/python bench/load_save.py
     {{bin}}/python bench/projection.py
     {{bin}}/python bench/catchup_plan.py
+    {{bin}}/python bench/labels.py
     {{bin}}/python bench/query_exit.py
     {{bin}}/python bench/edit.py
     {{bin}}/python bench/startup.py

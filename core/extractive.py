@@ -178,8 +178,10 @@ def verb_of(facts: TurnFacts) -> str:
         verb = base_form(sentence.split(" ", 1)[0])
         if verb is not None:
             return verb
+    if looks_like_problem(facts.request) and not is_follow_up(facts.request):
+        return "Fix" if facts.edited else "Investigate"
     if facts.edited:
-        return "Fix" if looks_like_problem(facts.request) else "Update"
+        return "Update"
     if facts.tools:
         return "Run"
     if "?" in facts.request:
@@ -222,27 +224,30 @@ def outcome(facts: TurnFacts) -> str | None:
     return "; ".join(parts) or None
 
 
-def acknowledgement(facts: TurnFacts, previous: str | None) -> str | None:
-    """A "thanks" or "looks good" turn that did nothing: it approves or thanks for the turn before."""
+def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> str | None:
+    """A "thanks" or "looks good" turn that did nothing: it approves the turn before (when that turn
+    changed something) or thanks for it."""
     if not (_THANKS.match(facts.request) or _APPROVAL.search(facts.request)) or not is_follow_up(facts.request):
         return None
     if facts.edited or facts.tools:
         return None
-    verb = "Approve" if _APPROVAL.search(facts.request) else "Thank for"
-    subject = (previous or "").split(":", 1)[0].split(" ")
-    if subject and subject[0].lower() in VERBS | {"discuss", "explain", "update", "run"}:
-        subject = subject[1:]
-    if not [word for word in subject if word.lower() not in STOP]:
+    verb = "Approve" if changed else "Thank for"
+    if not previous:
         return f"{verb} the previous answer"
-    return shorten(f"{verb} {' '.join(subject)}", MAX_CHARS)
+    return shorten(f"{verb}: {previous.split(': ', 1)[0]}", MAX_CHARS)
 
 
 def label_of(
-    facts: TurnFacts, spread: Mapping[str, int] | None = None, turns: int = 1, previous: str | None = None
+    facts: TurnFacts,
+    spread: Mapping[str, int] | None = None,
+    turns: int = 1,
+    previous: tuple[str | None, TurnFacts | None] = (None, None),
 ) -> str | None:
     """The label of one turn, before it is made distinct from the others (``spread``: in how many of the
-    conversation's ``turns`` each word appears; ``previous``: the label of the turn before)."""
-    acknowledged = acknowledgement(facts, previous)
+    conversation's ``turns`` each word appears; ``previous``: the label and facts of the turn before)."""
+    before, before_facts = previous
+    changed = before_facts is not None and bool(before_facts.edited)
+    acknowledged = acknowledgement(facts, before, changed)
     if acknowledged is not None:
         return acknowledged
     asking = "" if is_follow_up(facts.request) else facts.request
@@ -274,7 +279,7 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
     spread = word_spread(fact.words() for fact in facts.values())
     used: set[tuple[str, ...]] = set()
     labels: dict[str, str] = {}
-    previous: str | None = None
+    previous: tuple[str | None, TurnFacts | None] = (None, None)
     for turn in turns:
         turn_id = turn.id()
         if turn_id is None:
@@ -285,7 +290,7 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
                 line = _distinct(line, facts[turn_id], spread, len(facts), used)
             used.add(same_words(line))
             labels[turn_id] = line
-        previous = line
+        previous = (line, facts[turn_id])
     return labels
 
 

@@ -220,7 +220,7 @@ def imperative(text: str) -> str:
     return text
 
 
-_WH_DO = re.compile(r"^(what|how|why|where|when|which) (does|do|did) (.+?) (\w+)$", re.IGNORECASE)
+_WH_DO = re.compile(r"^(what|how|why|where|when|which) (does|do|did) (\S+ .*)$", re.IGNORECASE)
 _WH_TO = re.compile(r"^(how|where|when) (?:should|can|could|do|would) (?:i|we|you|one) (.+)$", re.IGNORECASE)
 _WHAT_IS = re.compile(r"^what (?:is|are|was|were) (.+)$", re.IGNORECASE)
 _ABOUT = re.compile(r"^(?:and|what about|how about|also) (.+)$", re.IGNORECASE)
@@ -235,10 +235,13 @@ def as_request(question: str) -> str:
         return f"Explain {match.group(1).lower()} to {match.group(2)}"
     match = _WH_DO.match(body)
     if match:
-        wh, auxiliary, subject, verb = match.groups()
-        third = auxiliary.lower() == "does" and not verb.endswith("s")
-        verb = verb + ("es" if verb.endswith(("o", "sh", "ch", "x")) else "s") if third else verb
-        return f"Explain {wh.lower()} {subject} {verb}"
+        wh, auxiliary = match.group(1).lower(), match.group(2).lower()
+        words = body.split(" ")[2:]
+        at = next((i for i, word in enumerate(words) if i and word.lower() in VERBS), len(words) - 1)
+        verb = words[at]
+        if auxiliary == "does" and not verb.endswith("s"):
+            verb += "es" if verb.endswith(("o", "sh", "ch", "x")) else "s"
+        return " ".join(["Explain", wh, *words[:at], verb, *words[at + 1 :]])
     match = _WHAT_IS.match(body)
     if match:
         return f"Explain {match.group(1)}"
