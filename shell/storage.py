@@ -119,7 +119,10 @@ def read_conversation(
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
     path = _newest(ref.directories, (METADATA,)) / METADATA
-    data = read_file(path)
+    try:
+        data = read_file(path)
+    except FileFault as fault:
+        return None, str(fault)
     if data is None:
         return None, f"{path}: missing"
     match parse_metadata(data):

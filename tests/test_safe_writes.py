@@ -268,3 +268,20 @@ def test_an_immutable_file_is_one_line(workspace: Path) -> None:
     assert code == 2
     assert "operation not permitted" in err
     assert err.count("\n") == 1
+
+
+def test_a_metadata_json_that_is_a_fifo_is_reported_not_raised(workspace: Path) -> None:
+    """Choosing the most recent conversation reads every metadata.json; one that is a FIFO (or a device)
+    is that conversation's problem, said in one line, and never blocks or ends the command."""
+    metadata = conversation_dir(workspace, CLEAN) / "metadata.json"
+    metadata.unlink()
+    os.mkfifo(metadata)
+    before = files_of(workspace)
+    code, out, err = run(workspace, "check")
+    assert code in (0, 1), err
+    assert "Traceback" not in err
+    code, out, err = run(workspace, "conversations")
+    assert code == 2
+    assert f"{metadata}: cannot read: it is not a regular file" in err
+    assert "jp-c17800000010" in out
+    assert files_of(workspace) == before
