@@ -184,11 +184,6 @@ def task(sentence: str) -> str:
     return stripped or sentence
 
 
-def is_asking(sentence: str) -> bool:
-    """True when the sentence asks for something to be done ("Please add …", "Can you fix …")."""
-    return ASKING.match(GREETINGS.sub("", sentence).strip()) is not None
-
-
 def base_form(word: str) -> str | None:
     """The imperative of a past-tense verb ("Added" -> "Add", "capped" -> "Cap"), or ``None``."""
     lowered = word.lower().strip(".,:;")

@@ -116,6 +116,9 @@ def complete_conversation(incomplete: str) -> list[str]:
     return [name for name in names if name.startswith(incomplete)]
 
 
+ModelOption = Annotated[
+    str | None, typer.Option("--model", "-m", metavar="ID", help="Use this model ID (provider/name or alias).")
+]
 ConversationArgument = Annotated[
     str | None,
     typer.Argument(

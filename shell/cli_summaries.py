@@ -9,6 +9,7 @@ import typer
 from .cli_common import (
     ConversationArgument,
     FormatOption,
+    ModelOption,
     OutputFormat,
     app,
     chosen,
@@ -115,9 +116,7 @@ def summarize(
         bool,
         typer.Option("--upgrade", help="Also rewrite summaries made by builtin/extractive, now that a model is set."),
     ] = False,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", metavar="ID", help="Use this model ID (provider/name or alias).")
-    ] = None,
+    model: ModelOption = None,
     retry_failed: Annotated[
         bool,
         typer.Option(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .cli_common import OutputFormat, app, settings_of
+from .cli_common import ModelOption, OutputFormat, app, settings_of
 from .output import chrome, fail, json_line
 
 if TYPE_CHECKING:
@@ -62,9 +62,7 @@ def watch(
         bool,
         typer.Option("--once", help="Process everything now and exit (1 when a conversation was not summarized)."),
     ] = False,
-    model: Annotated[
-        str | None, typer.Option("--model", "-m", metavar="ID", help="Use this model ID (provider/name or alias).")
-    ] = None,
+    model: ModelOption = None,
 ) -> None:
     """Watch workspaces and keep every conversation summarized as it changes."""
     from .catchup import CatchupOptions
