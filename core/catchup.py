@@ -11,6 +11,7 @@ the next run. Every written summary records who wrote it in the
 """
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from returns.result import Failure, Result, Success
@@ -140,7 +141,9 @@ def plan(candidates: tuple[Candidate, ...], context_window: int | None, batch_si
     return pack(candidates, request_budget(context_window, PROMPT_TOKENS, batch_size), batch_size)
 
 
-def extractive_answer(stream: ConversationStream, turn_ids: tuple[str, ...]) -> str:
+def extractive_answer(
+    stream: ConversationStream, turn_ids: tuple[str, ...], labels: Mapping[str, str] | None = None
+) -> str:
     """What ``builtin/extractive`` answers for these turns, in the shape a model answers in.
 
     The offline summarizer (``core/extractive.py``): an instruction is labelled by itself, a short
@@ -156,7 +159,7 @@ def extractive_answer(stream: ConversationStream, turn_ids: tuple[str, ...]) -> 
     '{"summaries": {"e000001": "Fix the build", "e000004": "Add a test for the parser"}}'
     """
     turns = stream.turns()
-    labels = extractive_labels(turns, excluded_ids(stream))
+    labels = extractive_labels(turns, excluded_ids(stream)) if labels is None else labels
     summaries = {turn_id: labels.get(turn_id, "") for turn_id in turn_ids if any(t.id() == turn_id for t in turns)}
     return json.dumps({"summaries": summaries}, ensure_ascii=False)
 

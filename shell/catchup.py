@@ -30,13 +30,14 @@ from turnmark.core.catchup import (
 )
 from turnmark.core.config import TURN_SUMMARY, lookup, merge_all
 from turnmark.core.event_ids import IdSource
+from turnmark.core.extractive import extractive_labels
 from turnmark.core.json_value import JsonObject
 from turnmark.core.models import EXTRACTIVE, ModelSpec, resolve_summary_model
 from turnmark.core.packing import Candidate, Packing
 from turnmark.core.stream import ConversationStream
 from turnmark.core.summary_failures import counted, forgotten, given_up
 from turnmark.core.summary_request import SummaryAnswer, SummaryRequest, parse_summaries, summary_request
-from turnmark.core.transcript import MAX_MESSAGE_CHARS
+from turnmark.core.transcript import MAX_MESSAGE_CHARS, excluded_ids
 
 from .config_files import ConfigProblem, config_layers, layer_of, transcript_limit
 from .errors import ConversationError
@@ -270,6 +271,8 @@ class Session:
     """``conversation.turn_summary.transcript.max_message_chars``, read once: planning and writing back
     take every fingerprint with it."""
     _failures: JsonObject | None = None
+    _offline: tuple[ConversationStream, dict[str, str]] | None = None
+    """builtin/extractive's labels for the stream being caught up, made once for all its batches."""
 
     @classmethod
     def open(
@@ -345,7 +348,9 @@ class Session:
         ids = tuple(c.turn_id for c in packing.packed)
         try:
             if self.provider is None:
-                text = extractive_answer(stream, ids)
+                if self._offline is None or self._offline[0] is not stream:
+                    self._offline = (stream, extractive_labels(stream.turns(), excluded_ids(stream)))
+                text = extractive_answer(stream, ids, self._offline[1])
             else:
                 text = self._complete(summary_request(packing.packed, self.window), should_stop)
         except ModelError as error:

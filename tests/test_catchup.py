@@ -239,6 +239,31 @@ def test_the_offline_summarizer_stands_in_for_an_assistant_model_it_cannot_use(w
     )
 
 
+def test_the_offline_summarizer_labels_a_conversation_once_for_all_its_batches(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Labelling is done for the whole conversation at once; doing it again for every batch made a long
+    conversation's catch-up quadratic."""
+    from turnmark.core import extractive
+    from turnmark.shell import catchup as shell_catchup
+
+    (workspace / ".jp" / "config.toml").write_text(
+        "[conversation.turn_summary.generate]\nbatch_size = 1\n"
+        '[conversation.turn_summary.generate.model]\nid = "builtin/extractive"\n'
+    )
+    calls: list[int] = []
+    labelled = extractive.extractive_labels
+
+    def counting(*args: Any, **kwargs: Any) -> dict[str, str]:
+        calls.append(1)
+        return labelled(*args, **kwargs)
+
+    monkeypatch.setattr(shell_catchup, "extractive_labels", counting)
+    report = run(pick_conversation(workspace, CLEAN))
+    assert len(report.written) == 3, "three batches of one turn"
+    assert len(calls) == 1
+
+
 def test_an_explicitly_configured_model_that_cannot_be_used_is_an_error(workspace: Path) -> None:
     (workspace / ".jp" / "config.toml").write_text('[conversation.turn_summary.generate.model]\nid = "anthropic/x"\n')
     report = run(pick_conversation(workspace, CLEAN))
