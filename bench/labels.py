@@ -15,7 +15,9 @@ import json
 import re
 import sys
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -81,19 +83,31 @@ def labels_of(root: Path) -> dict[str, tuple[dict[str, str], set[str]]]:
     return found
 
 
-def main() -> None:
-    verbose = "-v" in sys.argv[1:]
-    if not REFERENCES.is_file():
-        sys.exit(f"no reference labels at {REFERENCES}")
-    references = json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"]
-    scores: dict[str, list[float]] = {}
-    duplicates = cuts = missing = 0
+@dataclass
+class Scores:
+    """The benchmark's figures: F1 per turn by workspace, duplicate labels, cuts inside a word, missing labels."""
+
+    by_workspace: dict[str, list[float]] = field(default_factory=dict)
+    duplicates: int = 0
+    cuts: int = 0
+    missing: int = 0
+    skipped: list[str] = field(default_factory=list)
+    rows: list[tuple[float, str, int, str, str]] = field(default_factory=list)
+    """Each turn: its F1, conversation, index, label and reference."""
+
+    def every(self) -> list[float]:
+        return [score for group in self.by_workspace.values() for score in group]
+
+
+def score(references: list[dict[str, Any]]) -> Scores:
+    """Label every referenced turn with the offline summarizer and score it against its reference."""
+    scores = Scores()
     cache: dict[str, dict[str, tuple[dict[str, str], set[str]]]] = {}
     for conversation in references:
         name = conversation["workspace"]
         root = workspace_root(name)
         if root is None:
-            print(f"skipping {name}: the corpus is not available (set TURNMARK_CORPUS)")
+            scores.skipped += [] if name in scores.skipped else [name]
             continue
         if name not in cache:
             cache[name] = labels_of(root)
@@ -101,23 +115,34 @@ def main() -> None:
         made = []
         for turn in conversation["turns"]:
             label = produced.get(turn["turn"], "")
-            missing += 0 if label else 1
+            scores.missing += 0 if label else 1
             made.append(label.lower())
-            score = f1(label, turn["label"])
-            scores.setdefault(name, []).append(score)
-            cuts += cut_inside_a_word(label, source_words)
-            if verbose:
-                print(f"{score:4.2f}  {conversation['id']} {turn['index']:>2}  {label!r}\n      ref {turn['label']!r}")
-        duplicates += sum(count - 1 for label, count in Counter(made).items() if label and count > 1)
-    every = [score for group in scores.values() for score in group]
+            value = f1(label, turn["label"])
+            scores.by_workspace.setdefault(name, []).append(value)
+            scores.cuts += cut_inside_a_word(label, source_words)
+            scores.rows.append((value, conversation["id"], turn["index"], label, turn["label"]))
+        scores.duplicates += sum(count - 1 for label, count in Counter(made).items() if label and count > 1)
+    return scores
+
+
+def main() -> None:
+    if not REFERENCES.is_file():
+        sys.exit(f"no reference labels at {REFERENCES}")
+    scores = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
+    for name in scores.skipped:
+        print(f"skipping {name}: the corpus is not available (set TURNMARK_CORPUS)")
+    if "-v" in sys.argv[1:]:
+        for value, conversation, index, label, reference in scores.rows:
+            print(f"{value:4.2f}  {conversation} {index:>2}  {label!r}\n      ref {reference!r}")
+    every = scores.every()
     if not every:
         sys.exit("no turns scored")
-    for name, group in scores.items():
+    for name, group in scores.by_workspace.items():
         print(f"{name:<28} {len(group):>3} turns  mean F1 {sum(group) / len(group):.2f}")
     print(f"{'all':<28} {len(every):>3} turns  mean F1 {sum(every) / len(every):.2f}  (target >= 0.35)")
-    print(f"duplicate labels within a conversation: {duplicates} (target 0)")
-    print(f"labels cut inside a word: {cuts} (target 0)")
-    print(f"turns without a label: {missing}")
+    print(f"duplicate labels within a conversation: {scores.duplicates} (target 0)")
+    print(f"labels cut inside a word: {scores.cuts} (target 0)")
+    print(f"turns without a label: {scores.missing}")
 
 
 if __name__ == "__main__":

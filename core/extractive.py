@@ -152,14 +152,21 @@ def instruction(request: str) -> str | None:
 _ADVERB = re.compile(r"^(?:(?:also|then|now|finally|next|so|ok(?:ay)?|done)[,.!]?\s+|i(?:'ve| have)?\s+)+", re.I)
 
 
+def telling_sentence(answer: str) -> str | None:
+    """The first of an answer's opening sentences that says something about the turn (not "All passing.")."""
+    for sentence in sentences(answer)[:4]:
+        if not (_OPENER.match(sentence) or sentence.endswith(":") or len(sentence.split(" ")) < 3):
+            return sentence
+    return None
+
+
 def accomplished(facts: TurnFacts) -> str | None:
     """What the final answer says the turn did, when it opens with it ("Also capped the backoff at 2 s")."""
-    for sentence in sentences(facts.answer)[:4]:
-        if _OPENER.match(sentence) or sentence.endswith(":") or len(sentence.split(" ")) < 3:
-            continue
-        done = _ADVERB.sub("", sentence)
-        return imperative(done) if base_form(done.split(" ", 1)[0]) else None
-    return None
+    sentence = telling_sentence(facts.answer)
+    if sentence is None:
+        return None
+    done = _ADVERB.sub("", sentence)
+    return imperative(done) if base_form(done.split(" ", 1)[0]) else None
 
 
 def question(request: str) -> str | None:
@@ -213,9 +220,8 @@ def with_terms(line: str, terms: Sequence[str], limit: int) -> str:
 
 def outcome(facts: TurnFacts) -> str | None:
     """What the turn did, from its final answer's first telling sentence, else from its tool calls."""
-    for sentence in sentences(facts.answer)[:4]:
-        if _OPENER.match(sentence) or sentence.endswith(":") or len(sentence.split(" ")) < 3:
-            continue
+    sentence = telling_sentence(facts.answer)
+    if sentence is not None:
         return imperative(sentence)
     parts = ["Update " + ", ".join(facts.edited[:3])] if facts.edited else []
     ran = [name + (" (failed)" if name in facts.failed else "") for name in facts.tools[:3]]

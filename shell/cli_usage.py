@@ -163,11 +163,16 @@ SCALARS: dict[type, Callable[[str], Any]] = {str: str, int: int, float: float, P
 NOT_A = {int: "a whole number", float: "a number", bool: "true or false"}
 
 
-def scalar_type(annotation: Any) -> type | None:
-    """The one type a value is coerced to (``X`` of ``X | None``), or ``None`` when it is not a plain one."""
+def without_none(annotation: Any) -> Any:
+    """``X`` of ``X | None`` (anything else as it is)."""
     if get_origin(annotation) in (Union, types.UnionType):
         rest = [arg for arg in get_args(annotation) if arg is not type(None)]
-        annotation = rest[0] if len(rest) == 1 else None
+        return rest[0] if len(rest) == 1 else annotation
+    return annotation
+
+
+def scalar_type(annotation: Any) -> type | None:
+    """The one type a value is coerced to, or ``None`` when it is not a plain one."""
     if isinstance(annotation, type) and (annotation in SCALARS or issubclass(annotation, Enum)):
         return annotation
     return None
@@ -212,10 +217,7 @@ def plain_coercion(param: Any) -> None:
     descriptor = getattr(param, "type_descriptor", None)
     if getattr(param, "_runtime_param", True) is not None or descriptor is None or descriptor.file_annotation:
         return
-    annotation = descriptor.annotation
-    if get_origin(annotation) in (Union, types.UnionType):
-        rest = [arg for arg in get_args(annotation) if arg is not type(None)]
-        annotation = rest[0] if len(rest) == 1 else annotation
+    annotation = without_none(descriptor.annotation)
     if get_origin(annotation) is list:
         annotation = get_args(annotation)[0]
     element = scalar_type(annotation)

@@ -21,9 +21,9 @@ def counted(number: int, noun: str, plural: str | None = None) -> str:
     return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
-def emit_json(value: Any) -> None:
-    """A ``--format json`` result: one pretty JSON document on stdout."""
-    sys.stdout.write(redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2))) + "\n")
+def emit_json(value: Any, stream: TextIO | None = None) -> None:
+    """A ``--format json`` result: one pretty JSON document on stdout (or ``stream``)."""
+    (stream or sys.stdout).write(redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2))) + "\n")
 
 
 def json_line(value: Any) -> None:

@@ -14,7 +14,6 @@ saying it was not run, and reported.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ from turnmark.core.payloads import ChatRequest, ChatResponse, Payload, ToolCallR
 from turnmark.core.projection import project
 from turnmark.core.provider_request import WireApi, request_body
 from turnmark.core.stream import ConversationStream
-from turnmark.core.terminal_text import json_escaped
 from turnmark.core.timestamps import format_timestamp
 
 from .catchup import CatchupOptions
@@ -41,9 +39,8 @@ from .config_files import effective_config
 from .files import read_file, write_if_changed
 from .llm_protocol import ChatPart, HttpSettings, ModelError
 from .locking import ConversationLock
-from .output import chrome, write_text
+from .output import chrome, emit_json, write_text
 from .providers import open_provider
-from .secrets import redacted
 from .selection import pick_conversation
 from .storage import (
     METADATA,
@@ -181,7 +178,7 @@ def run_query(
     finally:
         handler.drain()
     if options.as_json:
-        out.write(redacted(json_escaped(json.dumps(result.as_json(), ensure_ascii=False, indent=2))) + "\n")
+        emit_json(result.as_json(), out)
     return status
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -180,20 +179,10 @@ def test_the_label_benchmark_meets_its_target() -> None:
     """The figures ``bench/labels.py`` prints: mean F1 >= 0.35 over the references, no duplicate labels in a
     conversation, no label cut inside a word (the corpus part is skipped when the corpus is absent)."""
     sys.path.insert(0, str(REPO))
-    from bench.labels import REFERENCES, cut_inside_a_word, f1, labels_of, workspace_root
+    from bench.labels import REFERENCES, score
 
-    references = json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"]
-    scores, duplicates, cuts = [], 0, 0
-    cache: dict[str, dict[str, tuple[dict[str, str], set[str]]]] = {}
-    for conversation in references:
-        root = workspace_root(conversation["workspace"])
-        if root is None:
-            continue
-        produced, words = cache.setdefault(conversation["workspace"], labels_of(root))[conversation["id"]]
-        made = [produced.get(turn["turn"], "") for turn in conversation["turns"]]
-        scores += [f1(label, turn["label"]) for label, turn in zip(made, conversation["turns"], strict=True)]
-        duplicates += sum(count - 1 for label, count in Counter(made).items() if label and count > 1)
-        cuts += sum(cut_inside_a_word(label, words) for label in made)
+    figures = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
+    scores, duplicates, cuts = figures.every(), figures.duplicates, figures.cuts
     assert len(scores) >= 31
     assert sum(scores) / len(scores) >= 0.35
     assert (duplicates, cuts) == (0, 0)
