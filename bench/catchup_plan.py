@@ -18,11 +18,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import best_of, corpus_conversations, corpus_files
-from turnmark.core.catchup import candidates, plan, prepare
-from turnmark.core.codec import encode_document, write_entry
-from turnmark.core.packing import estimate_tokens
-from turnmark.core.stream import ConversationStream
-from turnmark.core.transcript import excluded_ids, transcript
+from turnmark.core.stream.codec import encode_document, write_entry
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.summaries.catchup import candidates, plan, prepare
+from turnmark.core.summaries.packing import estimate_tokens
+from turnmark.core.summaries.transcript import excluded_ids, transcript
 from turnmark.shell.entropy import random_event_ids
 
 LIMITS = (4000, 1500, 600)

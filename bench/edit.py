@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import best_of, corpus_conversations, corpus_files
 from bench.projection import synthetic
-from turnmark.core.edit_plan import rebuild, render_session
-from turnmark.core.stream import ConversationStream
+from turnmark.core.editing.edit_plan import rebuild, render_session
+from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.shell.entropy import random_event_ids
 
 NOW = "2026-07-01 12:00:00.0"

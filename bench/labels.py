@@ -22,11 +22,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import corpus_root
-from turnmark.core.catchup import extractive_answer, prepare, unlabel
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.label_text import word_set
-from turnmark.shell.storage import read_conversation
-from turnmark.shell.workspace import find_workspace, list_conversations
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.summaries.catchup import extractive_answer, prepare, unlabel
+from turnmark.core.summaries.label_text import word_set
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.workspace import find_workspace, list_conversations
 
 REPO = Path(__file__).resolve().parents[1]
 REFERENCES = REPO / "bench" / "reference_labels.json"

@@ -17,7 +17,7 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import best_of, corpus_conversations, corpus_files
-from turnmark.core.stream import ConversationStream
+from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.shell.entropy import random_event_ids
 
 

@@ -15,8 +15,8 @@ import msgspec
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import best_of, corpus_conversations, corpus_files
-from turnmark.core.projection import project
-from turnmark.core.stream import ConversationStream
+from turnmark.core.links.projection import project
+from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.shell.entropy import random_event_ids
 
 TS = "2026-06-01 10:00:00.123456"

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.llm_servers import Behaviour, ModelServer
 from turnmark.shell.entropy import random_event_ids
-from turnmark.shell.query import QueryOptions, run_query
+from turnmark.shell.usecases.query import QueryOptions, run_query
 
 REPO = Path(__file__).resolve().parents[1]
 RUNS = 7

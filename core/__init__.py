@@ -16,7 +16,7 @@ runs as a doctest. In short:
   ``Result`` (``StreamError`` on bad input); ``to_json()`` and
   ``base_config_json()`` give the bytes back, byte for byte for an unchanged
   stream. Reading and writing the files (the newer of JP's two copies, JP's
-  lock, atomic writes) is the job of ``turnmark.shell.storage``
+  lock, atomic writes) is the job of ``turnmark.shell.storage.conversations``
   (``read_conversation``, ``edit_conversation``);
 - turns: ``Turn``, ``find_turn``, ``mechanical_turn_summary``, ``summary_source``;
 - request links and exclusion: ``resolve_links`` (each ``Link`` is unlinked,
@@ -43,21 +43,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .catchup import apply_summaries, extractive_answer
-    from .catchup import candidates as summary_candidates
-    from .catchup import label as label_turn
-    from .catchup import plan as plan_summaries
-    from .catchup import prepare as ensure_first_turn_start
-    from .catchup import unlabel as unlabel_turn
-    from .entries import Entry
     from .errors import StreamError
-    from .event_ids import ids_from_random_bytes, sequential_ids
-    from .exclusion import ExclusionDiagnostic
-    from .fingerprint import fingerprint as turn_fingerprint
-    from .links import Link, UnresolvedReason, resolve_links
-    from .models import resolve_summary_model
-    from .packing import Candidate, Packing, pack
-    from .payloads import (
+    from .links.exclusion import ExclusionDiagnostic
+    from .links.projection import Projection, ProviderView, ViewEvent, project
+    from .links.resolution import Link, UnresolvedReason, resolve_links
+    from .stream.conversation_stream import ConversationStream, TurnSummaryError
+    from .stream.entries import Entry
+    from .stream.event_ids import ids_from_random_bytes, sequential_ids
+    from .stream.payloads import (
         ChatRequest,
         ChatResponse,
         Compaction,
@@ -69,68 +62,75 @@ if TYPE_CHECKING:
         TurnStart,
         Unknown,
     )
-    from .projection import Projection, ProviderView, ViewEvent, project
-    from .stream import ConversationStream, TurnSummaryError
-    from .summary_request import AnswerError, SummaryAnswer, SummaryRequest, parse_summaries
-    from .summary_request import summary_request as build_summary_request
-    from .transcript import excluded_ids
-    from .transcript import transcript as turn_transcript
-    from .turns import Turn, find_turn, mechanical_turn_summary, summary_source
+    from .stream.turns import Turn, find_turn, mechanical_turn_summary, summary_source
+    from .summaries.catchup import apply_summaries, extractive_answer
+    from .summaries.catchup import candidates as summary_candidates
+    from .summaries.catchup import label as label_turn
+    from .summaries.catchup import plan as plan_summaries
+    from .summaries.catchup import prepare as ensure_first_turn_start
+    from .summaries.catchup import unlabel as unlabel_turn
+    from .summaries.fingerprint import fingerprint as turn_fingerprint
+    from .summaries.packing import Candidate, Packing, pack
+    from .summaries.request import AnswerError, SummaryAnswer, SummaryRequest, parse_summaries
+    from .summaries.request import summary_request as build_summary_request
+    from .summaries.transcript import excluded_ids
+    from .summaries.transcript import transcript as turn_transcript
+    from .wire.models import resolve_summary_model
 
 _EXPORTS: dict[str, tuple[str, str]] = {
     # the stream, its entries and payloads, and where new IDs come from
-    "ConversationStream": ("stream", "ConversationStream"),
-    "Entry": ("entries", "Entry"),
-    "TurnStart": ("payloads", "TurnStart"),
-    "ChatRequest": ("payloads", "ChatRequest"),
-    "ChatResponse": ("payloads", "ChatResponse"),
-    "ToolCallRequest": ("payloads", "ToolCallRequest"),
-    "ToolCallResponse": ("payloads", "ToolCallResponse"),
-    "InquiryRequest": ("payloads", "InquiryRequest"),
-    "InquiryResponse": ("payloads", "InquiryResponse"),
-    "ConfigDelta": ("payloads", "ConfigDelta"),
-    "Compaction": ("payloads", "Compaction"),
-    "Unknown": ("payloads", "Unknown"),
-    "sequential_ids": ("event_ids", "sequential_ids"),
-    "ids_from_random_bytes": ("event_ids", "ids_from_random_bytes"),
+    "ConversationStream": ("stream.conversation_stream", "ConversationStream"),
+    "Entry": ("stream.entries", "Entry"),
+    "TurnStart": ("stream.payloads", "TurnStart"),
+    "ChatRequest": ("stream.payloads", "ChatRequest"),
+    "ChatResponse": ("stream.payloads", "ChatResponse"),
+    "ToolCallRequest": ("stream.payloads", "ToolCallRequest"),
+    "ToolCallResponse": ("stream.payloads", "ToolCallResponse"),
+    "InquiryRequest": ("stream.payloads", "InquiryRequest"),
+    "InquiryResponse": ("stream.payloads", "InquiryResponse"),
+    "ConfigDelta": ("stream.payloads", "ConfigDelta"),
+    "Compaction": ("stream.payloads", "Compaction"),
+    "Unknown": ("stream.payloads", "Unknown"),
+    "sequential_ids": ("stream.event_ids", "sequential_ids"),
+    "ids_from_random_bytes": ("stream.event_ids", "ids_from_random_bytes"),
     "StreamError": ("errors", "StreamError"),
-    "TurnSummaryError": ("stream", "TurnSummaryError"),
+    "TurnSummaryError": ("stream.conversation_stream", "TurnSummaryError"),
     # turns
-    "Turn": ("turns", "Turn"),
-    "find_turn": ("turns", "find_turn"),
-    "mechanical_turn_summary": ("turns", "mechanical_turn_summary"),
-    "summary_source": ("turns", "summary_source"),
+    "Turn": ("stream.turns", "Turn"),
+    "find_turn": ("stream.turns", "find_turn"),
+    "mechanical_turn_summary": ("stream.turns", "mechanical_turn_summary"),
+    "summary_source": ("stream.turns", "summary_source"),
     # request links and exclusion
-    "Link": ("links", "Link"),
-    "UnresolvedReason": ("links", "UnresolvedReason"),
-    "resolve_links": ("links", "resolve_links"),
-    "excluded_ids": ("transcript", "excluded_ids"),
-    "ExclusionDiagnostic": ("exclusion", "ExclusionDiagnostic"),
+    "Link": ("links.resolution", "Link"),
+    "UnresolvedReason": ("links.resolution", "UnresolvedReason"),
+    "resolve_links": ("links.resolution", "resolve_links"),
+    "excluded_ids": ("summaries.transcript", "excluded_ids"),
+    "ExclusionDiagnostic": ("links.exclusion", "ExclusionDiagnostic"),
     # projection
-    "project": ("projection", "project"),
-    "Projection": ("projection", "Projection"),
-    "ProviderView": ("projection", "ProviderView"),
-    "ViewEvent": ("projection", "ViewEvent"),
+    "project": ("links.projection", "project"),
+    "Projection": ("links.projection", "Projection"),
+    "ProviderView": ("links.projection", "ProviderView"),
+    "ViewEvent": ("links.projection", "ViewEvent"),
     # transcripts, fingerprints, packing
-    "turn_transcript": ("transcript", "transcript"),
-    "turn_fingerprint": ("fingerprint", "fingerprint"),
-    "summary_candidates": ("catchup", "candidates"),
-    "Candidate": ("packing", "Candidate"),
-    "Packing": ("packing", "Packing"),
-    "pack": ("packing", "pack"),
-    "plan_summaries": ("catchup", "plan"),
+    "turn_transcript": ("summaries.transcript", "transcript"),
+    "turn_fingerprint": ("summaries.fingerprint", "fingerprint"),
+    "summary_candidates": ("summaries.catchup", "candidates"),
+    "Candidate": ("summaries.packing", "Candidate"),
+    "Packing": ("summaries.packing", "Packing"),
+    "pack": ("summaries.packing", "pack"),
+    "plan_summaries": ("summaries.catchup", "plan"),
     # the summary request, the model's answer, and storing summaries
-    "build_summary_request": ("summary_request", "summary_request"),
-    "SummaryRequest": ("summary_request", "SummaryRequest"),
-    "parse_summaries": ("summary_request", "parse_summaries"),
-    "SummaryAnswer": ("summary_request", "SummaryAnswer"),
-    "AnswerError": ("summary_request", "AnswerError"),
-    "extractive_answer": ("catchup", "extractive_answer"),
-    "apply_summaries": ("catchup", "apply_summaries"),
-    "resolve_summary_model": ("models", "resolve_summary_model"),
-    "label_turn": ("catchup", "label"),
-    "unlabel_turn": ("catchup", "unlabel"),
-    "ensure_first_turn_start": ("catchup", "prepare"),
+    "build_summary_request": ("summaries.request", "summary_request"),
+    "SummaryRequest": ("summaries.request", "SummaryRequest"),
+    "parse_summaries": ("summaries.request", "parse_summaries"),
+    "SummaryAnswer": ("summaries.request", "SummaryAnswer"),
+    "AnswerError": ("summaries.request", "AnswerError"),
+    "extractive_answer": ("summaries.catchup", "extractive_answer"),
+    "apply_summaries": ("summaries.catchup", "apply_summaries"),
+    "resolve_summary_model": ("wire.models", "resolve_summary_model"),
+    "label_turn": ("summaries.catchup", "label"),
+    "unlabel_turn": ("summaries.catchup", "unlabel"),
+    "ensure_first_turn_start": ("summaries.catchup", "prepare"),
 }
 
 __all__ = [

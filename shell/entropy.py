@@ -2,7 +2,7 @@
 
 import secrets
 
-from turnmark.core.event_ids import IdSource, ids_from_random_bytes
+from turnmark.core.stream.event_ids import IdSource, ids_from_random_bytes
 
 
 def random_event_ids() -> IdSource:

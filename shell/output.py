@@ -11,9 +11,8 @@ from typing import Any, TextIO
 
 import typer
 
-from turnmark.core.terminal_text import json_escaped, visible
-
-from .secrets import redacted
+from turnmark.core.text.terminal import json_escaped, visible
+from turnmark.shell.secrets import redacted
 
 
 def counted(number: int, noun: str, plural: str | None = None) -> str:

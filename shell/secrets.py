@@ -2,7 +2,7 @@
 
 import threading
 
-from turnmark.core.redaction import key_runs, redact
+from turnmark.core.text.redaction import key_runs, redact
 
 
 class _Keys:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.core.event_ids import IdSource, sequential_ids
+from turnmark.core.stream.event_ids import IdSource, sequential_ids
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "workspace"

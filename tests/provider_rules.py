@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from turnmark.core.json_value import JsonObject
+from turnmark.core.stream.json_value import JsonObject
 
 TOOL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import msgspec
 
-from turnmark.core.event_ids import IdSource, sequential_ids
-from turnmark.core.json_value import Json
-from turnmark.core.payloads import (
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import IdSource, sequential_ids
+from turnmark.core.stream.json_value import Json
+from turnmark.core.stream.payloads import (
     ChatRequest,
     ChatResponse,
     InquiryRequest,
@@ -16,7 +17,6 @@ from turnmark.core.payloads import (
     ToolCallResponse,
     TurnStart,
 )
-from turnmark.core.stream import ConversationStream
 
 TS = "2026-01-02 10:00:00.0"
 

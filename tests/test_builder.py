@@ -1,6 +1,6 @@
 """The turn builder: all-or-nothing validation, count-aware and turn-scoped (jp-format §4.3, §6.1)."""
 
-from turnmark.core.payloads import TurnStart
+from turnmark.core.stream.payloads import TurnStart
 
 from .streams import answer, ask, call, message, request, result, stream_of, turn
 

@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.catchup import label
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.catchup import CatchupOptions, catch_up
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.llm_protocol import HttpSettings
-from turnmark.shell.locking import lock_path
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import edit_conversation, read_conversation
-from turnmark.shell.summary_failures import load_memory
-from turnmark.shell.workspace import ConversationRef
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.summaries.catchup import label
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.storage.conversations import edit_conversation, read_conversation
+from turnmark.shell.storage.failure_memory import load_memory
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.usecases.summarize import CatchupOptions, catch_up
 
 from .llm_servers import Behaviour, ModelServer, requested_ids
 from .test_locking import hold, release
@@ -49,7 +49,7 @@ def run(ref: ConversationRef, **options: Any) -> Any:
 
 def summaries(ref: ConversationRef) -> dict[str, tuple[str | None, str | None]]:
     stream = read_conversation(ref, sequential_ids("r")).stream
-    from turnmark.core.turns import summary_source
+    from turnmark.core.stream.turns import summary_source
 
     return {turn.id() or "": (turn.summary(), summary_source(turn)) for turn in stream.turns()}
 
@@ -244,8 +244,8 @@ def test_the_offline_summarizer_labels_a_conversation_once_for_all_its_batches(
 ) -> None:
     """Labelling is done for the whole conversation at once; doing it again for every batch made a long
     conversation's catch-up quadratic."""
-    from turnmark.core import extractive
-    from turnmark.shell import catchup as shell_catchup
+    from turnmark.core.summaries import extractive
+    from turnmark.shell.usecases import summarize as shell_catchup
 
     (workspace / ".jp" / "config.toml").write_text(
         "[conversation.turn_summary.generate]\nbatch_size = 1\n"

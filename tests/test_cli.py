@@ -9,8 +9,8 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
 
 ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
 
@@ -382,7 +382,7 @@ def test_project_provider_uses_the_effective_config_like_query(run: Run) -> None
     ],
 )
 def test_global_options_may_follow_the_command(argv: list[str], expected: list[str]) -> None:
-    from turnmark.shell.cli_usage import global_options_first
+    from turnmark.shell.cli.usage import global_options_first
 
     assert global_options_first(argv) == expected
 

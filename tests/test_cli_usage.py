@@ -18,10 +18,10 @@ from typer.core import TyperGroup
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.cli_help import COMMAND_GROUPS, EXAMPLES
-from turnmark.shell.cli_usage import global_options_first
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.help import COMMAND_GROUPS, EXAMPLES
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.cli.usage import global_options_first
 
 from .llm_servers import Behaviour, ModelServer
 

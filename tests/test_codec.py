@@ -5,10 +5,17 @@ from dataclasses import replace
 import msgspec
 import pytest
 
-from turnmark.core.codec import read_payload
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.payloads import ChatResponse, Compaction, ConfigDelta, ToolCallRequest, ToolCallResponse, Unknown
-from turnmark.core.stream import ConversationStream
+from turnmark.core.stream.codec import read_payload
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.payloads import (
+    ChatResponse,
+    Compaction,
+    ConfigDelta,
+    ToolCallRequest,
+    ToolCallResponse,
+    Unknown,
+)
 
 from .streams import TS, load, raw, request, stream_of
 

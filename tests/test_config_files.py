@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.core.config import lookup
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.config_files import ConfigProblem, config_files, effective_config
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import read_conversation
-from turnmark.shell.workspace import require_workspace
+from turnmark.core.stream.config import lookup
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.storage.config_files import ConfigProblem, config_files, effective_config
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import require_workspace
 
 KEY = "conversation.turn_summary.generate.batch_size"
 

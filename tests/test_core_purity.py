@@ -42,10 +42,14 @@ def imported_modules(path: Path) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("path", sorted(CORE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(CORE.rglob("*.py")), ids=lambda p: str(p.relative_to(CORE)))
 def test_core_module_imports_nothing_impure(path: Path) -> None:
-    bad = {name for name in imported_modules(path) if name.split(".")[0] in FORBIDDEN}
-    assert not bad, f"{path.name} imports {sorted(bad)}"
+    bad = {
+        name
+        for name in imported_modules(path)
+        if name.split(".")[0] in FORBIDDEN and not (name == "turnmark.core" or name.startswith("turnmark.core."))
+    }
+    assert not bad, f"{path.relative_to(CORE)} imports {sorted(bad)}"
 
 
 def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.stream import ConversationStream
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
 
 from .conftest import corpus_files, corpus_params
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.cli_demo import WIDTH, relative, wrapped
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.demo import WIDTH, relative, wrapped
+from turnmark.shell.cli.main import Settings, app
 
 ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
 
@@ -87,7 +87,7 @@ def test_the_demo_explains_its_words_before_the_output_uses_them(temp_root: Path
 def as_seen_in_a_terminal(temp_root: Path) -> str:
     """The demo run as a program, stdout and stderr on one pipe, as a terminal interleaves them."""
     result = subprocess.run(
-        [sys.executable, "-m", "turnmark.shell.cli", "demo"],
+        [sys.executable, "-m", "turnmark.shell.cli.main", "demo"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

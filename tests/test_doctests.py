@@ -16,7 +16,11 @@ import pytest
 import turnmark.core
 
 CORE = Path(__file__).resolve().parents[1] / "core"
-MODULES = sorted(f"turnmark.core.{path.stem}" for path in CORE.glob("*.py") if path.stem != "__init__")
+MODULES = sorted(
+    "turnmark.core." + ".".join(path.relative_to(CORE).with_suffix("").parts)
+    for path in CORE.rglob("*.py")
+    if path.stem != "__init__"
+)
 OPTIONS = doctest.ELLIPSIS
 
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnmark.core.edit_files import parse_event, render_event
-from turnmark.core.payloads import (
+from turnmark.core.editing.edit_files import parse_event, render_event
+from turnmark.core.stream.payloads import (
     ChatRequest,
     ChatResponse,
     Compaction,
@@ -124,7 +124,7 @@ def test_a_new_tool_call_without_an_id_gets_one_and_results_carry_the_tool_name(
     parsed = call.unwrap()
     assert isinstance(parsed, ToolCallRequest)
     assert parsed.id.startswith("call_")
-    from turnmark.core.edit_files import render_events
+    from turnmark.core.editing.edit_files import render_events
 
     files = render_events([ToolCallRequest(TS, "c1", "cargo test", {}), ToolCallResponse(TS, "c1", "ok", False)])
     assert [file.suffix for file in files] == ["tool-call-cargo_test.md", "tool-result-cargo_test.md"]

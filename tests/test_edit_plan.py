@@ -9,13 +9,13 @@ import msgspec
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from turnmark.core.edit_files import parse_event
-from turnmark.core.edit_plan import annotate, parse_plan, rebuild, render_session
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.payloads import TurnStart
-from turnmark.core.projection import project
-from turnmark.core.report import check_report
-from turnmark.core.stream import ConversationStream
+from turnmark.core.editing.edit_files import parse_event
+from turnmark.core.editing.edit_plan import annotate, parse_plan, rebuild, render_session
+from turnmark.core.links.check import check_report
+from turnmark.core.links.projection import project
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.payloads import TurnStart
 
 from .conftest import FIXTURES, corpus_files, corpus_params
 from .streams import load

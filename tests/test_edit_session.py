@@ -17,11 +17,11 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.locking import lock_path
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.undo import KEEP, undo_root
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.undo import KEEP, undo_root
 
 from .terminal import wait_for
 from .test_locking import hold, release

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnmark.core.event_ids import (
+from turnmark.core.stream.event_ids import (
     IdSourceExhausted,
     derived_id,
     entry_origins,
@@ -17,7 +17,7 @@ from turnmark.core.event_ids import (
     sequential_ids,
     well_formed,
 )
-from turnmark.core.payloads import ChatRequest, TurnStart
+from turnmark.core.stream.payloads import ChatRequest, TurnStart
 
 from .streams import TS, load, message, raw, request, stream_of
 
@@ -70,7 +70,7 @@ def test_a_file_without_ids_gets_the_same_ids_on_every_load_whatever_the_id_sour
 
 
 def test_the_conversation_is_part_of_a_derived_id() -> None:
-    from turnmark.core.stream import ConversationStream
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
     data = b'[{"timestamp": "2026-01-02 10:00:00.0", "type": "chat_request", "content": "x"}]'
     ids = {
@@ -185,7 +185,7 @@ def test_plan_reports_what_load_did() -> None:
 
 
 def test_ids_inside_the_raw_fields_of_a_new_payload_are_dropped() -> None:
-    from turnmark.core.payloads import ConfigDelta, Unknown
+    from turnmark.core.stream.payloads import ConfigDelta, Unknown
 
     stream = stream_of(TurnStart(TS))
     stream = stream.push(
@@ -201,7 +201,7 @@ def test_ids_inside_the_raw_fields_of_a_new_payload_are_dropped() -> None:
 def test_a_legacy_format_file_gets_ids_assigned_at_load() -> None:
     import msgspec
 
-    from turnmark.core.stream import ConversationStream
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
     head = {"type": "config_delta", "timestamp": TS, "delta": {}}
     data = msgspec.json.encode(

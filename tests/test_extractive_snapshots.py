@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from turnmark.core.catchup import prepare
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.extractive import extractive_labels
-from turnmark.core.stream import ConversationStream
-from turnmark.core.summary_request import MAX_CHARS
-from turnmark.core.transcript import excluded_ids
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.summaries.catchup import prepare
+from turnmark.core.summaries.extractive import extractive_labels
+from turnmark.core.summaries.request import MAX_CHARS
+from turnmark.core.summaries.transcript import excluded_ids
 
 from .conftest import FIXTURES, corpus_files, corpus_params
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import msgspec
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.fork import fork_metadata, fork_stream, kept_turns
-from turnmark.core.stream import ConversationStream
+from turnmark.core.editing.fork import fork_metadata, fork_stream, kept_turns
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
 
 TS = "2026-01-02 10:00:00.0"
 

@@ -1,8 +1,8 @@
 """Link resolution (unlinked / resolved / unresolved with a reason) and the check report."""
 
-from turnmark.core.links import count_links, resolve_links
-from turnmark.core.report import check_report, turn_rows
-from turnmark.core.stream import ConversationStream
+from turnmark.core.links.check import check_report, turn_rows
+from turnmark.core.links.resolution import count_links, resolve_links
+from turnmark.core.stream.conversation_stream import ConversationStream
 
 from .streams import TS, load, message, request, stream_of, turn
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.llm_protocol import HttpSettings
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import read_conversation
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.selection import pick_conversation
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CONVERSATION = "17800000040"

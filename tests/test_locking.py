@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.locking import lock_path, try_lock
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import ConversationLocked, edit_conversation
-from turnmark.shell.workspace import ConversationRef
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.storage.conversations import ConversationLocked, edit_conversation
+from turnmark.shell.storage.locking import lock_path, try_lock
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import ConversationRef
 
 HOLDER = textwrap.dedent(
     """
@@ -91,8 +91,8 @@ def test_a_lock_released_by_a_crashed_holder_can_be_taken(conversation: Conversa
 
 
 def test_a_write_by_another_process_while_unlocked_is_never_lost(conversation: ConversationRef) -> None:
-    from turnmark.core.payloads import ChatResponse
-    from turnmark.shell.storage import read_conversation
+    from turnmark.core.stream.payloads import ChatResponse
+    from turnmark.shell.storage.conversations import read_conversation
 
     stale = read_conversation(conversation, sequential_ids())
     events = conversation.directories[0] / "events.json"

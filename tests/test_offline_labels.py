@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.core.catchup import prepare
-from turnmark.core.extractive import extractive_labels, instruction, is_follow_up, turn_facts
-from turnmark.core.key_terms import key_terms
-from turnmark.core.label_text import as_request, base_form, heading, imperative, plain, shorten
-from turnmark.core.payloads import Payload
-from turnmark.core.stream import ConversationStream
-from turnmark.core.summary_gate import refusal
-from turnmark.core.summary_request import FIXED_PROMPT
-from turnmark.core.transcript import excluded_ids
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.payloads import Payload
+from turnmark.core.summaries.catchup import prepare
+from turnmark.core.summaries.extractive import extractive_labels, instruction, is_follow_up, turn_facts
+from turnmark.core.summaries.gate import refusal
+from turnmark.core.summaries.key_terms import key_terms
+from turnmark.core.summaries.label_text import as_request, base_form, heading, imperative, plain, shorten
+from turnmark.core.summaries.request import FIXED_PROMPT
+from turnmark.core.summaries.transcript import excluded_ids
 
 from .streams import call, message, request, result, stream_of, turn
 
@@ -159,7 +159,7 @@ def test_every_label_passes_the_gate(corpus_or_fixture_streams: list[Conversatio
 
 @pytest.fixture
 def corpus_or_fixture_streams() -> list[ConversationStream]:
-    from turnmark.core.event_ids import sequential_ids
+    from turnmark.core.stream.event_ids import sequential_ids
 
     from .conftest import corpus_files
 

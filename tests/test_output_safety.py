@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.redaction import MASK, key_runs, redact
-from turnmark.core.report import check_report
-from turnmark.core.terminal_text import json_escaped, visible
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.llm_protocol import ModelError
+from turnmark.core.links.check import check_report
+from turnmark.core.text.redaction import MASK, key_runs, redact
+from turnmark.core.text.terminal import json_escaped, visible
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.providers.protocol import ModelError
 from turnmark.shell.secrets import keep_secret
 
 from .streams import load

@@ -1,11 +1,11 @@
 """Provider projection: exclusion closed over tool pairs (RFD 098 Phase 2) and compaction as JP's code does it."""
 
-from turnmark.core.compaction import SUMMARY_REQUEST, apply_compactions
-from turnmark.core.exclusion import exclude_unresolved, tool_pairs
-from turnmark.core.json_value import JsonObject
-from turnmark.core.payloads import Compaction, ToolCallsPolicy
-from turnmark.core.projection import project
-from turnmark.core.stream import ConversationStream
+from turnmark.core.links.compaction import SUMMARY_REQUEST, apply_compactions
+from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
+from turnmark.core.links.projection import project
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.payloads import Compaction, ToolCallsPolicy
 
 from .streams import TS, call, load, message, reasoning, request, result, stream_of, turn
 

@@ -6,15 +6,15 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnmark.core.compaction import apply_compactions
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.exclusion import tool_pairs
-from turnmark.core.json_value import Json
-from turnmark.core.links import resolve_links
-from turnmark.core.payloads import PROVIDER_VISIBLE_TYPES, Compaction, Payload, ToolCallsPolicy
-from turnmark.core.projection import project
-from turnmark.core.provider_request import request_body
-from turnmark.core.stream import ConversationStream
+from turnmark.core.links.compaction import apply_compactions
+from turnmark.core.links.exclusion import tool_pairs
+from turnmark.core.links.projection import project
+from turnmark.core.links.resolution import resolve_links
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_value import Json
+from turnmark.core.stream.payloads import PROVIDER_VISIBLE_TYPES, Compaction, Payload, ToolCallsPolicy
+from turnmark.core.wire.chat import request_body
 
 from .provider_rules import check_anthropic, check_ollama, check_openai
 from .streams import TS, answer, ask, call, message, reasoning, request, result, turn

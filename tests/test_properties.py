@@ -3,8 +3,9 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnmark.core.event_ids import from_list, sequential_ids
-from turnmark.core.payloads import (
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import from_list, sequential_ids
+from turnmark.core.stream.payloads import (
     ChatRequest,
     ChatResponse,
     Compaction,
@@ -18,7 +19,6 @@ from turnmark.core.payloads import (
     Unknown,
     is_linkable,
 )
-from turnmark.core.stream import ConversationStream
 
 text = st.text(max_size=30)
 timestamps = st.sampled_from(["2026-01-01 00:00:00.0", "2026-04-10 17:04:20.531233", "2026-04-10 17:04:20.123456789"])

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.core.config import conversation_layers, merge_all
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.json_value import JsonObject
-from turnmark.core.projection import project
-from turnmark.core.provider_request import WireApi, model_name, request_body
-from turnmark.core.stream import ConversationStream
+from turnmark.core.links.projection import project
+from turnmark.core.stream.config import conversation_layers, merge_all
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.wire.chat import WireApi, model_name, request_body
 
 from .conftest import corpus_files, corpus_params
 from .provider_rules import check_anthropic, check_ollama, check_openai

@@ -7,11 +7,11 @@ import socket
 
 import pytest
 
-from turnmark.core.models import ModelSpec
-from turnmark.core.packing import Candidate
-from turnmark.core.summary_request import summary_request
-from turnmark.shell.llm_protocol import HttpSettings, ModelError, ModelRejected
-from turnmark.shell.providers import open_provider
+from turnmark.core.summaries.packing import Candidate
+from turnmark.core.summaries.request import summary_request
+from turnmark.core.wire.models import ModelSpec
+from turnmark.shell.providers.protocol import HttpSettings, ModelError, ModelRejected
+from turnmark.shell.providers.registry import open_provider
 
 from .llm_servers import Behaviour, ModelServer, requested_ids
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 import turnmark.core
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.locking import is_locked
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import read_conversation
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.locking import is_locked
+from turnmark.shell.storage.selection import pick_conversation
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -97,11 +97,11 @@ def test_readme_example_imports_only_public_names() -> None:
 
 
 def test_the_shell_entry_points_the_readme_names_exist() -> None:
-    named = set(re.findall(r"`(turnmark\.shell\.\w+\.\w+)`", readme_section()))
+    named = set(re.findall(r"`(turnmark\.shell(?:\.\w+)+)`", readme_section()))
     assert {
-        "turnmark.shell.selection.pick_conversation",
-        "turnmark.shell.storage.read_conversation",
-        "turnmark.shell.storage.edit_conversation",
+        "turnmark.shell.storage.selection.pick_conversation",
+        "turnmark.shell.storage.conversations.read_conversation",
+        "turnmark.shell.storage.conversations.edit_conversation",
         "turnmark.shell.entropy.random_event_ids",
     } <= named
     for dotted in sorted(named):

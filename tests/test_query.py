@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.links import count_links, resolve_links
-from turnmark.core.turns import summary_source
-from turnmark.shell.llm_protocol import HttpSettings
-from turnmark.shell.locking import lock_path
-from turnmark.shell.query import NOT_RUN, QueryOptions, run_query
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import read_conversation
+from turnmark.core.links.resolution import count_links, resolve_links
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.turns import summary_source
+from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.usecases.query import NOT_RUN, QueryOptions, run_query
 
 from .llm_servers import Behaviour, ModelServer
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.stream import ConversationStream
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.llm_protocol import HttpSettings
-from turnmark.shell.locking import lock_path
-from turnmark.shell.selection import pick_conversation
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.selection import pick_conversation
 
 from .conftest import REPO
 from .test_locking import hold, release
@@ -62,7 +62,7 @@ class Cli:
 
     def process(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "turnmark.shell.cli", "--workspace", str(self.workspace), *args],
+            [sys.executable, "-m", "turnmark.shell.cli.main", "--workspace", str(self.workspace), *args],
             capture_output=True,
             text=True,
             env=self.env,
@@ -158,9 +158,9 @@ def test_final_statuses_are_not_retried() -> None:
     from .llm_servers import Behaviour, ModelServer
 
     with ModelServer() as server:
-        from turnmark.core.models import ModelSpec
-        from turnmark.shell.llm_protocol import ModelRejected
-        from turnmark.shell.providers import open_provider
+        from turnmark.core.wire.models import ModelSpec
+        from turnmark.shell.providers.protocol import ModelRejected
+        from turnmark.shell.providers.registry import open_provider
 
         config = {"providers": {"llm": {"ollama": {"base_url": server.url}}}}
         provider = open_provider(ModelSpec("ollama", "x", {}), config, {}, HttpSettings(retries=3, backoff=0.01))
@@ -231,7 +231,7 @@ def test_ctrl_c_shows_what_was_done_and_exits_130(cli: Cli, legacy: Path) -> Non
         server.queue.extend(Behaviour(delay=0.3 if n == 0 else 5.0) for n in range(6))
         process = subprocess.Popen(
             [
-                sys.executable, "-m", "turnmark.shell.cli", "--workspace", str(legacy),
+                sys.executable, "-m", "turnmark.shell.cli.main", "--workspace", str(legacy),
                 "--cfg", f"providers.llm.ollama.base_url={server.url}",
                 "summarize", "--all", "--model", "ollama/llama3.2:3b",
             ],

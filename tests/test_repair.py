@@ -15,14 +15,14 @@ from hypothesis import given, settings
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from turnmark.core.codec import encode_document
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.exclusion import exclude_unresolved, tool_pairs
-from turnmark.core.json_value import Json
-from turnmark.core.projection import project
-from turnmark.core.repair import RepairPlan, apply_repairs, plan_repairs
-from turnmark.core.stream import ConversationStream
-from turnmark.shell.cli import Settings, app
+from turnmark.core.editing.repair import RepairPlan, apply_repairs, plan_repairs
+from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
+from turnmark.core.links.projection import project
+from turnmark.core.stream.codec import encode_document
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_value import Json
+from turnmark.shell.cli.main import Settings, app
 
 from .conftest import REPO
 from .terminal import wait_for

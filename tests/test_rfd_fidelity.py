@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnmark.core.catchup import candidates, extractive_answer, prepare
-from turnmark.core.fingerprint import fingerprint
-from turnmark.core.json_value import JsonObject
-from turnmark.core.projection import project
-from turnmark.core.provider_request import request_body
-from turnmark.core.stream import ConversationStream
-from turnmark.core.transcript import excluded_ids, transcript
-from turnmark.core.wire_parameters import answer_limit, reasoning_fields
+from turnmark.core.links.projection import project
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.summaries.catchup import candidates, extractive_answer, prepare
+from turnmark.core.summaries.fingerprint import fingerprint
+from turnmark.core.summaries.transcript import excluded_ids, transcript
+from turnmark.core.wire.chat import request_body
+from turnmark.core.wire.parameters import answer_limit, reasoning_fields
 
 from .streams import TS, load
 from .test_projection_properties import written_streams
@@ -122,7 +122,7 @@ def test_max_tokens_replaces_the_computed_answer_budget() -> None:
 
 
 def test_packing_mixed_turn_sizes_takes_whole_turns_newest_first() -> None:
-    from turnmark.core.packing import Candidate, pack
+    from turnmark.core.summaries.packing import Candidate, pack
 
     sizes = {0: 300, 1: 5_000, 2: 900, 3: 2_500, 4: 100, 5: 700}
     candidates = [Candidate(f"t{i}", i, "x", tokens, f"f{i}") for i, tokens in sizes.items()]

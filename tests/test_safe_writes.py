@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell import files
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.files import FileFault, write_if_changed
-from turnmark.shell.locking import is_locked, lock_path, try_lock
-from turnmark.shell.selection import pick_conversation
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage import files
+from turnmark.shell.storage.files import FileFault, write_if_changed
+from turnmark.shell.storage.locking import is_locked, lock_path, try_lock
+from turnmark.shell.storage.selection import pick_conversation
 
 LEGACY = "17790000000"
 CLEAN = "17800000010"

@@ -1,8 +1,8 @@
 """sanitize: JP's seven repairs in order (jp-format §4.8, §6.3-6.5), turn_starts kept with their turns."""
 
-from turnmark.core.payloads import ConfigDelta, TurnStart
-from turnmark.core.sanitize import INTERRUPTED, normalize_turn_starts, sanitize
-from turnmark.core.stream import ConversationStream
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.payloads import ConfigDelta, TurnStart
+from turnmark.core.stream.sanitize import INTERRUPTED, normalize_turn_starts, sanitize
 
 from .streams import TS, answer, ask, call, load, message, request, result, stream_of, turn
 

@@ -1,8 +1,8 @@
 """RFD 098 Phase 1: request links stamped at every insertion path."""
 
-from turnmark.core.payloads import ChatRequest, ConfigDelta, Unknown
-from turnmark.core.sanitize import sanitize
-from turnmark.core.stream import ConversationStream
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.payloads import ChatRequest, ConfigDelta, Unknown
+from turnmark.core.stream.sanitize import sanitize
 
 from .streams import TS, answer, ask, call, load, message, raw, reasoning, request, result, stream_of, turn
 
@@ -98,7 +98,7 @@ def test_the_link_round_trips_byte_for_byte_and_is_written_second() -> None:
     data = stream.to_json()
     assert list(raw(stream)[2])[:2] == ["event_id", "request_id"]
     assert "request_id" not in raw(stream)[1]
-    from turnmark.core.stream import ConversationStream
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
     reloaded = ConversationStream.from_json(data, b"{}\n", new_id=lambda: "unused0").unwrap()
     assert reloaded.to_json() == data

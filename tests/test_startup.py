@@ -6,11 +6,20 @@ import sys
 
 import pytest
 
-HEAVY = ("httpx", "watchdog", "rich", "pydantic", "yaml", "tomli_w", "turnmark.shell.query", "turnmark.shell.watcher")
+HEAVY = (
+    "httpx",
+    "watchdog",
+    "rich",
+    "pydantic",
+    "yaml",
+    "tomli_w",
+    "turnmark.shell.usecases.query",
+    "turnmark.shell.usecases.watcher",
+)
 
 PROBE = f"""
 import sys
-from turnmark.shell.cli import main
+from turnmark.shell.cli.main import main
 sys.argv = ["turnmark", *sys.argv[1:]]
 try:
     main()
@@ -43,4 +52,4 @@ def test_read_commands_stay_light(arguments: tuple[str, ...], workspace) -> None
 
 
 def test_the_probe_sees_heavy_modules_when_a_command_uses_them(workspace) -> None:  # type: ignore[no-untyped-def]
-    assert "turnmark.shell.watcher" in heavy_modules_after("--workspace", str(workspace), "watch", "--once")
+    assert "turnmark.shell.usecases.watcher" in heavy_modules_after("--workspace", str(workspace), "watch", "--once")

@@ -9,20 +9,20 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.payloads import ChatResponse
-from turnmark.core.stream import ConversationStream
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.payloads import ChatResponse
 from turnmark.shell.errors import ConversationError
-from turnmark.shell.files import write_if_changed
-from turnmark.shell.locking import try_lock
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import (
+from turnmark.shell.storage.conversations import (
     SaveRefused,
     edit_conversation,
     read_conversation,
     save_stream,
 )
-from turnmark.shell.workspace import ConversationRef, list_conversations, require_workspace
+from turnmark.shell.storage.files import write_if_changed
+from turnmark.shell.storage.locking import try_lock
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import ConversationRef, list_conversations, require_workspace
 
 from .conftest import corpus_params
 
@@ -210,7 +210,7 @@ def test_listing_skips_dot_directories_and_non_conversations(workspace: Path) ->
 
 @pytest.mark.parametrize("directory", corpus_params())
 def test_corpus_conversations_load_through_the_shell(directory: Path) -> None:
-    from turnmark.shell.workspace import conversation_at
+    from turnmark.shell.storage.workspace import conversation_at
 
     ref = conversation_at(directory)
     assert ref is not None

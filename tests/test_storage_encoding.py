@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnmark.core.storage_encoding import decode_leaves, decode_string, encode_leaves, encode_string
+from turnmark.core.stream.storage_encoding import decode_leaves, decode_string, encode_leaves, encode_string
 
 
 def test_canonical_base64_of_utf8_is_decoded() -> None:

@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.core.summary_gate import copied_from_prompt, gate, refusal, word_count
-from turnmark.core.summary_request import FIXED_PROMPT, INSTRUCTIONS, parse_summaries
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.summary_failures import load_memory
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.summaries.gate import copied_from_prompt, gate, refusal, word_count
+from turnmark.core.summaries.request import FIXED_PROMPT, INSTRUCTIONS, parse_summaries
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage.failure_memory import load_memory
+from turnmark.shell.storage.selection import pick_conversation
 
 from .llm_servers import Behaviour, ModelServer, requested_ids
 from .test_catchup import CLEAN, run, server, summaries, use_model
@@ -205,7 +205,7 @@ def test_a_refusal_is_reported_on_stderr_and_in_json(workspace: Path, server: Mo
 
 def test_the_offline_summarizer_passes_the_same_gate(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A label builtin/extractive makes is refused like a model's: no summary, reported, not remembered."""
-    from turnmark.shell import catchup
+    from turnmark.shell.usecases import summarize as catchup
 
     def offline_garbage(stream: object, turn_ids: tuple[str, ...], labels: object = None) -> str:
         return json.dumps({"summaries": {i: "6656mis" if i == "a2turn0" else f"Offline {i}" for i in turn_ids}})

@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 
-from turnmark.shell.tasks import CancelToken, TaskHandler
+from turnmark.shell.usecases.tasks import CancelToken, TaskHandler
 
 
 class Recorder:
@@ -105,7 +105,7 @@ def test_nothing_to_wait_for_returns_at_once() -> None:
 
 DRAIN_UNDER_SIGNALS = """
 import io, sys, time
-from turnmark.shell.tasks import TaskHandler
+from turnmark.shell.usecases.tasks import TaskHandler
 
 class Task:
     name = "summary"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from turnmark.core.timestamps import is_timestamp, sort_key
+from turnmark.core.stream.timestamps import is_timestamp, sort_key
 
 
 @pytest.mark.parametrize(

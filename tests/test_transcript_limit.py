@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.config import DEFAULTS, MAX_MESSAGE_CHARS, max_message_chars, merge
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.config_files import ConfigProblem, config_layers, transcript_limit
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.summary_failures import load_memory
-from turnmark.shell.workspace import require_workspace
+from turnmark.core.stream.config import DEFAULTS, MAX_MESSAGE_CHARS, max_message_chars, merge
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage.config_files import ConfigProblem, config_layers, transcript_limit
+from turnmark.shell.storage.failure_memory import load_memory
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import require_workspace
 
 from .llm_servers import Behaviour, ModelServer, requested_ids
 from .test_catchup import CLEAN, run, server, summaries, use_model

@@ -4,7 +4,12 @@ import json
 
 import pytest
 
-from turnmark.core.catchup import (
+from turnmark.core.stream.config import assignment, environment_layer, extends_patterns, merge_all, parse_toml
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.payloads import Compaction, ConfigDelta, InquiryRequest, InquiryResponse, Payload
+from turnmark.core.stream.turns import SOURCE_KEY, summary_source
+from turnmark.core.summaries.catchup import (
     apply_summaries,
     candidates,
     extractive_answer,
@@ -15,19 +20,14 @@ from turnmark.core.catchup import (
     turn_is_complete,
     unlabel,
 )
-from turnmark.core.config import assignment, environment_layer, extends_patterns, merge_all, parse_toml
-from turnmark.core.extractive import extractive_summary, is_follow_up
-from turnmark.core.fingerprint import fingerprint
-from turnmark.core.json_value import JsonObject
-from turnmark.core.label_text import shorten, word_set
-from turnmark.core.models import resolve_summary_model
-from turnmark.core.packing import Candidate, estimate_tokens, pack, request_budget
-from turnmark.core.payloads import Compaction, ConfigDelta, InquiryRequest, InquiryResponse, Payload
-from turnmark.core.stream import ConversationStream
-from turnmark.core.summary_gate import refusal
-from turnmark.core.summary_request import FIXED_PROMPT, parse_summaries, summary_request, summary_schema
-from turnmark.core.transcript import transcript
-from turnmark.core.turns import SOURCE_KEY, summary_source
+from turnmark.core.summaries.extractive import extractive_summary, is_follow_up
+from turnmark.core.summaries.fingerprint import fingerprint
+from turnmark.core.summaries.gate import refusal
+from turnmark.core.summaries.label_text import shorten, word_set
+from turnmark.core.summaries.packing import Candidate, estimate_tokens, pack, request_budget
+from turnmark.core.summaries.request import FIXED_PROMPT, parse_summaries, summary_request, summary_schema
+from turnmark.core.summaries.transcript import transcript
+from turnmark.core.wire.models import resolve_summary_model
 
 from .streams import TS, call, load, message, raw, reasoning, request, result, stream_of, turn
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from turnmark.core.payloads import TurnStart
-from turnmark.core.stream import ConversationStream
-from turnmark.core.turn_summary import mechanical_summary, normalize_summary
-from turnmark.core.turns import mechanical_turn_summary
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.payloads import TurnStart
+from turnmark.core.stream.turns import mechanical_turn_summary
+from turnmark.core.text.summary_text import mechanical_summary, normalize_summary
 
 from .streams import TS, call, load, message, raw, request, result, stream_of, turn
 

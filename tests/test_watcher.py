@@ -11,14 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.catchup import CatchupOptions
-from turnmark.shell.llm_protocol import HttpSettings
-from turnmark.shell.locking import lock_path
-from turnmark.shell.selection import pick_conversation
-from turnmark.shell.storage import read_conversation
-from turnmark.shell.watcher import Watcher, WatchOptions
-from turnmark.shell.workspace import require_workspace
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import require_workspace
+from turnmark.shell.usecases.summarize import CatchupOptions
+from turnmark.shell.usecases.watcher import Watcher, WatchOptions
 
 from .llm_servers import Behaviour, ModelServer
 from .test_locking import hold, release

@@ -29,8 +29,8 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
 
 from .fuzz_mutations import BASE_CONFIG, EVENTS, METADATA, mutate
 

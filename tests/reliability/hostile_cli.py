@@ -14,9 +14,9 @@ import typer.testing
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
-from turnmark.shell.llm_protocol import HttpSettings
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.providers.protocol import HttpSettings
 
 from .figures import record
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.shell.llm_protocol import HttpSettings
+from turnmark.shell.providers.protocol import HttpSettings
 
 from .figures import FULL
 from .hostile_cli import Outcome, Tally, invoke
@@ -250,7 +250,7 @@ def test_a_real_process_shows_no_key(
     base = {key: value for key, value in os.environ.items() if key in ("PATH", "PYTHONPATH", "HOME", "LANG")}
     environ = base | ENVIRON | {"JP_USER_DATA_DIR": str(user_data), "NO_COLOR": "1"}
     args = ("--workspace", str(workspace), *_args(server, "anthropic", command, "text"))
-    program = "from turnmark.shell.cli import main; main()"
+    program = "from turnmark.shell.cli.main import main; main()"
     done = subprocess.run(
         [sys.executable, "-c", program, *args], capture_output=True, env=environ, timeout=60, check=False
     )

@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from turnmark.core.event_ids import sequential_ids
-from turnmark.shell.cli import Settings, app
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
 
 from .figures import FULL, record, scale
 from .processes import TURNMARK, isolated_env, run_turnmark

@@ -234,7 +234,7 @@ def test_a_real_query_process_streams_nothing_raw(
     command = [
         sys.executable,
         "-c",
-        "from turnmark.shell.cli import main; main()",
+        "from turnmark.shell.cli.main import main; main()",
         "--workspace",
         str(workspace),
         *_config(server),

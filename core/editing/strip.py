@@ -1,0 +1,38 @@
+"""``strip``: a conversation as a JP release older than RFD 097, 098 and 126 writes it.
+
+Such a JP refuses a ``turn_start`` with keys it does not know, so a user who
+ran a writing command needs the way back: every key those RFDs add is removed
+(``event_id``, ``request_id``, a turn's ``summary`` and turnmark's
+``summary_source`` provenance), and nothing else changes. A conversation
+turnmark upgraded from the legacy format stays in the current format, which
+that JP reads.
+"""
+
+from turnmark.core.stream.codec import encode_document, write_entry
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.turns import SOURCE_KEY
+
+ADDED_KEYS = ("event_id", "request_id")
+
+
+def _stripped(item: JsonObject) -> JsonObject:
+    out = {key: value for key, value in item.items() if key not in ADDED_KEYS}
+    if out.get("type") != "turn_start":
+        return out
+    out.pop("summary", None)
+    metadata = out.get("metadata")
+    if isinstance(metadata, dict) and SOURCE_KEY in metadata:
+        rest = {key: value for key, value in metadata.items() if key != SOURCE_KEY}
+        if rest:
+            out["metadata"] = rest
+        else:
+            del out["metadata"]
+    return out
+
+
+def stripped_events(stream: ConversationStream) -> bytes:
+    """The ``events.json`` bytes of ``stream`` without any key RFD 097, 098 or 126 adds."""
+    items = [_stripped(write_entry(entry)) for entry in stream.entries]
+    head = stream.legacy_head
+    return encode_document([head, *items] if head is not None else items)

@@ -1,0 +1,255 @@
+"""What ``turns``, ``check`` and ``conversations`` report about a stream, as plain data.
+
+The shapes here are the documented ``--format json`` output; the shell only
+adds where the conversation lives and renders text.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from turnmark.core.links.exclusion import ExclusionDiagnostic, exclude_unresolved
+from turnmark.core.links.projection import Projection, ViewEvent
+from turnmark.core.links.resolution import count_links, resolve_links
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.duplicate_keys import DuplicateKey
+from turnmark.core.stream.event_ids import well_formed
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
+from turnmark.core.stream.turns import Turn, summary_source
+from turnmark.core.summaries.failures import failure_of
+from turnmark.core.summaries.fingerprint import fingerprint
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, excluded_ids
+from turnmark.core.text.summary_text import normalize_summary
+
+LabelSource = Literal["summary", "fallback"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One line of ``turnmark turns``.
+
+    ``summary`` is the stored text as written; ``label`` is what to show: the
+    summary made safe for one terminal line, or the fallback when the turn has
+    no (non-blank) summary.
+    """
+
+    index: int
+    id: str | None
+    id_transient: bool
+    summary: str | None
+    fallback: str | None
+    requests: int
+    events: int
+    source: str | None = None
+    """Who wrote the stored summary (a model ID, ``user`` or ``builtin/extractive``), when recorded."""
+    failure: str | None = None
+    """Why catch-up no longer asks for this turn's summary (its answers failed too often)."""
+
+    @property
+    def label(self) -> str | None:
+        shown = normalize_summary(self.summary) if self.summary is not None else None
+        return shown if shown is not None else self.fallback
+
+    @property
+    def label_source(self) -> LabelSource | None:
+        if self.summary is not None and normalize_summary(self.summary) is not None:
+            return "summary"
+        return "fallback" if self.fallback is not None else None
+
+    def to_json(self) -> JsonObject:
+        return {
+            "index": self.index,
+            "id": self.id,
+            "id_transient": self.id_transient,
+            "summary": self.summary,
+            "fallback": self.fallback,
+            "label": self.label,
+            "label_source": self.label_source,
+            "summary_source": self.source,
+            "summary_failure": self.failure,
+            "requests": self.requests,
+            "events": self.events,
+        }
+
+
+def turn_row(turn: Turn, failure: str | None = None) -> TurnRow:
+    start = turn.start
+    return TurnRow(
+        index=turn.index,
+        id=turn.id(),
+        id_transient=start.transient_id if start else False,
+        summary=turn.summary(),
+        fallback=turn.fallback_summary(),
+        requests=len(turn.requests()),
+        events=len(turn.events()),
+        source=summary_source(turn),
+        failure=failure,
+    )
+
+
+def turn_rows(
+    stream: ConversationStream, failures: JsonObject | None = None, max_message_chars: int = MAX_MESSAGE_CHARS
+) -> tuple[TurnRow, ...]:
+    """One row per turn; ``failures`` (the failure memory) says which turns catch-up gave up on, and why.
+
+    ``max_message_chars`` is the transcript limit catch-up uses (the remembered fingerprints were
+    taken with it)."""
+    remembered = failures or {}
+    excluded = excluded_ids(stream) if remembered else frozenset()
+
+    def failure(turn: Turn) -> str | None:
+        turn_id = turn.id()
+        if turn_id is None or turn_id not in remembered or turn.summary() is not None:
+            return None
+        return failure_of(remembered, turn_id, fingerprint(turn, excluded, max_message_chars))
+
+    return tuple(turn_row(turn, failure(turn)) for turn in stream.turns())
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    """Everything ``check`` says about one stream."""
+
+    entries: int
+    events: int
+    transient_ids: int
+    links: JsonObject
+    unresolved: tuple[JsonObject, ...]
+    duplicated_ids: tuple[JsonObject, ...]
+    save_blocked_by: tuple[JsonObject, ...]
+    duplicated_keys: tuple[JsonObject, ...] = ()
+    exclusions: tuple[JsonObject, ...] = ()
+    malformed_ids: tuple[JsonObject, ...] = ()
+    """IDs not in RFD 097's form (a warning: they still work, but were not written by JP or turnmark)."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.unresolved and not self.save_blocked_by and not self.duplicated_keys
+
+    def to_json(self) -> JsonObject:
+        return {
+            "ok": self.ok,
+            "entries": self.entries,
+            "events": self.events,
+            "transient_ids": self.transient_ids,
+            "links": self.links,
+            "unresolved": list(self.unresolved),
+            "duplicated_ids": list(self.duplicated_ids),
+            "save_blocked_by": list(self.save_blocked_by),
+            "duplicated_keys": list(self.duplicated_keys),
+            "exclusions": list(self.exclusions),
+            "malformed_ids": list(self.malformed_ids),
+        }
+
+
+def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] = ()) -> CheckReport:
+    """Link states, duplicated IDs and save blockers; every ``index`` is the entry's place in ``events.json``.
+
+    ``doubled`` are the keys written twice in the file (``duplicate_keys``), which also block saving.
+    """
+    entries = stream.entries
+    at = stream.file_index
+    links = resolve_links(entries, stream.duplicated_ids)
+    counts = count_links(links)
+    unresolved = tuple(
+        {
+            "index": at(link.index),
+            "event_id": link.event_id,
+            "type": entries[link.index].type_tag,
+            "request_id": link.request_id,
+            "reason": link.reason,
+            "target_type": link.target_type,
+        }
+        for link in links
+        if link.state == "unresolved"
+    )
+    duplicated = tuple(
+        {
+            "event_id": identifier,
+            "entries": sorted(
+                [at(index) for index, entry in enumerate(entries) if entry.event_id == identifier]
+                + [at(index) for index, written in stream.id_repairs if written == identifier]
+            ),
+        }
+        for identifier in sorted(stream.duplicated_ids)
+    )
+    blocked = tuple(
+        {"index": at(link.index), "event_id": link.event_id, "request_id": link.request_id}
+        for link in stream.ambiguous_links()
+    )
+    return CheckReport(
+        entries=len(entries),
+        events=len(stream),
+        transient_ids=sum(1 for entry in entries if entry.transient_id),
+        links={
+            "linked": counts.linked,
+            "resolved": counts.resolved,
+            "unlinked": counts.unlinked,
+            "unresolved": counts.unresolved,
+            "unresolved_by_reason": counts.by_reason,
+        },
+        unresolved=unresolved,
+        duplicated_ids=duplicated,
+        save_blocked_by=blocked,
+        duplicated_keys=tuple({"index": key.index, "key": key.key, "path": key.path} for key in doubled),
+        exclusions=tuple(
+            diagnostic_json(diagnostic, at)
+            for diagnostic in exclude_unresolved(entries, stream.duplicated_ids).diagnostics
+        ),
+        malformed_ids=tuple(
+            {"index": at(index), "key": key, "value": value}
+            for index, entry in enumerate(entries)
+            for key, value in (("event_id", entry.event_id), ("request_id", entry.request_id))
+            if value is not None and not well_formed(value)
+        ),
+    )
+
+
+def _payload_json(payload: Payload) -> JsonObject:
+    match payload:
+        case ChatRequest(content=content):
+            return {"content": content}
+        case ChatResponse(variant=variant, value=value):
+            return {"variant": variant, variant: value}
+        case ToolCallRequest(id=call_id, name=name, arguments=arguments):
+            return {"id": call_id, "name": name, "arguments": arguments or {}}
+        case ToolCallResponse(id=call_id, content=content, is_error=is_error):
+            return {"id": call_id, "content": content, "is_error": is_error}
+    return {}
+
+
+def diagnostic_json(diagnostic: ExclusionDiagnostic, file_index: Callable[[int], int]) -> JsonObject:
+    return {
+        "request_id": diagnostic.request_id,
+        "reason": diagnostic.reason,
+        "excluded": [
+            {
+                "index": file_index(event.position),
+                "event_id": event.event_id,
+                "type": event.type_tag,
+                "by_closure": event.by_closure,
+            }
+            for event in diagnostic.excluded
+        ],
+    }
+
+
+def view_event_json(event: ViewEvent) -> JsonObject:
+    run = event.summary_run
+    return {
+        "turn": event.turn,
+        "type": event.payload.type_tag,
+        "event_id": event.event_id,
+        "synthetic": event.synthetic,
+        "summary_of_turns": [run.from_turn, run.to_turn] if run else None,
+        **_payload_json(event.payload),
+    }
+
+
+def projection_json(projection: Projection, file_index: Callable[[int], int]) -> JsonObject:
+    """``project --format json``: the provider view's events and the exclusion diagnostics."""
+    return {
+        "events": [view_event_json(event) for event in projection.view.events],
+        "diagnostics": [diagnostic_json(diagnostic, file_index) for diagnostic in projection.diagnostics],
+    }

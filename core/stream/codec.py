@@ -1,0 +1,447 @@
+"""Reading and writing ``events.json`` entries exactly as JP does, without losing a byte.
+
+An unchanged entry is written back with its original key order and any keys
+its kind does not define; a changed entry keeps that order for the keys it
+still has. ``event_id`` comes first and ``request_id`` second when they are
+new. JSON is pretty-printed with two spaces and a trailing newline, like
+``serde_json::to_vec_pretty`` (msgspec formats floats the same way).
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from turnmark.core.errors import StreamError
+from turnmark.core.stream.entries import Entry, Layout
+from turnmark.core.stream.json_value import Json, JsonObject
+from turnmark.core.stream.payloads import (
+    ChatRequest,
+    ChatResponse,
+    Compaction,
+    ConfigDelta,
+    InquiryRequest,
+    InquiryResponse,
+    Payload,
+    ResponseVariant,
+    ToolCallRequest,
+    ToolCallResponse,
+    TurnStart,
+    Unknown,
+)
+from turnmark.core.stream.storage_encoding import decode_kept, decode_leaves, encode_leaves, encode_string
+from turnmark.core.stream.timestamps import is_timestamp
+
+EVENT_TAGS = (
+    "turn_start",
+    "chat_request",
+    "chat_response",
+    "tool_call_request",
+    "tool_call_response",
+    "inquiry_request",
+    "inquiry_response",
+)
+WRAPPER_KEYS = ("event_id", "request_id")
+
+_decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
+
+
+class InvalidEntry(Exception):
+    """Raised inside the codec, turned into a ``StreamError`` at its boundary."""
+
+    def __init__(self, message: str, index: int | None = None, type_tag: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.index = index
+        self.type_tag = type_tag
+
+
+@dataclass(frozen=True, slots=True)
+class ReadEntry:
+    """An entry as read, before the stream settles its ``event_id``."""
+
+    written_id: str | None
+    request_id: str | None
+    payload: Payload
+    layout: Layout
+
+
+# JSON documents ---------------------------------------------------------------------------------
+
+
+def decode_document(data: bytes, document: str) -> Json:
+    """Parse JSON bytes, raising ``StreamError``-ready ``InvalidDocument`` with a line and column."""
+    try:
+        return _decoder.decode(data)
+    except RecursionError:
+        raise InvalidDocument("the JSON is nested too deeply", 1, 1, document) from None
+    except msgspec.DecodeError as error:
+        message = str(error)
+        raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
+
+
+class InvalidDocument(Exception):
+    """Malformed JSON: ``message`` at ``line``/``column`` of ``document``."""
+
+    def __init__(self, message: str, line: int, column: int, document: str) -> None:
+        super().__init__(message)
+        self.error = StreamError(message, line=line, column=column, document=document)
+
+
+def _describe_decode_error(data: bytes, message: str) -> str:
+    if "truncated" in message:
+        return "the JSON ends early (truncated file?)"
+    if "UTF-8" in message:
+        return "invalid UTF-8"
+    text = re.sub(r"\s*\(byte \d+\)$", "", message)
+    return text.replace("JSON is malformed: ", "invalid JSON: ")
+
+
+def _locate(data: bytes, message: str) -> tuple[int, int]:
+    match = re.search(r"\(byte (\d+)\)", message)
+    if match:
+        offset = int(match.group(1))
+    elif "truncated" in message:
+        offset = len(data)
+    else:
+        try:
+            data.decode("utf-8")
+            offset = 0
+        except UnicodeDecodeError as error:
+            offset = error.start
+    before = data[:offset]
+    line = before.count(b"\n") + 1
+    column = offset - (before.rfind(b"\n") + 1) + 1
+    return line, column
+
+
+def encode_document(value: Json) -> bytes:
+    """Serialize like JP: two-space pretty JSON, raw UTF-8, one trailing newline."""
+    return msgspec.json.format(_encoder.encode(value), indent=2) + b"\n"
+
+
+# Reading entries ----------------------------------------------------------------------------------
+
+
+def _type_name(value: Json) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+_NOTHING_KEPT: frozenset[str] = frozenset()
+
+
+class _Reader:
+    """Reads the known fields of one entry and remembers which keys it consumed."""
+
+    __slots__ = ("consumed", "index", "kept", "obj", "tag")
+
+    def __init__(self, obj: JsonObject, index: int, tag: str) -> None:
+        self.obj = obj
+        self.index = index
+        self.tag = tag
+        self.consumed: list[str] = ["timestamp", "type"]
+        self.kept: set[str] = set()
+
+    def fail(self, message: str) -> InvalidEntry:
+        return InvalidEntry(message, self.index, self.tag)
+
+    def timestamp(self) -> str:
+        value = self.obj.get("timestamp")
+        if type(value) is not str or not is_timestamp(value):
+            raise self.fail(f'"timestamp" must be a timestamp like "2026-04-10 17:04:20.531233", found {value!r}')
+        return value
+
+    def _get(self, key: str, kind: type, expected: str, required: bool) -> Any:
+        obj = self.obj
+        if key not in obj:
+            if required:
+                raise self.fail(f'missing "{key}"')
+            return None
+        value = obj[key]
+        if value is None and not required:
+            return None  # an explicit null is kept as an extra key, so it survives a save
+        if type(value) is not kind:
+            raise self.fail(f'"{key}" must be {expected}, found {_type_name(value)}')
+        self.consumed.append(key)
+        return value
+
+    def string(self, key: str) -> str:
+        value: str = self._get(key, str, "a string", True)
+        return value
+
+    def optional_string(self, key: str) -> str | None:
+        value: str | None = self._get(key, str, "a string", False)
+        return value
+
+    def boolean(self, key: str) -> bool:
+        value: bool = self._get(key, bool, "a boolean", True)
+        return value
+
+    def object(self, key: str) -> JsonObject:
+        value: JsonObject = self._get(key, dict, "an object", True)
+        return value
+
+    def optional_object(self, key: str) -> JsonObject | None:
+        value: JsonObject | None = self._get(key, dict, "an object", False)
+        return value
+
+    def any(self, key: str) -> Json:
+        if key not in self.obj:
+            raise self.fail(f'missing "{key}"')
+        self.consumed.append(key)
+        return self.obj[key]
+
+    def metadata(self) -> JsonObject | None:
+        obj = self.obj
+        if "metadata" not in obj:
+            return None
+        value = obj["metadata"]
+        if type(value) is not dict:
+            raise self.fail(f'"metadata" must be an object, found {_type_name(value)}')
+        self.consumed.append("metadata")
+        decoded: JsonObject = decode_leaves(value, self.kept)
+        return decoded
+
+    def layout(self, wrapper_keys: int) -> Layout:
+        obj = self.obj
+        kept = frozenset(self.kept) if self.kept else _NOTHING_KEPT
+        if len(obj) == len(self.consumed) + wrapper_keys:
+            return Layout(tuple(obj), kept=kept)
+        consumed = {*self.consumed, *WRAPPER_KEYS}
+        return Layout(tuple(obj), tuple((key, value) for key, value in obj.items() if key not in consumed), kept)
+
+
+def _turn_start(f: _Reader) -> Payload:
+    return TurnStart(f.timestamp(), f.optional_string("summary"), f.metadata())
+
+
+def _chat_request(f: _Reader) -> Payload:
+    return ChatRequest(
+        f.timestamp(), f.string("content"), f.optional_object("schema"), f.optional_string("author"), f.metadata()
+    )
+
+
+def _chat_response(f: _Reader) -> Payload:
+    timestamp = f.timestamp()
+    obj = f.obj
+    variant: ResponseVariant
+    if type(obj.get("message")) is str:
+        variant = "message"
+    elif type(obj.get("reasoning")) is str:
+        variant = "reasoning"
+    elif "data" in obj:
+        variant = "data"
+    else:
+        for key in ("message", "reasoning"):
+            if key in obj:
+                raise f.fail(f'"{key}" must be a string, found {_type_name(obj[key])}')
+        raise f.fail('needs one of "message", "reasoning" or "data"')
+    return ChatResponse(timestamp, variant, f.any(variant), f.metadata())
+
+
+def _tool_call_request(f: _Reader) -> Payload:
+    timestamp, call_id, name = f.timestamp(), f.string("id"), f.string("name")
+    if "arguments" in f.obj and f.obj["arguments"] is None:
+        raise f.fail('"arguments" must be an object, found null')
+    arguments = f.optional_object("arguments")
+    return ToolCallRequest(
+        timestamp, call_id, name, None if arguments is None else decode_leaves(arguments, f.kept), f.metadata()
+    )
+
+
+def _tool_call_response(f: _Reader) -> Payload:
+    timestamp, call_id = f.timestamp(), f.string("id")
+    content = decode_kept(f.string("content"), f.kept)
+    return ToolCallResponse(timestamp, call_id, content, f.boolean("is_error"), f.metadata())
+
+
+def _inquiry_request(f: _Reader) -> Payload:
+    timestamp, inquiry_id = f.timestamp(), f.string("id")
+    source, question = f.object("source"), f.object("question")
+    if type(question.get("text")) is not str:
+        raise f.fail('"question.text" must be a string')
+    return InquiryRequest(timestamp, inquiry_id, source, question, f.metadata())
+
+
+def _inquiry_response(f: _Reader) -> Payload:
+    return InquiryResponse(f.timestamp(), f.string("id"), f.any("answer"), f.metadata())
+
+
+def _validate_compaction(f: _Reader) -> None:
+    f.timestamp()
+    for key in ("from_turn", "to_turn"):
+        value = f.obj.get(key)
+        if type(value) is not int or value < 0:
+            raise f.fail(f'"{key}" must be a non-negative integer, found {value!r}')
+    summary = f.obj.get("summary")
+    if summary is not None and not (isinstance(summary, dict) and isinstance(summary.get("summary"), str)):
+        raise f.fail('"summary" must be {"summary": "<text>"}')
+    reasoning = f.obj.get("reasoning")
+    if reasoning is not None and reasoning != "strip":
+        raise f.fail(f'"reasoning" must be "strip", found {reasoning!r}')
+    policy = f.obj.get("tool_calls")
+    if policy is not None:
+        valid_strip = (
+            isinstance(policy, dict)
+            and policy.get("policy") == "strip"
+            and isinstance(policy.get("request"), bool)
+            and isinstance(policy.get("response"), bool)
+        )
+        valid_omit = isinstance(policy, dict) and policy.get("policy") == "omit"
+        if not (valid_strip or valid_omit):
+            raise f.fail(
+                '"tool_calls" must be {"policy": "omit"} or {"policy": "strip", "request": bool, "response": bool}'
+            )
+
+
+_EVENT_READERS: dict[str, Callable[[_Reader], Payload]] = {
+    "turn_start": _turn_start,
+    "chat_request": _chat_request,
+    "chat_response": _chat_response,
+    "tool_call_request": _tool_call_request,
+    "tool_call_response": _tool_call_response,
+    "inquiry_request": _inquiry_request,
+    "inquiry_response": _inquiry_response,
+}
+
+
+def _wrapper_id(obj: JsonObject, key: str, index: int, tag: str) -> str | None:
+    value = obj.get(key)
+    if value is None and key not in obj:
+        return None
+    if not isinstance(value, str):
+        raise InvalidEntry(f'"{key}" must be a string, found {_type_name(value)}', index, tag)
+    if not value:
+        if key == "event_id":
+            return None
+        raise InvalidEntry('"request_id" must not be empty (remove the key to unlink)', index, tag)
+    return value
+
+
+def read_entry(obj: Json, index: int) -> ReadEntry:
+    """Read one element of the events array."""
+    if type(obj) is not dict:
+        raise InvalidEntry(f"must be a JSON object, found {_type_name(obj)}", index)
+    if "type" not in obj:
+        raise InvalidEntry('missing "type"', index)
+    raw_tag = obj["type"]
+    tag = raw_tag if type(raw_tag) is str else ""
+    if "timestamp" not in obj:
+        raise InvalidEntry('missing "timestamp"', index, tag or None)
+    written_id = _wrapper_id(obj, "event_id", index, tag)
+    reader = _EVENT_READERS.get(tag)
+    if reader is not None:
+        request_id = _wrapper_id(obj, "request_id", index, tag)
+        fields = _Reader(obj, index, tag)
+        payload = reader(fields)
+        wrappers = ("event_id" in obj) + ("request_id" in obj)
+        return ReadEntry(written_id, request_id, payload, fields.layout(wrappers))
+    if tag not in ("compaction", "config_delta"):
+        rest = {k: v for k, v in obj.items() if k != "event_id"}
+        return ReadEntry(written_id, None, Unknown(rest), Layout(tuple(obj)))
+    request_id = _wrapper_id(obj, "request_id", index, tag)
+    rest = {k: v for k, v in obj.items() if k not in WRAPPER_KEYS}
+    if tag == "compaction":
+        _validate_compaction(_Reader(obj, index, tag))
+        return ReadEntry(written_id, request_id, Compaction(rest), Layout(tuple(obj)))
+    return ReadEntry(written_id, request_id, ConfigDelta(rest), Layout(tuple(obj)))
+
+
+def read_payload(obj: Json) -> Payload:
+    """Read a new payload from JSON; any ``event_id`` or ``request_id`` on it is ignored (the stream owns both)."""
+    return read_entry(obj, 0).payload
+
+
+# Writing entries ----------------------------------------------------------------------------------
+
+
+def _event_fields(payload: Payload, kept: frozenset[str]) -> JsonObject:
+    match payload:
+        case TurnStart(timestamp, summary, metadata):
+            out: JsonObject = {"timestamp": timestamp, "type": "turn_start"}
+            if summary is not None:
+                out["summary"] = summary
+        case ChatRequest(timestamp, content, schema, author, metadata):
+            out = {"timestamp": timestamp, "type": "chat_request", "content": content}
+            if schema is not None:
+                out["schema"] = schema
+            if author is not None:
+                out["author"] = author
+        case ChatResponse(timestamp, variant, value, metadata):
+            out = {"timestamp": timestamp, "type": "chat_response", variant: value}
+        case ToolCallRequest(timestamp, call_id, name, arguments, metadata):
+            out = {"timestamp": timestamp, "type": "tool_call_request", "id": call_id, "name": name}
+            if arguments is not None:
+                out["arguments"] = encode_leaves(arguments, kept)
+        case ToolCallResponse(timestamp, call_id, content, is_error, metadata):
+            out = {
+                "timestamp": timestamp,
+                "type": "tool_call_response",
+                "id": call_id,
+                "content": encode_string(content, kept),
+                "is_error": is_error,
+            }
+        case InquiryRequest(timestamp, inquiry_id, source, question, metadata):
+            out = {
+                "timestamp": timestamp,
+                "type": "inquiry_request",
+                "id": inquiry_id,
+                "source": source,
+                "question": question,
+            }
+        case InquiryResponse(timestamp, inquiry_id, answer, metadata):
+            out = {"timestamp": timestamp, "type": "inquiry_response", "id": inquiry_id, "answer": answer}
+        case _:
+            raise TypeError(f"not a conversation event: {payload!r}")
+    if metadata is not None:
+        out["metadata"] = encode_leaves(metadata, kept)
+    return out
+
+
+def write_entry(entry: Entry) -> JsonObject:
+    """The JSON object for one entry, in its original key order where it has one."""
+    out: JsonObject = {"event_id": entry.event_id}
+    if entry.request_id is not None:
+        out["request_id"] = entry.request_id
+    payload = entry.payload
+    if isinstance(payload, ConfigDelta | Compaction):
+        out.update((key, value) for key, value in payload.fields.items() if key not in WRAPPER_KEYS)
+    elif isinstance(payload, Unknown):
+        out.update((key, value) for key, value in payload.fields.items() if key != "event_id")
+    else:
+        out.update(_event_fields(payload, entry.layout.kept))
+        for key, value in entry.layout.extra:
+            out.setdefault(key, value)
+    original = entry.layout.keys
+    if not original or tuple(out) == original:
+        return out
+    return _in_original_order(out, original)
+
+
+def _in_original_order(out: JsonObject, original: tuple[str, ...]) -> JsonObject:
+    """Keep the original order; new wrapper keys go first, other new keys before ``metadata`` (or last)."""
+    known = set(original)
+    new_keys = [key for key in out if key not in known]
+    front = [key for key in WRAPPER_KEYS if key in new_keys]
+    added = [key for key in new_keys if key not in front]
+    order = front
+    for key in original:
+        if key == "metadata":
+            order += [new for new in added if new != "metadata"]
+            added = [new for new in added if new == "metadata"]
+        if key in out:
+            order.append(key)
+    return {key: out[key] for key in order + added}

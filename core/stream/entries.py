@@ -1,0 +1,70 @@
+"""The stream-entry wrapper: identity (RFD 097) and request link (RFD 098) around a payload."""
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+from turnmark.core.stream.json_value import Json
+from turnmark.core.stream.payloads import Payload
+
+IdOrigin: TypeAlias = Literal["file", "assigned", "repaired", "inserted"]
+"""Where an entry's ``event_id`` came from.
+
+``file``: read from disk. ``assigned``: the entry had none (or an empty one) and
+got one at load. ``repaired``: it duplicated an earlier entry's ID and got a
+new one at load. ``inserted``: the entry was added in memory. Every origin but
+``file`` is transient until the stream is saved.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """How a loaded entry was written, so an unchanged entry is written back the same way.
+
+    ``keys`` is the entry's original key order (empty for entries made in
+    memory); ``extra`` holds keys the payload kind does not define, kept
+    verbatim in their place.
+    """
+
+    keys: tuple[str, ...] = field(default=(), compare=False)
+    extra: tuple[tuple[str, Json], ...] = ()
+    kept: frozenset[str] = field(default=frozenset(), compare=False)
+    """Encoded strings read exactly as written (not canonical base64): written back as read while unchanged."""
+
+
+NO_LAYOUT = Layout()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One element of ``events.json``: its ``event_id``, its payload and its ``request_id``.
+
+    An entry read without an ``event_id`` gets one derived from the entry itself (the
+    same on every load, and the one the next save writes); ``transient_id`` says so:
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
+    >>> events = b'''[
+    ...   {"type": "turn_start", "timestamp": "2026-01-02 10:00:00.0"},
+    ...   {"event_id": "r1aaaaa", "type": "chat_request", "timestamp": "2026-01-02 10:00:01.0", "content": "Hi"}
+    ... ]'''
+    >>> stream = ConversationStream.from_json(events, b"{}", new_id=sequential_ids(), conversation="jp-c17800000010")
+    >>> start, request = stream.unwrap().entries
+    >>> start.event_id, start.id_origin, start.transient_id
+    ('vrm25nf', 'assigned', True)
+    >>> request.event_id, request.transient_id, isinstance(request.payload, ChatRequest), request.payload.content
+    ('r1aaaaa', False, True, 'Hi')
+    """
+
+    event_id: str
+    payload: Payload
+    request_id: str | None = None
+    id_origin: IdOrigin = field(default="file", compare=False)
+    layout: Layout = NO_LAYOUT
+
+    @property
+    def transient_id(self) -> bool:
+        """True when the ``event_id`` exists only in memory so far (changes on every load until saved)."""
+        return self.id_origin != "file"
+
+    @property
+    def type_tag(self) -> str:
+        return self.payload.type_tag

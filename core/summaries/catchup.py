@@ -1,0 +1,286 @@
+"""Catch-up (RFD 126): which turns need a summary, the request for them, and writing the answers back.
+
+Only completed turns with no summary are candidates (``upgrade`` also takes
+turns labelled by ``builtin/extractive`` once a real model is configured); a
+summary set by the user is never replaced. Results are written by turn ID
+after checking each turn's fingerprint against the one the model was shown:
+a turn that is gone or changed meanwhile keeps no summary and is retried on
+the next run. Every written summary records who wrote it in the
+``turn_start``'s ``metadata`` (``summary_source``: a model ID, ``user`` or
+``builtin/extractive``).
+"""
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from returns.result import Failure, Result, Success
+
+from turnmark.core.stream.conversation_stream import ConversationStream, TurnSummaryError
+from turnmark.core.stream.payloads import (
+    ChatRequest,
+    ChatResponse,
+    ToolCallRequest,
+    ToolCallResponse,
+    TurnStart,
+    is_conversation_event,
+)
+from turnmark.core.stream.turns import SOURCE_KEY, Turn, summary_source
+from turnmark.core.summaries.extractive import extractive_labels
+from turnmark.core.summaries.fingerprint import fingerprint
+from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
+from turnmark.core.summaries.request import PROMPT_TOKENS
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, excluded_ids, transcript
+from turnmark.core.wire.models import EXTRACTIVE
+
+USER = "user"
+
+
+def turn_is_complete(turn: Turn) -> bool:
+    """The turn ended: its last event is an answer (not reasoning) and every tool call has its result."""
+    pending: dict[str, int] = {}
+    last = None
+    for entry in turn.events():
+        payload = entry.payload
+        if isinstance(payload, ToolCallRequest):
+            pending[payload.id] = pending.get(payload.id, 0) + 1
+        elif isinstance(payload, ToolCallResponse) and pending.get(payload.id):
+            pending[payload.id] -= 1
+        if not isinstance(payload, TurnStart):
+            last = payload
+    answered = isinstance(last, ChatResponse) and last.variant != "reasoning"
+    return answered and not any(pending.values())
+
+
+def needs_turn_start(stream: ConversationStream) -> bool:
+    """The first turn has requests but no ``turn_start`` to hold its summary (older conversations)."""
+    turns = stream.turns()
+    return bool(turns) and turns[0].start is None and bool(turns[0].requests())
+
+
+def prepare(stream: ConversationStream) -> ConversationStream:
+    """Give the first turn the ``turn_start`` it lacks, so every turn can be labelled.
+
+    The ``turn_start`` is JP's (``normalize_turn_starts``: the time of the first
+    request), placed before the first conversation event rather than before the
+    first request, so that events preceding the request stay in turn 0 and no
+    turn index (nor any compaction overlay's turn range) moves. Its ID is
+    derived (not drawn), so every preparation of the same file gives the same turn ID.
+
+    >>> from turnmark.core import ConversationStream, ensure_first_turn_start, sequential_ids
+    >>> events = b'[{"type": "chat_request", "timestamp": "2026-01-02 10:00:00.0", "content": "Hi"}]'
+    >>> old = ConversationStream.from_json(events, b"{}", new_id=sequential_ids(), conversation="jp-c17800000010")
+    >>> old.unwrap().turns()[0].id() is None
+    True
+    >>> prepared = ensure_first_turn_start(old.unwrap())
+    >>> [entry.type_tag for entry in prepared.entries], prepared.turns()[0].id()
+    (['turn_start', 'chat_request'], 'vrm25nf')
+    """
+    if not needs_turn_start(stream):
+        return stream
+    entries = stream.entries
+    first_event = next(i for i, entry in enumerate(entries) if is_conversation_event(entry.payload))
+    request = next(entry.payload for entry in entries if isinstance(entry.payload, ChatRequest))
+    inserted = stream.insert(first_event, (TurnStart(request.timestamp),))
+    return inserted.with_derived_id(first_event)
+
+
+def candidates(
+    stream: ConversationStream,
+    *,
+    last_turn_may_be_open: bool,
+    upgrade: bool = False,
+    max_message_chars: int = MAX_MESSAGE_CHARS,
+) -> tuple[Candidate, ...]:
+    """Completed turns that need a summary, with their transcripts, sizes and fingerprints.
+
+    A turn that already has a summary is left alone, and so is the last turn while it is
+    unfinished (or always, with ``last_turn_may_be_open``: a query is still adding to it).
+    ``max_message_chars`` is ``conversation.turn_summary.transcript.max_message_chars``
+    (see ``transcript``).
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids, summary_candidates
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "And the docs?"))
+    >>> [(c.turn_id, c.index, c.tokens) for c in summary_candidates(stream, last_turn_may_be_open=False)]
+    [('e000001', 0, 30), ('e000004', 1, 29)]
+    >>> stream = stream.set_turn_summary("e000001", "Build fixed").unwrap()
+    >>> [c.turn_id for c in summary_candidates(stream, last_turn_may_be_open=False)]
+    ['e000004']
+    """
+    turns = stream.turns()
+    excluded = excluded_ids(stream)
+    found: list[Candidate] = []
+    for position, turn in enumerate(turns):
+        turn_id = turn.id()
+        if turn_id is None or not turn.requests():
+            continue
+        if position == len(turns) - 1 and (last_turn_may_be_open or not turn_is_complete(turn)):
+            continue
+        stored, source = turn.summary(), summary_source(turn)
+        if stored is not None and not (upgrade and source == EXTRACTIVE):
+            continue
+        text = transcript(turn, excluded, max_message_chars)
+        shown = fingerprint(turn, excluded, max_message_chars)
+        found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), shown))
+    return tuple(found)
+
+
+def plan(candidates: tuple[Candidate, ...], context_window: int | None, batch_size: int) -> Packing:
+    """The next request's turns, packed within the model's budget.
+
+    ``context_window`` is the model's (``None``: 8,192 tokens); ``batch_size`` is
+    ``conversation.turn_summary.generate.batch_size``. Newest turns go first.
+
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, plan_summaries,
+    ...     sequential_ids, summary_candidates)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> packing = plan_summaries(summary_candidates(stream, last_turn_may_be_open=False), None, 1)
+    >>> [c.turn_id for c in packing.packed], [(c.turn_id, why) for c, why in packing.left_out], packing.budget
+    (['e000004'], [('e000001', 'batch_full')], 6806)
+    """
+    return pack(candidates, request_budget(context_window, PROMPT_TOKENS, batch_size), batch_size)
+
+
+def extractive_answer(
+    stream: ConversationStream, turn_ids: tuple[str, ...], labels: Mapping[str, str] | None = None
+) -> str:
+    """What ``builtin/extractive`` answers for these turns, in the shape a model answers in.
+
+    The offline summarizer (``core/extractive.py``): an instruction is labelled by itself, a short
+    follow-up by what the turn did.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, extractive_answer, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "continue"))
+    >>> stream = stream.push(ChatResponse(ts, "message", "Added a test for the parser. It passes."))
+    >>> extractive_answer(stream, ("e000001", "e000004"))
+    '{"summaries": {"e000001": "Fix the build", "e000004": "Add a test for the parser"}}'
+    """
+    turns = stream.turns()
+    labels = extractive_labels(turns, excluded_ids(stream)) if labels is None else labels
+    summaries = {turn_id: labels.get(turn_id, "") for turn_id in turn_ids if any(t.id() == turn_id for t in turns)}
+    return json.dumps({"summaries": summaries}, ensure_ascii=False)
+
+
+def label(
+    stream: ConversationStream, turn_id: str, text: str, source: str
+) -> Result[ConversationStream, TurnSummaryError]:
+    """Store a summary (normalized to one line) and who wrote it (``source``: a model ID, ``user``, ...).
+
+    This is what ``turnmark label`` does (with ``source="user"``, after
+    ``ensure_first_turn_start``); catch-up never replaces a summary whose source is ``user``.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, summary_source
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> turn = label_turn(stream, "e000001", "Fixed   the\\nbuild", "user").unwrap().turns()[0]
+    >>> turn.summary(), summary_source(turn)
+    ('Fixed the build', 'user')
+    >>> label_turn(stream, "e000002", "Not a turn", "user").failure().describe()
+    "no turn_start with event_id 'e000002'"
+    """
+    stored = stream.set_turn_summary(turn_id, text)
+    if isinstance(stored, Failure):
+        return stored
+    return Success(_with_source(stored.unwrap(), turn_id, source))
+
+
+def unlabel(stream: ConversationStream, turn_id: str) -> Result[ConversationStream, TurnSummaryError]:
+    """Remove a summary and its provenance (``turnmark label --clear``).
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, unlabel_turn
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> labelled = label_turn(stream, "e000001", "Build fixed", "user").unwrap()
+    >>> cleared = unlabel_turn(labelled, "e000001").unwrap()
+    >>> cleared.turns()[0].summary(), cleared.turns()[0].start.payload.metadata, cleared == stream
+    (None, None, True)
+    """
+    return stream.clear_turn_summary(turn_id).map(lambda cleared: _with_source(cleared, turn_id, None))
+
+
+def _with_source(stream: ConversationStream, turn_id: str, source: str | None) -> ConversationStream:
+    position = stream.find(turn_id)
+    assert position is not None
+    entry = stream.entries[position]
+    payload = entry.payload
+    assert isinstance(payload, TurnStart)
+    metadata = {key: value for key, value in (payload.metadata or {}).items() if key != SOURCE_KEY}
+    if source is not None:
+        metadata[SOURCE_KEY] = source
+    if metadata == (payload.metadata or {}):
+        return stream
+    updated = replace(payload, metadata=metadata or None)
+    return replace(stream, entries=stream.entries.set(position, replace(entry, payload=updated)))
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """The stream with the summaries written, and why any result was not written."""
+
+    stream: ConversationStream
+    written: tuple[str, ...]
+    dropped: dict[str, str]
+
+
+def apply_summaries(
+    stream: ConversationStream,
+    summaries: dict[str, str],
+    fingerprints: dict[str, str],
+    source: str,
+    *,
+    upgrade: bool = False,
+    max_message_chars: int = MAX_MESSAGE_CHARS,
+) -> Applied:
+    """Write each summary whose turn still exists unchanged and still wants one.
+
+    ``fingerprints`` are the candidates' (what the model was shown), taken with the same
+    ``max_message_chars``: a turn that changed since keeps no summary, and ``dropped`` says why.
+
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, apply_summaries,
+    ...     sequential_ids, summary_candidates)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test")).push(ChatResponse(ts, "message", "Added."))
+    >>> shown = {c.turn_id: c.fingerprint for c in summary_candidates(stream, last_turn_may_be_open=False)}
+    >>> stream = stream.push(ChatResponse(ts, "message", "And one more."))  # the last turn changes meanwhile
+    >>> answer = {"e000001": "Build fixed", "e000004": "Test added"}
+    >>> applied = apply_summaries(stream, answer, shown, "ollama/qwen3:4b")
+    >>> applied.written, applied.dropped
+    (('e000001',), {'e000004': 'the turn changed while its summary was written'})
+    >>> [turn.summary() for turn in applied.stream.turns()]
+    ['Build fixed', None]
+    """
+    turns = {turn.id(): turn for turn in stream.turns() if turn.id() is not None}
+    excluded = excluded_ids(stream)
+    written: list[str] = []
+    dropped: dict[str, str] = {}
+    for turn_id, text in summaries.items():
+        turn = turns.get(turn_id)
+        if turn is None:
+            dropped[turn_id] = "the turn is gone"
+            continue
+        if fingerprint(turn, excluded, max_message_chars) != fingerprints.get(turn_id):
+            dropped[turn_id] = "the turn changed while its summary was written"
+            continue
+        current = summary_source(turn)
+        if turn.summary() is not None and not (upgrade and current == EXTRACTIVE):
+            dropped[turn_id] = "the turn got a summary meanwhile" if current != USER else "the user's summary is kept"
+            continue
+        labelled = label(stream, turn_id, text, source)
+        if isinstance(labelled, Failure):
+            dropped[turn_id] = labelled.failure().describe()
+            continue
+        stream = labelled.unwrap()
+        written.append(turn_id)
+    return Applied(stream, tuple(written), dropped)

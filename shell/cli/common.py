@@ -1,0 +1,222 @@
+"""What every ``turnmark`` command shares: the app, global options, conversation selection, output."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from turnmark.shell.cli.usage import TurnmarkGroup, TurnmarkTyper
+from turnmark.shell.errors import ConversationError
+from turnmark.shell.output import chrome, fail
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.event_ids import IdSource
+    from turnmark.shell.providers.protocol import HttpSettings
+    from turnmark.shell.storage.conversations import LoadedConversation
+    from turnmark.shell.storage.workspace import ConversationRef, Workspace
+
+# Every command module is imported to build the command line, so this one and the command modules
+# import what a command needs inside the command: ``turnmark --help`` and the read commands start fast.
+
+EDITING_HELP = """
+Every entry of events.json carries an "event_id": a short ID that stays with
+the entry when you edit its content. Events that answer a request (responses,
+tool calls and results, inquiries) carry a "request_id": the event_id of the
+chat_request they answer (their originating request).
+
+If you delete a chat_request, the events that answered it keep a request_id
+that no longer resolves: they are "unresolved", and turnmark reports them
+instead of guessing which request they belong to. Delete them too, or relink
+them by setting their request_id by hand to the event_id of the request they
+answer. If you copy an entry, both copies have the same event_id; the later
+copy gets a new ID when the file is loaded, and a request_id that pointed at
+the copied ID is ambiguous until you fix it by hand.
+"""
+
+
+WORKSPACE_HELP = (
+    "Workspace directory (or any directory inside it). "
+    "Default: the nearest ancestor of the current directory with a .jp/ folder."
+)
+
+
+class OutputFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _random_event_ids() -> IdSource:
+    from turnmark.shell.entropy import random_event_ids
+
+    return random_event_ids()
+
+
+def _http_settings() -> HttpSettings:
+    from turnmark.shell.providers.protocol import HttpSettings
+
+    return HttpSettings()
+
+
+@dataclass
+class Settings:
+    """What the global options chose, plus the dependencies tests may replace."""
+
+    workspace: Path | None = None
+    format: OutputFormat = OutputFormat.text
+    cfg: list[str] = field(default_factory=list)
+    new_id: IdSource = field(default_factory=_random_event_ids)
+    environ: Mapping[str, str] | None = None
+    http: HttpSettings = field(default_factory=_http_settings)
+
+    def resolve_format(self, local: OutputFormat | None) -> OutputFormat:
+        return local or self.format
+
+    def workspace_root(self) -> Workspace:
+        from turnmark.shell.storage.workspace import require_workspace
+
+        return require_workspace(self.workspace or Path.cwd())
+
+
+app = TurnmarkTyper(
+    cls=TurnmarkGroup,
+    name="turnmark",
+    help=(
+        "Keep long JP assistant conversations navigable and safe to edit by hand: stable event IDs, "
+        "request links and one-line turn summaries for the .jp/conversations folders JP writes."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+FormatOption = Annotated[
+    OutputFormat | None,
+    typer.Option(
+        "--format", "-F", metavar="FORMAT", help="Output format: text for people, json for scripts (documented shape)."
+    ),
+]
+
+
+def complete_conversation(incomplete: str) -> list[str]:
+    """Shell completion for ``CONV``: the conversation IDs of the workspace around the current directory."""
+    from turnmark.shell.storage.workspace import WorkspaceError, find_workspace, list_conversations
+
+    try:
+        workspace = find_workspace(Path.cwd())
+        refs = list_conversations(workspace) if workspace is not None else []
+    except (OSError, WorkspaceError, ConversationError):
+        return []
+    names = [name for ref in refs for name in (ref.display_id, str(ref.id))]
+    return [name for name in names if name.startswith(incomplete)]
+
+
+ModelOption = Annotated[
+    str | None, typer.Option("--model", "-m", metavar="ID", help="Use this model ID (provider/name or alias).")
+]
+ConversationArgument = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="CONV",
+        autocompletion=complete_conversation,
+        help="Conversation: ID (17727484633 or jp-c17727484633), directory name, or path. "
+        "Default: the most recently active one.",
+        show_default=False,
+    ),
+]
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path | None,
+        typer.Option(
+            "--workspace",
+            "-w",
+            metavar="PATH",
+            help=WORKSPACE_HELP,
+        ),
+    ] = None,
+    cfg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cfg",
+            "-c",
+            metavar="KEY=VALUE",
+            help="Config override in JP's syntax (KEY=VALUE, KEY:=JSON, a JSON object, or @FILE); repeatable.",
+        ),
+    ] = None,
+    output_format: Annotated[
+        OutputFormat,
+        typer.Option("--format", "-F", metavar="FORMAT", help="Output format for every command: text or json."),
+    ] = OutputFormat.text,
+) -> None:
+    settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+    settings.workspace = workspace
+    settings.cfg = list(cfg or [])
+    settings.format = output_format
+    ctx.obj = settings
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    settings = ctx.obj
+    assert isinstance(settings, Settings)
+    return settings
+
+
+def chosen(settings: Settings, conversation: str | None, all_conversations: bool) -> list[ConversationRef]:
+    """The conversations a command works on: ``--all``, the one named, or the most recent one."""
+    from turnmark.shell.storage.workspace import WorkspaceError, list_conversations
+
+    try:
+        if not all_conversations:
+            return [pick(settings, conversation)]
+        if conversation is not None:
+            raise WorkspaceError("give either a conversation or --all, not both")
+        return list_conversations(settings.workspace_root())
+    except WorkspaceError as error:
+        raise fail(str(error)) from error
+
+
+def warn(message: str) -> None:
+    chrome(f"warning: {message}")
+
+
+def pick(settings: Settings, wanted: str | None) -> ConversationRef:
+    from turnmark.shell.storage.selection import pick_conversation
+
+    return pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
+
+
+def read_for_display(settings: Settings, ref: ConversationRef) -> LoadedConversation:
+    """Read a conversation for display; a broken metadata.json is a warning (the stream is still shown)."""
+    from turnmark.shell.storage.conversations import read_conversation
+
+    loaded = read_conversation(ref, settings.new_id)
+    if loaded.metadata_error:
+        warn(loaded.metadata_error)
+    return loaded
+
+
+def read_or_report(settings: Settings, ref: ConversationRef) -> LoadedConversation | dict[str, object]:
+    """For commands over many conversations: the conversation, or (reported on stderr) its error row."""
+    try:
+        return read_for_display(settings, ref)
+    except ConversationError as error:
+        chrome(f"error: {error}")
+        return {"id": ref.display_id, "dirname": ref.dirname, "error": str(error)}
+
+
+def conversation_json(loaded: LoadedConversation) -> dict[str, object]:
+    ref = loaded.ref
+    return {
+        "id": ref.display_id,
+        "dirname": loaded.directory.name,
+        "title": loaded.title,
+        "format": "legacy" if loaded.stream.is_legacy else "current",
+    }

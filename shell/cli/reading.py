@@ -1,0 +1,370 @@
+"""The commands that read conversations: ``conversations``, ``turns``, ``check``, ``project``."""
+
+from __future__ import annotations
+
+import enum
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from turnmark.shell.cli.common import (
+    EDITING_HELP,
+    ConversationArgument,
+    FormatOption,
+    OutputFormat,
+    app,
+    chosen,
+    conversation_json,
+    pick,
+    read_for_display,
+    read_or_report,
+    settings_of,
+)
+from turnmark.shell.errors import ConversationError
+from turnmark.shell.output import chrome, counted, emit_json, emit_line, fail
+
+if TYPE_CHECKING:
+    from turnmark.core.links.check import CheckReport, TurnRow
+    from turnmark.core.links.projection import ViewEvent
+    from turnmark.shell.cli.common import Settings
+    from turnmark.shell.storage.conversations import LoadedConversation
+
+# turns --------------------------------------------------------------------------------------------
+
+TRANSIENT_MARK = "*"
+FALLBACK_MARK = "~ "
+
+
+def _turn_line(row: TurnRow) -> str:
+    identifier = row.id if row.id is not None else "(none)"
+    identifier += TRANSIENT_MARK if row.id_transient else ""
+    if row.label_source == "summary":
+        text = (row.label or "") + (f"  [{row.source}]" if row.source else "")
+    elif row.label is not None:
+        text = FALLBACK_MARK + row.label + (f"  [not summarized: {row.failure}]" if row.failure else "")
+    else:
+        text = FALLBACK_MARK + ("(empty turn)" if row.events <= 1 else "(no request in this turn)")
+    return f"{identifier:<8} {text}"
+
+
+@app.command(
+    epilog="Lines are rebase-style: <event_id> <summary> [who wrote it]. Markers: '~' = no summary stored yet, "
+    "the first line of the turn's request is shown instead; '*' = event_id not yet saved (assigned at load, "
+    "the same on every read, written by the next save); '(none)' = an implicit first "
+    "turn with no turn_start (it cannot carry a summary until "
+    "one is inserted).",
+)
+def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
+    """List the turns of a conversation, one line per turn: <event_id> <summary>."""
+    from turnmark.core.links.check import turn_rows
+    from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
+    from turnmark.shell.storage.failure_memory import load_memory
+    from turnmark.shell.storage.workspace import WorkspaceError
+
+    settings = settings_of(ctx)
+    try:
+        loaded = read_for_display(settings, pick(settings, conversation))
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    memory = load_memory(loaded.ref)
+    rows = turn_rows(loaded.stream, memory, _transcript_limit(settings, loaded) if memory else MAX_MESSAGE_CHARS)
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"conversation": conversation_json(loaded), "turns": [row.to_json() for row in rows]})
+        return
+    title = f"  {loaded.title}" if loaded.title else ""
+    chrome(f"{loaded.ref.display_id}{title} ({counted(len(rows), 'turn')})")
+    for row in rows:
+        emit_line(_turn_line(row))
+    if any(row.label_source != "summary" for row in rows):
+        chrome("~ no summary stored: the first line of the turn's request is shown instead")
+    if any(row.id_transient for row in rows):
+        chrome("* event_id not yet saved: assigned at load (the same on every read), written by the next save")
+
+
+# check --------------------------------------------------------------------------------------------
+
+
+def _transcript_limit(settings: Settings, loaded: LoadedConversation) -> int:
+    """The transcript limit catch-up would use (its remembered fingerprints were taken with it).
+
+    A configuration that cannot be read only loses the failure notes: the default is used, with a warning.
+    """
+    from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
+    from turnmark.shell.storage.config_files import ConfigProblem, config_layers, transcript_limit
+
+    try:
+        return transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
+    except ConfigProblem as error:
+        chrome(f"warning: {error}; why turns were not summarized may not be shown")
+        return MAX_MESSAGE_CHARS
+
+
+def _excluded_text(event: dict[str, object]) -> str:
+    pair = ", the other half of its tool call" if event["by_closure"] else ""
+    return f"entry {event['index']} {event['type']} {event['event_id']}{pair}"
+
+
+def _diagnostic_lines(diagnostic: dict[str, object]) -> tuple[str, str]:
+    """A diagnostic as two lines: the unresolved link and why, then what is left out."""
+    from turnmark.core.links.resolution import REASON_TEXT
+
+    reason = str(diagnostic["reason"])
+    excluded = diagnostic["excluded"]
+    assert isinstance(excluded, list)
+    return (
+        f"request_id {diagnostic['request_id']!r} does not resolve ({reason}: {REASON_TEXT[reason]})",
+        "left out of what the model sees: " + ", ".join(_excluded_text(event) for event in excluded),
+    )
+
+
+def _check_lines(report: CheckReport) -> list[str]:
+    links = report.links
+    lines = [
+        f"{links['linked']} linked ({links['resolved']} resolved, {links['unresolved']} unresolved), "
+        f"{links['unlinked']} unlinked, {report.entries} entries"
+    ]
+    excluded: set[object] = set()
+    for diagnostic in report.exclusions:
+        head, body = _diagnostic_lines(diagnostic)
+        lines += [f"  {head}", f"    {body}"]
+        excluded.update(event["event_id"] for event in diagnostic["excluded"])
+    for item in report.unresolved:
+        if item["event_id"] not in excluded:
+            lines.append(
+                f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
+                f"{item['request_id']!r} does not resolve ({item['reason']}); this kind is never linked, "
+                "so the link is ignored"
+            )
+    for item in report.duplicated_ids:
+        entries = ", ".join(str(index) for index in item["entries"])
+        lines.append(
+            f"  event_id {item['event_id']!r} was on entries {entries}: the later copies got new IDs at load "
+            "(written on the next save)"
+        )
+    for item in report.duplicated_keys:
+        lines.append(
+            f"  entry {item['index']}: key {item['key']!r} is written twice in {item['path']}; only the last "
+            "value is read, and turnmark refuses to save until one is removed"
+        )
+    for item in report.save_blocked_by:
+        lines.append(
+            f"  entry {item['index']} (event_id {item['event_id']}) links to the duplicated ID "
+            f"{item['request_id']!r}: turnmark refuses to save this conversation until request_id names "
+            "exactly one chat_request"
+        )
+    for item in report.malformed_ids:
+        lines.append(
+            f"  warning: entry {item['index']}: {item['key']} '{item['value']}' is not in the form turnmark and JP "
+            "write (7 lowercase letters and digits); was it edited by hand?"
+        )
+    if report.transient_ids:
+        lines.append(
+            f"  {report.transient_ids} of {report.entries} entries {'has' if report.transient_ids == 1 else 'have'} "
+            "an event_id assigned at load "
+            "(missing or repaired in the file); it is written on the next save"
+        )
+    return lines
+
+
+@app.command(epilog=EDITING_HELP)
+def check(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    all_conversations: Annotated[bool, typer.Option("--all", "-a", help="Check every conversation.")] = False,
+    output_format: FormatOption = None,
+) -> None:
+    """Check request links and event IDs: unresolved links (with the reason), IDs duplicated by a hand edit.
+
+    The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in RFD 097's form
+    (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
+    unresolved or a save would be refused, 2 when a conversation cannot be read.
+    """
+    from turnmark.core.links.check import check_report
+    from turnmark.core.stream.duplicate_keys import duplicate_keys
+
+    settings = settings_of(ctx)
+    refs = chosen(settings, conversation, all_conversations)
+    results: list[dict[str, object]] = []
+    problems = errors = 0
+    for ref in refs:
+        loaded = read_or_report(settings, ref)
+        if isinstance(loaded, dict):
+            errors += 1
+            results.append(loaded)
+            continue
+        report = check_report(loaded.stream, duplicate_keys(loaded.events))
+        problems += 0 if report.ok else 1
+        results.append({**conversation_json(loaded), **report.to_json(), "error": None})
+        if settings.resolve_format(output_format) is OutputFormat.text:
+            status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
+            lines = _check_lines(report)
+            if not report.ok:
+                lines.append(f"  to fix: turnmark repair {ref.display_id} (shows the plan; --apply or -i makes it)")
+            emit_line(f"{ref.display_id}  {status}  " + "\n".join(lines))
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"ok": problems == 0 and errors == 0, "conversations": results})
+    if errors:
+        raise typer.Exit(2)
+    if problems:
+        raise typer.Exit(1)
+
+
+# project ----------------------------------------------------------------------------------------------
+
+
+class Provider(enum.StrEnum):
+    ollama = "ollama"
+    openai = "openai"
+    anthropic = "anthropic"
+
+
+PROJECT_HELP = """
+The provider view is what a model is sent for this conversation: requests,
+answers, reasoning, tool calls and results, after compaction overlays, without
+turn_start, inquiries and config entries. Events whose request_id does not
+resolve are left out, each with a warning on stderr saying which request_id and
+why; when one half of a tool call is left out, so is the other half.
+"""
+
+
+def _preview(event: ViewEvent) -> tuple[str, str]:
+    from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
+
+    payload = event.payload
+    if isinstance(payload, ChatRequest):
+        return "request", payload.content
+    if isinstance(payload, ChatResponse):
+        value = payload.value if isinstance(payload.value, str) else json.dumps(payload.value, ensure_ascii=False)
+        return {"message": "message", "reasoning": "reasoning", "data": "data"}[payload.variant], value
+    if isinstance(payload, ToolCallRequest):
+        return "tool_call", f"{payload.name} {json.dumps(payload.arguments or {}, ensure_ascii=False)}"
+    if isinstance(payload, ToolCallResponse):
+        return ("tool_error" if payload.is_error else "tool_result"), payload.content
+    return payload.type_tag, ""
+
+
+def _view_line(event: ViewEvent) -> str:
+    from turnmark.core.text.summary_text import one_line, truncate
+
+    kind, text = _preview(event)
+    run = event.summary_run
+    if run is not None and kind == "request":
+        text = f"{text} (turns {run.from_turn}-{run.to_turn})"
+    return f"{event.turn:>4}  {kind:<11} {event.event_id:<8} {truncate(one_line(text), PREVIEW_CHARS)}"
+
+
+PREVIEW_CHARS = 72
+
+
+@app.command(epilog=PROJECT_HELP + EDITING_HELP)
+def project(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    provider: Annotated[
+        Provider | None,
+        typer.Option("--provider", "-p", help="Print the exact request body this provider's API would receive."),
+    ] = None,
+    output_format: FormatOption = None,
+) -> None:
+    """Show what the model would be sent for a conversation, and which events are left out and why.
+
+    Text: one line per event (turn, kind, event_id, a preview). JSON: the events and the diagnostics.
+    With --provider: the request body for ollama (/api/chat), openai (/v1/chat/completions) or
+    anthropic (/v1/messages).
+    """
+    from turnmark.core.links.check import diagnostic_json, projection_json
+    from turnmark.core.links.projection import project as project_stream
+    from turnmark.core.wire.chat import request_body
+    from turnmark.shell.storage.config_files import ConfigProblem, effective_config
+    from turnmark.shell.storage.workspace import WorkspaceError
+
+    settings = settings_of(ctx)
+    try:
+        loaded = read_for_display(settings, pick(settings, conversation))
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    stream = loaded.stream
+    projection = project_stream(stream)
+    for diagnostic in projection.diagnostics:
+        head, body = _diagnostic_lines(diagnostic_json(diagnostic, stream.file_index))
+        chrome(f"warning: {head}; {body}")
+    if provider is not None:
+        try:
+            config = effective_config(loaded.ref.workspace, stream, settings.cfg, settings.environ)
+        except ConfigProblem as error:
+            raise fail(str(error)) from error
+        emit_json(request_body(projection.view, provider.value, config))
+    elif settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"conversation": conversation_json(loaded), **projection_json(projection, stream.file_index)})
+    else:
+        for event in projection.view.events:
+            emit_line(_view_line(event))
+
+
+# conversations --------------------------------------------------------------------------------------
+
+
+@app.command()
+def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
+    """List the workspace's conversations: ID, turns, summarized turns, link problems, title."""
+    from turnmark.core.links.check import check_report, turn_rows
+    from turnmark.shell.storage.workspace import WorkspaceError, list_conversations
+
+    settings = settings_of(ctx)
+    try:
+        workspace = settings.workspace_root()
+    except WorkspaceError as error:
+        raise fail(str(error)) from error
+    rows: list[dict[str, object]] = []
+    errors = 0
+    for ref in list_conversations(workspace):
+        loaded = read_or_report(settings, ref)
+        if isinstance(loaded, dict):
+            errors += 1
+            rows.append(loaded)
+            continue
+        stream = loaded.stream
+        report = check_report(stream)
+        all_turns = turn_rows(stream)
+        rows.append(
+            {
+                **conversation_json(loaded),
+                "path": workspace.relative(loaded.directory),
+                "last_activated_at": loaded.metadata.last_activated_at if loaded.metadata else None,
+                "forked_from": loaded.metadata.forked_from if loaded.metadata else None,
+                "turns": len(all_turns),
+                "summarized_turns": sum(1 for row in all_turns if row.label_source == "summary"),
+                "entries": report.entries,
+                "unresolved_links": len(report.unresolved),
+                "duplicated_ids": len(report.duplicated_ids),
+                "metadata_error": loaded.metadata_error,
+                "error": None,
+            }
+        )
+        errors += 1 if loaded.metadata_error else 0
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"workspace": str(workspace.root), "conversations": rows})
+    else:
+        emit_line(f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE")
+        for row in rows:
+            emit_line(_conversation_line(row))
+    if errors:
+        raise typer.Exit(2)
+
+
+def _conversation_line(row: dict[str, object]) -> str:
+    if row.get("error"):
+        return f"{row['id']!s:<16} {'-':>5} {'-':>10}  {'unreadable':<24} {row['dirname']}"
+    unresolved, duplicated = row["unresolved_links"], row["duplicated_ids"]
+    problems = []
+    if unresolved:
+        problems.append(f"{unresolved} unresolved")
+    if duplicated:
+        problems.append(f"{duplicated} dup IDs")
+    links = ", ".join(problems) or "ok"
+    summarized = f"{row['summarized_turns']}/{row['turns']}"
+    title = "(metadata.json unreadable)" if row["metadata_error"] else row["title"] or ""
+    if row.get("forked_from"):
+        title = f"⑂ {row['forked_from']}  {title}"
+    return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<24} {title}"

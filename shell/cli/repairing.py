@@ -1,0 +1,282 @@
+"""The commands that change a conversation's structure: ``repair`` (fix what ``check`` finds) and ``strip``."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from turnmark.shell.cli.common import (
+    ConversationArgument,
+    FormatOption,
+    OutputFormat,
+    app,
+    chosen,
+    settings_of,
+)
+from turnmark.shell.errors import ConversationError
+from turnmark.shell.output import chrome, emit_json, emit_line, fail
+
+if TYPE_CHECKING:
+    from turnmark.core.editing.repair import Fix, Problem, RepairPlan
+    from turnmark.core.stream.conversation_stream import ConversationStream
+    from turnmark.core.stream.event_ids import IdSource
+    from turnmark.shell.storage.conversations import LoadedConversation
+    from turnmark.shell.storage.workspace import ConversationRef
+
+REPAIR_HELP = """
+Without --apply, repair prints its plan and changes nothing. Fixes that follow
+from the conversation alone are applied with --apply: an answer whose
+request_id names a copied request is linked to the copy in its own turn; an
+answer whose request was deleted (or whose request_id names something that is
+not a request) is linked to its turn's only request. Problems with several
+possible fixes (several requests in the turn, none at all, a tool result with
+no call or a call with no result) wait for -i, which asks one question per
+problem (Enter takes the first choice, s skips, q stops and keeps what was
+decided) and then applies. --backfill also links, in every turn with one
+request, the answering events written before request links existed; it is
+never done otherwise. Every turn whose events change loses its summary. The
+conversation is written under JP's lock, only if it did not change since the
+plan was made.
+"""
+
+
+def _entry(stream: ConversationStream, position: int, type_tag: str, event_id: str) -> str:
+    return f"entry {stream.file_index(position)} ({type_tag} {event_id})"
+
+
+def _fix_line(stream: ConversationStream, fix: Fix) -> str:
+    return f"  {fix.kind:<11} {_entry(stream, fix.position, fix.type_tag, fix.event_id)}: {fix.what()}; {fix.why}"
+
+
+def _problem_line(stream: ConversationStream, problem: Problem) -> str:
+    choices = ", ".join(_choice(choice) for choice in problem.choices)
+    where = _entry(stream, problem.position, problem.type_tag, problem.event_id)
+    return f"  decide      {where}: {problem.why}; choices: {choices}"
+
+
+def _choice(fix: Fix) -> str:
+    return {"relink": f"relink to {fix.request_id}", "answer_call": "answer with an error result"}.get(
+        fix.kind, fix.kind
+    )
+
+
+def _fix_json(stream: ConversationStream, fix: Fix) -> dict[str, object]:
+    return {
+        "kind": fix.kind,
+        "index": stream.file_index(fix.position),
+        "event_id": fix.event_id,
+        "type": fix.type_tag,
+        "request_id": fix.request_id,
+        "change": fix.what(),
+        "why": fix.why,
+    }
+
+
+@dataclass
+class Outcome:
+    """What ``repair`` did for one conversation (the ``--format json`` shape)."""
+
+    conversation: str
+    plan: RepairPlan | None = None
+    stream: ConversationStream | None = None
+    decided: list[Fix] = field(default_factory=list)
+    applied: bool = False
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        plan, stream = self.plan, self.stream
+        if plan is None or stream is None:
+            return {"id": self.conversation, "error": self.error}
+        return {
+            "id": self.conversation,
+            "fixes": [_fix_json(stream, fix) for fix in [*plan.fixes, *self.decided]],
+            "problems": [
+                {
+                    "index": stream.file_index(problem.position),
+                    "event_id": problem.event_id,
+                    "type": problem.type_tag,
+                    "why": problem.why,
+                    "choices": [_fix_json(stream, choice) for choice in problem.choices],
+                }
+                for problem in plan.problems
+                if problem.position not in {fix.position for fix in self.decided}
+            ],
+            "backfill_left": plan.backfill_left,
+            "applied": self.applied,
+            "error": self.error,
+        }
+
+
+def _ask(stream: ConversationStream, problems: tuple[Problem, ...]) -> list[Fix]:
+    """One question per problem on the terminal; stops at ``q`` keeping what was decided."""
+    decided: list[Fix] = []
+    for problem in problems:
+        chrome(_problem_line(stream, problem).strip())
+        for number, choice in enumerate(problem.choices, start=1):
+            chrome(f"  {number}) {_choice(choice)}{' (default)' if number == 1 else ''}")
+        while True:
+            sys.stderr.write(f"choice [1-{len(problem.choices)}, s skip, q stop]: ")
+            sys.stderr.flush()
+            answer = sys.stdin.readline()
+            if not answer or answer.strip() == "q":
+                return decided
+            answer = answer.strip() or "1"
+            if answer == "s":
+                break
+            if answer.isdecimal() and 1 <= int(answer) <= len(problem.choices):
+                decided.append(problem.choices[int(answer) - 1])
+                break
+    return decided
+
+
+def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive: bool, backfill: bool) -> Outcome:
+    from turnmark.core.editing.repair import plan_repairs
+    from turnmark.shell.storage.conversations import read_conversation
+
+    outcome = Outcome(ref.display_id)
+    try:
+        loaded = read_conversation(ref, new_id)
+        plan = plan_repairs(loaded.stream, backfill=backfill)
+        outcome.plan, outcome.stream = plan, loaded.stream
+        if interactive and plan.problems:
+            outcome.decided = _ask(loaded.stream, plan.problems)
+        fixes = [*plan.fixes, *outcome.decided]
+        if (apply or interactive) and fixes:
+            _write(ref, loaded, fixes, new_id)
+            outcome.applied = True
+    except ConversationError as error:
+        outcome.error = str(error)
+    return outcome
+
+
+def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], new_id: IdSource) -> None:
+    from turnmark.core.editing.repair import apply_repairs
+    from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
+    from turnmark.shell.storage.undo import saved_with_undo
+
+    """Apply the fixes under the lock, on a copy read under it, if the conversation did not change meanwhile."""
+    with hold_lock(ref) as lock:
+        fresh = read_conversation(ref, new_id, lock)
+        if fresh.events != planned.events:
+            raise ConversationError(
+                f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
+            )
+        saved_with_undo(fresh, partial(save_stream, lock, fresh, apply_repairs(fresh.stream, fixes)))
+
+
+@app.command(epilog=REPAIR_HELP)
+def repair(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    all_conversations: Annotated[
+        bool, typer.Option("--all", "-a", help="Every conversation of the workspace.")
+    ] = False,
+    apply: Annotated[bool, typer.Option("--apply", help="Make the fixes (default: show the plan only).")] = False,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", "-i", help="Ask about each problem that needs a decision, then apply.")
+    ] = False,
+    backfill: Annotated[
+        bool, typer.Option("--backfill", help="Also link answers written before request links (one-request turns).")
+    ] = False,
+    output_format: FormatOption = None,
+) -> None:
+    """Fix what `turnmark check` finds: links to copied or deleted requests, orphaned tool halves.
+
+    Exit status: 0 when nothing is left to fix, 1 when problems wait for a decision (-i) or a
+    conversation could not be written, 2 on bad input.
+    """
+    settings = settings_of(ctx)
+    if interactive and not sys.stdin.isatty():
+        raise fail("-i asks on the terminal: run it in one (or use --apply for the fixes that need no decision)")
+    refs = chosen(settings, conversation, all_conversations)
+    outcomes = [_repair_one(ref, settings.new_id, apply, interactive, backfill) for ref in refs]
+    for outcome in outcomes:
+        if outcome.error:
+            chrome(f"error: {outcome.error}")
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        rows = [outcome.to_json() for outcome in outcomes]
+        emit_json({"ok": all(not row.get("problems") and not row["error"] for row in rows), "conversations": rows})
+    else:
+        for outcome in outcomes:
+            for line in _repair_lines(outcome, apply or interactive):
+                emit_line(line)
+    if any(outcome.error or (outcome.plan and outcome.to_json()["problems"]) for outcome in outcomes):
+        raise typer.Exit(1)
+
+
+def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
+    plan, stream = outcome.plan, outcome.stream
+    if plan is None or stream is None:
+        return [f"{outcome.conversation}  not repaired: see the error above"]
+    fixes = [*plan.fixes, *outcome.decided]
+    open_problems = [p for p in plan.problems if p.position not in {fix.position for fix in outcome.decided}]
+    if not fixes and not open_problems:
+        return [f"{outcome.conversation}  nothing to repair"]
+    done = "applied" if outcome.applied else ("not applied" if applying else "would apply")
+    head = f"{outcome.conversation}  {done}: {len(fixes)} fix{'es' if len(fixes) != 1 else ''}"
+    if open_problems:
+        verb = "needs" if len(open_problems) == 1 else "need"
+        head += f", {len(open_problems)} {verb} a decision (turnmark repair -i {outcome.conversation})"
+    if plan.backfill_left:
+        head += (
+            f", {plan.backfill_left} turn{'s' if plan.backfill_left != 1 else ''} with several requests left unlinked"
+        )
+    return [head, *(_fix_line(stream, fix) for fix in fixes), *(_problem_line(stream, p) for p in open_problems)]
+
+
+STRIP_HELP = """
+For a JP release older than RFD 097, 098 and 126, which refuses a turn_start
+with keys it does not know: removes event_id, request_id, turn summaries and
+turnmark's provenance, and nothing else. A conversation turnmark upgraded from
+the legacy format stays in the current format (that JP reads it). Dry run by
+default; --apply writes under JP's lock.
+"""
+
+
+@app.command(epilog=STRIP_HELP)
+def strip(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    all_conversations: Annotated[
+        bool, typer.Option("--all", "-a", help="Every conversation of the workspace.")
+    ] = False,
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Write the stripped files (default: say what would change).")
+    ] = False,
+    output_format: FormatOption = None,
+) -> None:
+    """Remove the keys turnmark adds, so an older JP can open the conversation again."""
+    from turnmark.core.editing.strip import stripped_events
+    from turnmark.shell.storage.conversations import hold_lock, read_conversation, write_documents
+    from turnmark.shell.storage.undo import saved_with_undo
+
+    settings = settings_of(ctx)
+    refs = chosen(settings, conversation, all_conversations)
+    rows: list[dict[str, object]] = []
+    for ref in refs:
+        row: dict[str, object] = {"id": ref.display_id, "changes": False, "applied": False, "error": None}
+        try:
+            loaded = read_conversation(ref, settings.new_id)
+            data = stripped_events(loaded.stream)
+            row["changes"] = data != loaded.events
+            if apply and row["changes"]:
+                with hold_lock(ref) as lock:
+                    fresh = read_conversation(ref, settings.new_id, lock)
+                    saved_with_undo(fresh, partial(write_documents, lock, fresh, None, stripped_events(fresh.stream)))
+                row["applied"] = True
+        except ConversationError as error:
+            row["error"] = str(error)
+            chrome(f"error: {error}")
+        rows.append(row)
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json({"ok": not any(row["error"] for row in rows), "conversations": rows})
+    else:
+        for row in rows:
+            state = "stripped" if row["applied"] else ("would be stripped" if row["changes"] else "nothing to strip")
+            emit_line(f"{row['id']}  {'not stripped: see the error above' if row['error'] else state}")
+    if any(row["error"] for row in rows):
+        raise typer.Exit(1)

@@ -1,0 +1,173 @@
+"""``turnmark edit``: D21's interactive editing of a conversation, with undo."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from turnmark.shell.cli.common import (
+    ConversationArgument,
+    FormatOption,
+    OutputFormat,
+    app,
+    pick,
+    read_for_display,
+    settings_of,
+)
+from turnmark.shell.errors import ConversationError
+from turnmark.shell.output import chrome, emit_json, emit_line, fail
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
+
+EDIT_HELP = """
+edit -i writes the conversation to a temporary folder: CONVERSATION (the plan,
+one line per event file, grouped under "# Turn N (<turn id>): <summary>") and one
+file per event (markdown with a frontmatter; config deltas and compactions as
+TOML). Delete lines to drop events, reorder lines to reorder them, edit a file to
+change an event, add a file and its line to insert one. Your editor
+(JP_EDITOR, VISUAL or EDITOR) opens the folder. On save, problems (a tool result
+before its call, an orphaned result, two requests in a row) are written at the top
+of CONVERSATION and the editor reopens; clear the plan, or exit the editor with an
+error, to abort. Turns you did not touch keep their summaries; changed turns are
+summarized again by the next catch-up. The conversation stays locked (JP's lock)
+while you edit. edit --undo restores the copy kept before the last edit (also
+before repair --apply and strip --apply), if nothing changed since.
+"""
+
+
+@app.command(epilog=EDIT_HELP)
+def edit(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    interactive: Annotated[
+        bool, typer.Option("--interactive", "-i", help="Edit the conversation's events in your editor (D21).")
+    ] = False,
+    undo_last: Annotated[bool, typer.Option("--undo", help="Restore the copy kept before the last edit.")] = False,
+    no_summary: Annotated[
+        bool, typer.Option("--no-summary", help="Do not summarize the newest turn before opening the editor.")
+    ] = False,
+) -> None:
+    """Restructure a conversation like `git rebase -i`: one line per event, grouped by turn."""
+    from turnmark.shell.storage.undo import undo
+    from turnmark.shell.storage.workspace import WorkspaceError
+    from turnmark.shell.usecases.edit_session import EditAborted, EditOptions, edit_interactively
+
+    settings = settings_of(ctx)
+    if interactive == undo_last:
+        raise fail("give -i (edit) or --undo")
+    try:
+        ref = pick(settings, conversation)
+        if undo_last:
+            outcome = undo(ref)
+        else:
+            options = EditOptions(tuple(settings.cfg), settings.environ, settings.http, summarize_first=not no_summary)
+            outcome = edit_interactively(ref, options, settings.new_id, lambda line: chrome(f"note: {line}"))
+    except EditAborted as error:
+        chrome(f"aborted: {error}")
+        raise typer.Exit(1) from error
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    if settings.format is OutputFormat.json:
+        emit_json({"conversation": ref.display_id, "action": "undo" if undo_last else "edit", "outcome": outcome})
+    else:
+        emit_line(outcome)
+
+
+FORK_HELP = """
+A new conversation from some or all turns of this one, as JP's fork does (the
+original is untouched): metadata.json is cloned with last_activated_at set to
+now, the kept turns keep their IDs and summaries. The fork records where it
+came from (conversations shows ⑂ and the parent); compaction overlays that lie
+wholly inside the kept turns are kept, the others are dropped and named.
+"""
+
+
+@app.command(epilog=FORK_HELP)
+def fork(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    first: Annotated[int | None, typer.Option("--first", min=0, metavar="N", help="Keep the first N turns.")] = None,
+    last: Annotated[int | None, typer.Option("--last", min=0, metavar="N", help="Keep the last N turns.")] = None,
+    until: Annotated[
+        str | None, typer.Option("--until", metavar="TURN", help="Keep every turn up to this one (ID or number).")
+    ] = None,
+    open_editor: Annotated[bool, typer.Option("--edit", help="Open the fork in edit -i.")] = False,
+    output_format: FormatOption = None,
+) -> None:
+    """Start a new conversation from some or all turns of one, keeping its lineage."""
+    from turnmark.core.editing.fork import cut_at, fork_metadata, fork_stream, kept_turns
+    from turnmark.core.stream.codec import InvalidDocument, decode_document, encode_document
+    from turnmark.core.stream.timestamps import format_timestamp
+    from turnmark.shell.storage.conversations import METADATA, create_conversation
+    from turnmark.shell.storage.files import read_file
+    from turnmark.shell.storage.workspace import WorkspaceError, require_workspace
+    from turnmark.shell.usecases.edit_session import EditAborted, EditOptions, edit_interactively
+
+    settings = settings_of(ctx)
+    if sum(option is not None for option in (first, last, until)) > 1:
+        raise fail("give at most one of --first, --last, --until")
+    try:
+        ref = pick(settings, conversation)
+        loaded = read_for_display(settings, ref)
+        stream = loaded.stream
+        cut = None if until is None else turn_index(stream, until)
+        keep = kept_turns(stream, first=first, last=last, until=cut)
+        forked = fork_stream(stream, keep)
+        if forked.stream.ambiguous_links():
+            raise ConversationError(
+                f"{ref.display_id}: a request_id names a copied request; a fork would bind it silently "
+                f"(run `turnmark repair -i {ref.display_id}` first)"
+            )
+        current = forked.stream.upgraded()
+        source = read_file(loaded.directory / METADATA)
+        try:
+            parsed = decode_document(source, METADATA) if source else None
+        except InvalidDocument:
+            parsed = None
+        now = format_timestamp(datetime.now(UTC))
+        document = fork_metadata(parsed, ref.display_id, cut_at(stream.turns(), keep), now)
+        new = create_conversation(
+            ref.workspace or require_workspace(loaded.directory),
+            encode_document(document),
+            current.base_config_json() or b"{}\n",
+            current.to_json(),
+        )
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    for event_id in forked.dropped_overlays:
+        chrome(f"note: compaction {event_id} reaches a turn the fork leaves out; not kept")
+    span = f"turns {keep.start}-{keep.stop - 1}" if keep else "no turns"
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json(
+            {
+                "source": ref.display_id,
+                "fork": new.display_id,
+                "kept_turns": list(keep),
+                "dropped_overlays": list(forked.dropped_overlays),
+            }
+        )
+    else:
+        emit_line(f"{new.display_id}  forked from {ref.display_id} ({span})")
+    if open_editor:
+        options = EditOptions(tuple(settings.cfg), settings.environ, settings.http)
+        try:
+            emit_line(edit_interactively(new, options, settings.new_id, lambda line: chrome(f"note: {line}")))
+        except EditAborted as error:
+            chrome(f"aborted: {error} (the fork {new.display_id} is kept)")
+            raise typer.Exit(1) from error
+        except ConversationError as error:
+            raise fail(str(error)) from error
+
+
+def turn_index(stream: ConversationStream, wanted: str) -> int:
+    """A turn given by its ``turn_start`` ID or its number (as ``turns`` shows them)."""
+    from turnmark.core.stream.turns import find_turn
+    from turnmark.shell.storage.workspace import WorkspaceError
+
+    found = find_turn(stream.turns(), wanted)
+    if found is not None:
+        return found.index
+    raise WorkspaceError(f"no turn {wanted!r} (give its event_id or number; see `turnmark turns`)")

@@ -1,0 +1,296 @@
+"""The commands around turn summaries: ``summarize``, ``transcript``, ``label``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from turnmark.shell.cli.common import (
+    ConversationArgument,
+    FormatOption,
+    ModelOption,
+    OutputFormat,
+    app,
+    chosen,
+    conversation_json,
+    pick,
+    read_for_display,
+    settings_of,
+)
+from turnmark.shell.errors import ConversationError
+from turnmark.shell.output import chrome, counted, emit_json, emit_line, fail
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from turnmark.core.stream.conversation_stream import ConversationStream
+    from turnmark.shell.usecases.summarize import CatchupReport
+
+SUMMARIZE_HELP = """
+Each turn of a conversation gets a one-line summary on its turn_start entry,
+written by the configured model (conversation.turn_summary.generate.model, else
+conversation.title.generate.model, else assistant.model.id) or, with no usable
+model, by the offline summarizer builtin/extractive. The model reads a stripped
+transcript of each turn (request, tool names and outcomes, answers) and is
+called without holding the conversation's lock; results are written under the
+lock, and only for turns that did not change meanwhile. A summary you set with
+`turnmark label` is never replaced. Turns that get no summary (model failure,
+a label refused as no label at all: a turn ID, under two words or 8 characters,
+no letters, copied from the prompt, or another turn's label; locked conversation,
+changed turn) are tried again on the next run; a turn whose answer failed three
+times with the same content only once it changes, or with --retry-failed.
+"""
+
+
+def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
+    if report.error:
+        return [f"{report.conversation}  not summarized: see the error above"]
+    if report.skipped:
+        return [f"{report.conversation}  skipped: {report.skipped}"]
+    if dry_run:
+        packed = sum(1 for row in report.plan if "batch" in row)
+        batches = len({row["batch"] for row in report.plan if "batch" in row})
+        model = report.model or "no model"
+        size = f"at most {report.budget} tokens per request" if report.budget is not None else "no size limit"
+        head = (
+            f"{report.conversation}  {counted(len(report.plan), 'turn')} to summarize: {packed} in "
+            f"{counted(batches, 'batch', 'batches')} for {model} ({size})"
+        )
+        lines = [head]
+        for row in report.plan:
+            where = f"batch {row['batch']}" if "batch" in row else f"left out: {str(row['excluded']).replace('_', ' ')}"
+            lines.append(f"  {row['turn']:<8} turn {row['index']:>3}  {row['tokens']:>6} tokens  {where}")
+        return lines
+    head = f"{report.conversation}  {len(report.written)} summarized with {report.model or 'no model'}"
+    waiting = len(report.plan) - len(report.written) - len(report.too_large)
+    lines = [head + (f", {waiting} left for the next run" if waiting > 0 else "")]
+    order = {str(row["turn"]): int(str(row["index"])) for row in report.plan}
+    written = sorted(report.written.items(), key=lambda pair: order.get(pair[0], 0))
+    lines += [f"  {turn_id:<8} {text}" for turn_id, text in written]
+    lines += [
+        f"  {turn_id:<8} not summarized: {why}" for turn_id, why in {**report.too_large, **report.given_up}.items()
+    ]
+    return lines
+
+
+def _report_chrome(report: CatchupReport) -> None:
+    """What a catch-up says on stderr, as soon as it is done (above the progress bar on a terminal)."""
+    for note in report.notes:
+        chrome(f"note: {report.conversation}: {note}")
+    if report.error and not report.repeated:
+        chrome(f"error: {report.conversation}: {report.error}")
+    for turn_id, reason in {**report.refused, **report.dropped}.items():
+        chrome(f"note: {report.conversation}: no summary for {turn_id}: {reason}; retried next time")
+
+
+def _progress_bar() -> Progress:
+    """A progress bar on stderr, shown only on a terminal (rich is imported only when needed)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    console = Console(stderr=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    )
+
+
+@app.command(epilog=SUMMARIZE_HELP)
+def summarize(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    all_conversations: Annotated[
+        bool, typer.Option("--all", "-a", help="Every conversation of the workspace.")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="Show the turns, their sizes and the batches; call no model, write nothing."),
+    ] = False,
+    upgrade: Annotated[
+        bool,
+        typer.Option("--upgrade", help="Also rewrite summaries made by builtin/extractive, now that a model is set."),
+    ] = False,
+    model: ModelOption = None,
+    retry_failed: Annotated[
+        bool,
+        typer.Option(
+            "--retry-failed", help="Also ask again for turns whose answers failed 3 times (they are skipped otherwise)."
+        ),
+    ] = False,
+    output_format: FormatOption = None,
+) -> None:
+    """Write the missing turn summaries now (catch-up), with a progress bar over conversations and batches.
+
+    Exit status: 0 when every conversation was summarized or had nothing to do, 1 when one failed or
+    was skipped (locked by a running jp, or its model failed earlier in the run), 2 on bad input,
+    130 on Ctrl-C (what was done so far is shown first).
+    """
+    from turnmark.shell.usecases.summarize import CatchupOptions, CatchupRun, catch_up
+
+    settings = settings_of(ctx)
+    refs = chosen(settings, conversation, all_conversations)
+    options = CatchupOptions(
+        dry_run, upgrade, model, tuple(settings.cfg), settings.environ, settings.http, retry_failed=retry_failed
+    )
+    run = CatchupRun()
+    reports: list[CatchupReport] = []
+    interrupted = False
+    with _progress_bar() as progress:
+        overall = progress.add_task("conversations", total=len(refs))
+        batches = progress.add_task("batches", total=None)
+        try:
+            for ref in refs:
+                progress.update(overall, description=ref.display_id)
+
+                def on_batch(done: int, total: int) -> None:
+                    progress.update(batches, completed=done, total=total)
+
+                report = catch_up(ref, options, settings.new_id, on_batch=on_batch, run=run)
+                _report_chrome(report)
+                reports.append(report)
+                progress.advance(overall)
+        except KeyboardInterrupt:
+            interrupted = True
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        emit_json(
+            {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
+        )
+    else:
+        for report in reports:
+            for line in _report_lines(report, dry_run):
+                emit_line(line)
+    if interrupted:
+        chrome(
+            f"interrupted: {len(reports)} of {len(refs)} conversations processed; the rest are left for the next run"
+        )
+        raise typer.Exit(130)
+    if not all(report.done for report in reports):
+        raise typer.Exit(1)
+
+
+@app.command()
+def transcript(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    turn: Annotated[
+        str | None,
+        typer.Option("--turn", "-t", help="Only this turn: its event_id or its number, as `turnmark turns` shows."),
+    ] = None,
+    output_format: FormatOption = None,
+) -> None:
+    """Print the stripped transcripts a summary model reads: request, tool names and outcomes, answers.
+
+    A first turn with no turn_start is shown with the one catch-up inserts (its ID is not yet saved).
+    A request or answer longer than conversation.turn_summary.transcript.max_message_chars (default
+    4000) keeps its first and last halves around […], as the model would read it.
+    """
+    from turnmark.core.summaries.catchup import prepare
+    from turnmark.core.summaries.fingerprint import fingerprint
+    from turnmark.core.summaries.packing import estimate_tokens
+    from turnmark.core.summaries.transcript import excluded_ids
+    from turnmark.core.summaries.transcript import transcript as turn_transcript
+    from turnmark.shell.storage.config_files import ConfigProblem, config_layers, transcript_limit
+    from turnmark.shell.storage.workspace import WorkspaceError
+
+    settings = settings_of(ctx)
+    try:
+        loaded = read_for_display(settings, pick(settings, conversation))
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    try:
+        limit = transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
+    except ConfigProblem as error:
+        raise fail(str(error)) from error
+    prepared = prepare(loaded.stream)
+    try:
+        wanted = None if turn is None else _turn_id(prepared, turn)
+    except WorkspaceError as error:
+        raise fail(f"{loaded.ref.display_id}: {error}") from error
+    turns = [t for t in prepared.turns() if t.id() is not None and (wanted is None or t.id() == wanted)]
+    excluded = excluded_ids(prepared)
+    texts = [turn_transcript(t, excluded, limit) for t in turns]
+    if settings.resolve_format(output_format) is OutputFormat.json:
+        rows = [
+            {
+                "id": t.id(),
+                "index": t.index,
+                "tokens": estimate_tokens(text),
+                "fingerprint": fingerprint(t, excluded, limit),
+                "transcript": text,
+            }
+            for t, text in zip(turns, texts, strict=True)
+        ]
+        emit_json({"conversation": conversation_json(loaded), "turns": rows})
+        return
+    emit_line("\n\n".join(texts))
+
+
+def _turn_id(stream: ConversationStream, wanted: str) -> str:
+    """A turn given by its event_id, or by its number as `turnmark turns` counts them (from 0)."""
+    from turnmark.core.stream.turns import find_turn
+    from turnmark.shell.storage.workspace import WorkspaceError
+
+    found = find_turn(stream.turns(), wanted)
+    if found is not None and found.id() is not None:
+        return str(found.id())
+    raise WorkspaceError(f"no turn {wanted!r} with a turn_start (give its event_id or number; see `turnmark turns`)")
+
+
+@app.command()
+def label(
+    ctx: typer.Context,
+    conversation: Annotated[str, typer.Argument(metavar="CONV", help="The conversation (ID, directory or path).")],
+    turn: Annotated[str, typer.Argument(metavar="TURN", help="The turn: its event_id, or its number (from 0).")],
+    text: Annotated[str | None, typer.Argument(metavar="TEXT", help="The summary, one line.")] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Remove the turn's summary instead.")] = False,
+) -> None:
+    """Set your own summary for a turn (catch-up never replaces it), or --clear it.
+
+    The text is stored as one line: control characters and escape sequences are removed. The
+    conversation is written under its lock; if `jp` holds the lock, nothing is written. With
+    --format json: {"conversation", "turn", "summary", "by"} ("summary" and "by" are null after
+    --clear).
+    """
+    from returns.result import Failure
+
+    from turnmark.core.summaries.catchup import label as label_turn
+    from turnmark.core.summaries.catchup import prepare, unlabel
+    from turnmark.shell.storage.conversations import edit_conversation
+    from turnmark.shell.storage.workspace import WorkspaceError
+
+    settings = settings_of(ctx)
+    if clear == (text is not None):
+        raise fail("give either TEXT or --clear")
+    chosen: list[str] = []
+
+    def change(stream: ConversationStream) -> ConversationStream:
+        prepared = prepare(stream)
+        turn_id = _turn_id(prepared, turn)
+        chosen.append(turn_id)
+        result = unlabel(prepared, turn_id) if clear else label_turn(prepared, turn_id, text or "", "user")
+        if isinstance(result, Failure):
+            raise WorkspaceError(result.failure().describe())
+        return result.unwrap()
+
+    try:
+        ref = pick(settings, conversation)
+        stream, _ = edit_conversation(
+            ref,
+            change,
+            settings.new_id,
+            persist_ids=True,
+            announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
+        )
+    except (WorkspaceError, ConversationError) as error:
+        raise fail(str(error)) from error
+    turn_id = chosen[-1]
+    stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
+    if settings.format is OutputFormat.json:
+        emit_json({"conversation": ref.display_id, "turn": turn_id, "summary": stored, "by": None if clear else "user"})
+        return
+    emit_line(f"{turn_id}  {stored}" if stored is not None else f"{turn_id}  (summary cleared)")

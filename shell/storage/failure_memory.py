@@ -1,0 +1,39 @@
+"""Where turnmark remembers turns whose summary answers keep failing: a small JSON file per conversation
+under ``.jp/turnmark/summary-failures/`` (JP ignores it), written through the safe-write path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.shell.errors import ConversationError
+from turnmark.shell.storage.files import read_file, write_if_changed
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.workspace import ConversationRef
+
+
+def memory_path(ref: ConversationRef) -> Path:
+    return lock_path(ref).parent.parent / "turnmark" / "summary-failures" / f"{ref.display_id}.json"
+
+
+def load_memory(ref: ConversationRef) -> JsonObject:
+    """The conversation's failure memory; empty when absent or unreadable (it is only a hint)."""
+    try:
+        data = read_file(memory_path(ref))
+        value = json.loads(data) if data else {}
+    except (ConversationError, ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def save_memory(ref: ConversationRef, memory: JsonObject) -> None:
+    """Write the memory (removing nothing else); a fault is ignored: the memory is only a hint."""
+    path = memory_path(ref)
+    if path.parent.is_symlink() or path.parent.parent.is_symlink():
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_if_changed(path, (json.dumps(memory, indent=2, sort_keys=True) + "\n").encode())
+    except (OSError, ConversationError):
+        return

@@ -1,0 +1,158 @@
+"""Finding the workspace, its conversations and JP's user-local copies (jp-runtime §3.1-3.4)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id
+
+STORAGE_DIR = ".jp"
+
+
+class WorkspaceError(Exception):
+    """A workspace or conversation could not be found; the message says what to do."""
+
+
+def user_data_dir() -> Path:
+    """JP's user data directory: ``$JP_USER_DATA_DIR``, ``$XDG_DATA_HOME/jp``, else ``~/.local/share/jp``."""
+    explicit = os.environ.get("JP_USER_DATA_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_DATA_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "jp"
+    return Path.home() / ".local" / "share" / "jp"
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """A directory holding ``.jp/``, with JP's user-local silo for it when one exists."""
+
+    root: Path
+    user_silo: Path | None
+
+    @property
+    def storage(self) -> Path:
+        return self.root / STORAGE_DIR
+
+    @property
+    def conversations_dir(self) -> Path:
+        return self.storage / "conversations"
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the workspace root when it is inside it."""
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def _workspace_id(storage: Path) -> str | None:
+    try:
+        lines = (storage / ".id").read_text(encoding="utf-8").split()
+    except OSError:
+        return None
+    return lines[-1] if lines else None
+
+
+def _find_silo(storage: Path) -> Path | None:
+    workspace_id = _workspace_id(storage)
+    if not workspace_id:
+        return None
+    silos = user_data_dir() / "workspace"
+    try:
+        candidates = sorted(path for path in silos.iterdir() if path.name.endswith(f"-{workspace_id}"))
+    except OSError:
+        return None
+    return candidates[0] if candidates else None
+
+
+def find_workspace(start: Path) -> Workspace | None:
+    """The nearest ancestor of ``start`` (inclusive) that contains ``.jp/``; ``start`` may be ``.jp`` itself."""
+    start = start.resolve()
+    if start.name == STORAGE_DIR and start.is_dir():
+        start = start.parent
+    for candidate in (start, *start.parents):
+        if (candidate / STORAGE_DIR).is_dir():
+            return Workspace(candidate, _find_silo(candidate / STORAGE_DIR))
+    return None
+
+
+def require_workspace(start: Path) -> Workspace:
+    if not start.exists():
+        raise WorkspaceError(f"{start} does not exist")
+    workspace = find_workspace(start)
+    if workspace is None:
+        raise WorkspaceError(f"no {STORAGE_DIR}/ directory in {start} or any parent; pass --workspace PATH")
+    return workspace
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRef:
+    """A conversation by ID, with its workspace copy and/or JP's user-local copy."""
+
+    id: int
+    workspace_dir: Path | None
+    user_dir: Path | None
+    workspace: Workspace | None
+
+    @property
+    def display_id(self) -> str:
+        return display_id(self.id)
+
+    @property
+    def directories(self) -> tuple[Path, ...]:
+        return tuple(path for path in (self.user_dir, self.workspace_dir) if path is not None)
+
+    @property
+    def dirname(self) -> str:
+        return self.directories[0].name
+
+
+def _live_dirs(conversations: Path) -> dict[int, Path]:
+    found: dict[int, Path] = {}
+    try:
+        children = sorted(conversations.iterdir())
+    except OSError:
+        return found
+    for child in children:
+        conversation_id = id_from_dirname(child.name)
+        if child.name.startswith(".") or conversation_id is None or not child.is_dir():
+            continue
+        found.setdefault(conversation_id, child)
+    return found
+
+
+def list_conversations(workspace: Workspace) -> list[ConversationRef]:
+    """Every live conversation (dot-directories such as ``.archive`` and ``.trash`` skipped), by ID."""
+    in_workspace = _live_dirs(workspace.conversations_dir)
+    in_silo = _live_dirs(workspace.user_silo / "conversations") if workspace.user_silo else {}
+    return [
+        ConversationRef(conversation_id, in_workspace.get(conversation_id), in_silo.get(conversation_id), workspace)
+        for conversation_id in sorted(in_workspace.keys() | in_silo.keys())
+    ]
+
+
+def conversation_at(path: Path) -> ConversationRef | None:
+    """The conversation whose folder is ``path`` (or holds the file ``path``), anywhere on disk."""
+    directory = path if path.is_dir() else path.parent
+    conversation_id = id_from_dirname(directory.name)
+    if conversation_id is None or not (directory / "events.json").is_file():
+        return None
+    workspace = find_workspace(directory)
+    if workspace is not None:
+        for ref in list_conversations(workspace):
+            if ref.id == conversation_id and directory.resolve() in {d.resolve() for d in ref.directories}:
+                return ref
+    return ConversationRef(conversation_id, directory, None, workspace)
+
+
+def select_conversation(workspace: Workspace, wanted: str, refs: list[ConversationRef]) -> ConversationRef:
+    """Select by ID (``17727484633`` or ``jp-c17727484633``) or directory name."""
+    conversation_id = parse_conversation_id(wanted)
+    for ref in refs:
+        if ref.id == conversation_id or wanted in {d.name for d in ref.directories}:
+            return ref
+    raise WorkspaceError(f"no conversation {wanted!r} in {workspace.conversations_dir} (see `turnmark conversations`)")

@@ -1,0 +1,293 @@
+"""``turnmark query``: one chat turn against the assistant model, with lagged turn-summary catch-up.
+
+Order, as ``jp query`` does it: take the conversation's lock (never waiting);
+append the ``turn_start`` and the request; spawn the ``TurnSummaryTask`` for
+the earlier turns without a summary (every turn before the new one counts as
+complete, RFD 126; when ``auto`` is on and the turn is persisted); build the
+provider body from the projection (its diagnostics go to stderr first);
+stream the answer to stdout; append it through the stream's insertion paths
+(so IDs and request links are stamped); save and release the lock; then let
+the background task finish within its budget and sync.
+turnmark runs no tools: a tool call is recorded, answered with an error
+saying it was not run, and reported.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from returns.result import Failure
+
+from turnmark.core.links.projection import project
+from turnmark.core.stream.codec import decode_document, encode_document
+from turnmark.core.stream.config import TURN_SUMMARY, lookup
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
+from turnmark.core.stream.timestamps import format_timestamp
+from turnmark.core.summaries.catchup import candidates, prepare
+from turnmark.core.wire.chat import WireApi, request_body
+from turnmark.core.wire.models import ModelSpec, resolve_id
+from turnmark.shell.output import chrome, emit_json, write_text
+from turnmark.shell.providers.protocol import ChatPart, HttpSettings, ModelError
+from turnmark.shell.providers.registry import open_provider
+from turnmark.shell.storage.config_files import effective_config
+from turnmark.shell.storage.conversations import (
+    METADATA,
+    LoadedConversation,
+    create_conversation,
+    hold_lock,
+    read_conversation,
+    save_stream,
+)
+from turnmark.shell.storage.files import read_file, write_if_changed
+from turnmark.shell.storage.locking import ConversationLock
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import ConversationRef, Workspace, require_workspace
+from turnmark.shell.usecases.summarize import CatchupOptions
+from turnmark.shell.usecases.summary_task import TurnSummaryTask
+from turnmark.shell.usecases.tasks import TaskHandler
+
+NOT_RUN = "turnmark does not run tools; this call was not executed."
+WIRE_APIS: dict[str, WireApi] = {
+    "ollama": "ollama",
+    "openai": "openai",
+    "llamacpp": "openai",
+    "openrouter": "openai",
+    "anthropic": "anthropic",
+}
+
+
+class QueryError(Exception):
+    """The query cannot run; ``str()`` is one line."""
+
+
+@dataclass
+class QueryOptions:
+    message: str
+    conversation: str | None = None
+    new: bool = False
+    persist: bool = True
+    model: str | None = None
+    cfg: Sequence[str] = ()
+    environ: Mapping[str, str] | None = None
+    http: HttpSettings = field(default_factory=HttpSettings)
+    soft_timeout: float = 10.0
+    grace: float = 2.0
+    as_json: bool = False
+    """Print the answer and what was stored as one JSON document at the end, instead of streaming text."""
+
+
+@dataclass
+class QueryResult:
+    """What ``query --format json`` prints: the answer, and what was stored (``None`` with ``--no-persist``)."""
+
+    conversation: str | None = None
+    model: str | None = None
+    answer: str = ""
+    tool_calls: list[str] = field(default_factory=list)
+    error: str | None = None
+    stored: dict[str, object] | None = None
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "conversation": self.conversation,
+            "model": self.model,
+            "answer": self.answer,
+            "tool_calls": self.tool_calls,
+            "error": self.error,
+            "stored": self.stored,
+        }
+
+
+def _now() -> str:
+    return format_timestamp(datetime.now(UTC))
+
+
+def _assistant_model(config: dict[str, object], override: str | None) -> ModelSpec:
+    wanted = override or lookup(config, "assistant.model.id")
+    if wanted is None:
+        raise QueryError("no assistant model: set assistant.model.id (or pass --model provider/name)")
+    resolved = resolve_id(wanted, lookup(config, "providers.llm.aliases"))
+    if isinstance(resolved, Failure):
+        raise QueryError(resolved.failure().message)
+    provider, name = resolved.unwrap()
+    if provider not in WIRE_APIS:
+        raise QueryError(f"turnmark cannot chat with {provider!r} models (it speaks {', '.join(WIRE_APIS)})")
+    parameters = lookup(config, "assistant.model.parameters")
+    return ModelSpec(
+        provider, name, dict(parameters) if isinstance(parameters, dict) else {}, None, "assistant.model.id"
+    )
+
+
+def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
+    """A new conversation folder named as JP names it (``<deciseconds>``), empty, current format."""
+    metadata = encode_document({"last_activated_at": _now()})
+    return create_conversation(
+        workspace, metadata, encode_document({"assistant": {"model": {"id": model_id}}}), b"[]\n"
+    )
+
+
+def _touch(loaded: LoadedConversation) -> None:
+    """Set ``last_activated_at`` in every copy's metadata, keeping the rest as written."""
+    for directory in loaded.ref.directories:
+        path = directory / METADATA
+        try:
+            document = decode_document(read_file(path) or b"", METADATA)
+        except (OSError, Exception):
+            continue
+        if isinstance(document, dict):
+            write_if_changed(path, encode_document({**document, "last_activated_at": _now()}))
+
+
+def _answer(parts: list[ChatPart]) -> list[Payload]:
+    """The streamed answer as events: reasoning, the message, and each tool call with its not-run result."""
+    payloads: list[Payload] = []
+    reasoning = "".join(part.text for part in parts if part.kind == "reasoning")
+    text = "".join(part.text for part in parts if part.kind == "text")
+    if reasoning:
+        payloads.append(ChatResponse(_now(), "reasoning", reasoning))
+    if text:
+        payloads.append(ChatResponse(_now(), "message", text))
+    for part in parts:
+        if part.kind == "tool_call":
+            stamp = _now()
+            payloads.append(ToolCallRequest(stamp, part.call_id, part.name, part.arguments))
+            payloads.append(ToolCallResponse(stamp, part.call_id, NOT_RUN, True))
+    return payloads
+
+
+def run_query(
+    start: Path, options: QueryOptions, new_id: IdSource, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """One turn; returns the exit status (0, or 1 when the model failed). Raises ``QueryError`` on bad input.
+
+    Background tasks are drained whatever happens to the turn (an error or Ctrl-C included).
+    """
+    out, err = out or sys.stdout, err or sys.stderr
+    handler = TaskHandler(options.soft_timeout, options.grace, err)
+    result = QueryResult()
+    try:
+        status = _turn(start, options, new_id, handler, result, out=out, err=err)
+    finally:
+        handler.drain()
+    if options.as_json:
+        emit_json(result.as_json(), out)
+    return status
+
+
+def _stored(stream: ConversationStream) -> dict[str, object]:
+    """The new turn as stored: its ``turn_start`` ID and each event's ID, kind and request link."""
+    turn = stream.turns()[-1]
+    return {
+        "turn": turn.id(),
+        "events": [
+            {"event_id": entry.event_id, "type": entry.payload.type_tag, "request_id": entry.request_id}
+            for entry in turn.events()
+        ],
+    }
+
+
+def _turn(
+    start: Path,
+    options: QueryOptions,
+    new_id: IdSource,
+    handler: TaskHandler,
+    result: QueryResult,
+    *,
+    out: TextIO,
+    err: TextIO,
+) -> int:
+    workspace = require_workspace(start)
+    ref: ConversationRef | None = None
+    if options.new:
+        config = effective_config(workspace, None, options.cfg, options.environ, start)
+        model_id = _assistant_model(config, options.model).id
+        if options.persist:
+            ref = new_conversation(workspace, model_id)
+    else:
+        ref = pick_conversation(start, options.conversation, lambda message: chrome(f"warning: {message}", err))
+    lock: ConversationLock | None = hold_lock(ref) if options.persist and ref is not None else None
+    try:
+        if ref is None:
+            loaded = None
+            stream = ConversationStream.empty({"assistant": {"model": {"id": model_id}}}, new_id=new_id)
+            config = effective_config(workspace, stream, options.cfg, options.environ, start)
+        else:
+            loaded = read_conversation(ref, new_id, lock)
+            stream = prepare(loaded.stream)
+            config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
+        model = _assistant_model(config, options.model)
+        result.conversation = ref.display_id if ref is not None else None
+        result.model = model.id
+        auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
+        stream = stream.start_turn(ChatRequest(_now(), options.message))
+        if lock is not None and ref is not None and auto and candidates(stream, last_turn_may_be_open=True):
+            catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
+            handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: chrome(line, err)))
+        if lock is not None and loaded is not None:
+            save_stream(lock, loaded, stream, persist_ids=True, announce=lambda line: chrome(f"note: {line}", err))
+            loaded = read_conversation(loaded.ref, new_id, lock)
+            stream = loaded.stream
+        status, stream = _ask(stream, model, config, options, result, out=out, err=err)
+        if lock is not None and loaded is not None:
+            save_stream(lock, loaded, stream)
+            _touch(loaded)
+            result.stored = _stored(stream)
+        return status
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _ask(
+    stream: ConversationStream,
+    model: ModelSpec,
+    config: dict[str, object],
+    options: QueryOptions,
+    result: QueryResult,
+    *,
+    out: TextIO,
+    err: TextIO,
+) -> tuple[int, ConversationStream]:
+    """Send the projected conversation, stream the answer out, and append it; status 1 on a model error."""
+    projection = project(stream)
+    for diagnostic in projection.diagnostics:
+        excluded = ", ".join(event.event_id for event in diagnostic.excluded)
+        chrome(
+            f"warning: left out of the request: {excluded} (request_id {diagnostic.request_id!r}: {diagnostic.reason})",
+            err,
+        )
+    status = 0
+    parts: list[ChatPart] = []
+    try:
+        provider = open_provider(model, config, options.environ, options.http)
+        body = request_body(projection.view, WIRE_APIS[model.provider], config, model.name)
+        for part in provider.chat(body):
+            if part.kind == "text" and not options.as_json:
+                write_text(out, part.text)
+                out.flush()
+            parts.append(part)
+    except ModelError as error:
+        result.error = str(error) if model.id in str(error) else f"{model.id}: {error}"
+        chrome(f"error: {result.error}", err)
+        status = 1
+    result.answer = "".join(part.text for part in parts if part.kind == "text")
+    result.tool_calls = [part.name for part in parts if part.kind == "tool_call"]
+    if result.answer and not options.as_json:
+        out.write("\n")
+    for part in parts:
+        if part.kind == "tool_call":
+            chrome(f"note: the model asked to run {part.name}; {NOT_RUN}", err)
+    answered = _answer(parts)
+    if answered:
+        built = stream.turn_builder()
+        for payload in answered:
+            built = built.add(payload)
+        stream = built.build().value_or(stream.extend(answered))
+    return status, stream

@@ -1,0 +1,483 @@
+"""Catch-up for one conversation: plan, ask the model without the lock, write back under it.
+
+1. Read the conversation, in memory inserting the ``turn_start`` its first
+   turn may lack (IDs assigned at load, and this one, are derived from the
+   entries, so the turns the model is shown are the turns found again later).
+2. Nominate completed turns without a summary and pack them into batches.
+3. For each batch, call the model with no lock held (a running ``jp`` never
+   waits for a summary), then take the lock without waiting (locked: stop,
+   the turns are retried next time), re-read, and write only the summaries
+   whose turn still has the fingerprint the model was shown. Only then are
+   IDs, the inserted ``turn_start`` and a legacy upgrade written, with them.
+
+A catch-up that stores no summary writes nothing; a model failure leaves its
+turns for the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from returns.result import Failure
+
+from turnmark.core.stream.config import TURN_SUMMARY, lookup, merge_all
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.summaries.catchup import (
+    apply_summaries,
+    candidates,
+    extractive_answer,
+    plan,
+    prepare,
+)
+from turnmark.core.summaries.extractive import extractive_labels
+from turnmark.core.summaries.failures import counted, forgotten, given_up
+from turnmark.core.summaries.packing import Candidate, Packing
+from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, parse_summaries, summary_request
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, excluded_ids
+from turnmark.core.wire.models import EXTRACTIVE, ModelSpec, resolve_summary_model
+from turnmark.shell.errors import ConversationError
+from turnmark.shell.providers.protocol import HttpSettings, ModelError, ModelRejected, ModelTruncated, ModelUnreachable
+from turnmark.shell.providers.registry import SummaryProvider, open_provider
+from turnmark.shell.storage.config_files import ConfigProblem, config_layers, layer_of, transcript_limit
+from turnmark.shell.storage.conversations import (
+    ConversationLocked,
+    hold_lock,
+    read_conversation,
+    save_stream,
+)
+from turnmark.shell.storage.failure_memory import load_memory, save_memory
+from turnmark.shell.storage.locking import is_locked, lock_holder
+from turnmark.shell.storage.workspace import ConversationRef
+
+
+@dataclass(frozen=True)
+class CatchupOptions:
+    """What ``summarize`` was asked to do."""
+
+    dry_run: bool = False
+    upgrade: bool = False
+    model: str | None = None
+    cfg: Sequence[str] = ()
+    environ: Mapping[str, str] | None = None
+    http: HttpSettings = field(default_factory=HttpSettings)
+    last_turn_open: bool | None = None
+    """Whether the last turn may still be in progress; ``None``: only when another process holds the lock."""
+    retry_failed: bool = False
+    """Also ask for turns whose answers failed too often (``summarize --retry-failed``)."""
+    max_batches: int | None = None
+    """Ask for at most this many batches (``edit -i`` summarizes only the newest turn)."""
+
+
+@dataclass
+class CatchupReport:
+    """What happened to one conversation (the ``summarize --format json`` shape)."""
+
+    conversation: str
+    model: str | None = None
+    budget: int | None = None
+    plan: list[dict[str, object]] = field(default_factory=list)
+    written: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, str] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+    conversation_problem: bool = False
+    """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
+    too_large: dict[str, str] = field(default_factory=dict)
+    given_up: dict[str, str] = field(default_factory=dict)
+    """Turns not asked for again: their answers failed too often with the same content."""
+    """Turns that do not fit the model's window on their own: they wait for a larger model, not the next run."""
+    skipped: str | None = None
+    """Why nothing was tried: the conversation is locked, or its model failed earlier in this run."""
+    locked: bool = False
+    repeated: bool = False
+    """``error`` was already reported for another conversation of this run."""
+
+    @property
+    def done(self) -> bool:
+        """Everything asked of this conversation happened (or there was nothing to do)."""
+        return self.error is None and self.skipped is None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "conversation": self.conversation,
+            "model": self.model,
+            "budget": self.budget,
+            "plan": self.plan,
+            "written": self.written,
+            "dropped": self.dropped,
+            "refused": self.refused,
+            "notes": self.notes,
+            "too_large": self.too_large,
+            "given_up": self.given_up,
+            "error": self.error,
+            "skipped": self.skipped,
+        }
+
+
+@dataclass
+class CatchupRun:
+    """What one run (a ``summarize``, one ``watch`` pass) learned about its models.
+
+    A model that cannot be used (a missing key, a rejected request that cannot
+    succeed) or an endpoint that did not answer is tried once per run: the
+    conversations after it are skipped for that reason, and it is reported once.
+    """
+
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def failure(self, key: str) -> str | None:
+        return self.failures.get(key)
+
+    def remember(self, key: str, message: str) -> None:
+        self.failures.setdefault(key, message)
+
+
+UNLIMITED_WINDOW = 1 << 40
+"""The offline summarizer reads turns of any size."""
+
+
+def _batch_size(config: Mapping[str, object]) -> int:
+    value = lookup(dict(config), f"{TURN_SUMMARY}.batch_size")
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 5
+
+
+def _plan_rows(batches: list[Packing]) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for number, packing in enumerate(batches, start=1):
+        rows += [{"turn": c.turn_id, "index": c.index, "tokens": c.tokens, "batch": number} for c in packing.packed]
+    if batches:
+        rows += [
+            {"turn": c.turn_id, "index": c.index, "tokens": c.tokens, "excluded": reason}
+            for c, reason in batches[-1].left_out
+        ]
+    return sorted(rows, key=lambda row: int(str(row["index"])))
+
+
+def _batches(wanted: tuple[Candidate, ...], window: int | None, batch_size: int) -> list[Packing]:
+    """Successive packings until nothing more fits (a turn too large alone stays out)."""
+    batches: list[Packing] = []
+    remaining = wanted
+    while remaining:
+        packing = plan(remaining, window, batch_size)
+        if not packing.packed:
+            if not batches:
+                batches.append(packing)
+            break
+        batches.append(packing)
+        packed = {c.turn_id for c in packing.packed}
+        remaining = tuple(c for c in remaining if c.turn_id not in packed)
+    return batches
+
+
+def catch_up(
+    ref: ConversationRef,
+    options: CatchupOptions,
+    new_id: IdSource,
+    *,
+    on_batch: Callable[[int, int], None] = lambda done, total: None,
+    should_stop: Callable[[], bool] = lambda: False,
+    run: CatchupRun | None = None,
+) -> CatchupReport:
+    """Summarize what one conversation still lacks; never raises for a model or lock problem."""
+    report = CatchupReport(ref.display_id)
+    try:
+        return _catch_up(
+            ref, options, new_id, on_batch=on_batch, should_stop=should_stop, report=report, run=run or CatchupRun()
+        )
+    except ConversationError as error:
+        report.error = str(error)
+        report.conversation_problem = True
+        return report
+    except ConfigProblem as error:
+        report.error = str(error)
+        return report
+
+
+def _open(
+    model: ModelSpec, config: JsonObject, options: CatchupOptions, report: CatchupReport
+) -> tuple[ModelSpec, SummaryProvider | None, int | None]:
+    """The provider and its context window; the offline summarizer stands in for an unusable implicit model.
+
+    A dry run needs no credential and no reachable model: what a real run would fail on is a note,
+    and the default window is assumed.
+    """
+    if model.is_builtin:
+        return model, None, None
+    try:
+        provider = open_provider(model, config, options.environ, options.http)
+    except ModelError as error:
+        if model.implicit:
+            return _offline(model, str(error), report), None, None
+        if options.dry_run:
+            report.notes.append(f"a real run would fail: {error}")
+            return model, None, None
+        raise
+    try:
+        return model, provider, provider.context_window()
+    except ModelUnreachable as error:
+        if model.implicit:
+            return _offline(model, str(error), report), None, None
+        if options.dry_run:
+            report.notes.append(f"a real run would fail: {error}; packed for the default context window")
+            return model, provider, None
+        raise
+    except ModelError as error:
+        report.notes.append(f"context window unknown ({error}); assuming the default")
+        return model, provider, None
+
+
+SAME_FOR_EVERY_REQUEST = frozenset({401, 403, 404})
+"""Statuses that say the key or the model is wrong: the rest of the run would get them too."""
+
+
+def _skipped(report: CatchupReport, run: CatchupRun, key: str) -> bool:
+    """Skip a conversation whose model or endpoint failed earlier in this run."""
+    earlier = run.failure(key)
+    if earlier is None:
+        return False
+    report.skipped = f"{earlier} (see the error above); not tried again in this run"
+    report.repeated = True
+    return True
+
+
+def _offline(model: ModelSpec, reason: str, report: CatchupReport) -> ModelSpec:
+    offline = model.offline(reason)
+    report.model = offline.id
+    report.notes.append(f"using {offline.id}: {offline.fallback_reason}")
+    return offline
+
+
+@dataclass
+class Session:
+    """The model side of a catch-up, once resolved: which model, its provider and window, the batch size."""
+
+    ref: ConversationRef
+    options: CatchupOptions
+    new_id: IdSource
+    model: ModelSpec
+    provider: SummaryProvider | None
+    window: int | None
+    batch_size: int
+    report: CatchupReport
+    run: CatchupRun = field(default_factory=CatchupRun)
+    model_failed: bool = False
+    """The model cannot answer any batch (unreachable, refused): the other batches are not asked."""
+    max_message_chars: int = MAX_MESSAGE_CHARS
+    """``conversation.turn_summary.transcript.max_message_chars``, read once: planning and writing back
+    take every fingerprint with it."""
+    _failures: JsonObject | None = None
+    _offline: tuple[ConversationStream, dict[str, str]] | None = None
+    """builtin/extractive's labels for the stream being caught up, made once for all its batches."""
+
+    @classmethod
+    def open(
+        cls,
+        ref: ConversationRef,
+        stream: ConversationStream,
+        options: CatchupOptions,
+        new_id: IdSource,
+        *,
+        report: CatchupReport,
+        run: CatchupRun | None = None,
+    ) -> Session | None:
+        """Resolve the model and open its provider; ``None`` (with ``report.error``) when that fails."""
+        run = run or CatchupRun()
+        layers = config_layers(ref.workspace, stream, options.cfg, options.environ)
+        config = merge_all(layer for _, layer in layers)
+        limit = transcript_limit(layers)
+        resolved = resolve_summary_model(config, options.model)
+        if isinstance(resolved, Failure):
+            report.error = resolved.failure().describe()
+            return None
+        model = resolved.unwrap()
+        report.model = model.id
+        if model.fallback_reason:
+            report.notes.append(f"using {model.id}: {model.fallback_reason}")
+        if not options.dry_run and _skipped(report, run, model.id):
+            return None
+        try:
+            model, provider, window = _open(model, config, options, report)
+        except ModelUnreachable as error:
+            report.error = f"{model.id}: {error}"
+            run.remember(model.id, f"{model.id} cannot be reached")
+            return None
+        except ModelError as error:
+            origin = "--model" if model.source == "--model" else f"{model.source} in {layer_of(layers, model.source)}"
+            report.error = f"{model.id} ({origin}): {error}; set it, or summarize offline with --model {EXTRACTIVE}"
+            run.remember(model.id, f"{model.id} cannot be used")
+            return None
+        if provider is not None and not options.dry_run and _skipped(report, run, provider.endpoint):
+            return None
+        return cls(
+            ref, options, new_id, model, provider, window, _batch_size(config), report, run, max_message_chars=limit
+        )
+
+    def batches(self, stream: ConversationStream, *, last_turn_may_be_open: bool) -> list[Packing]:
+        """The requests to make for ``stream``, recorded in the report's plan."""
+        upgrade = self.options.upgrade and not self.model.is_builtin
+        wanted = candidates(
+            stream,
+            last_turn_may_be_open=last_turn_may_be_open,
+            upgrade=upgrade,
+            max_message_chars=self.max_message_chars,
+        )
+        if not self.options.retry_failed and not self.model.is_builtin:
+            self.report.given_up = given_up(self.failures, wanted)
+            wanted = tuple(c for c in wanted if c.turn_id not in self.report.given_up)
+        limit = UNLIMITED_WINDOW if self.model.is_builtin else self.window
+        planned = _batches(wanted, limit, self.batch_size)
+        self.report.budget = planned[0].budget if planned and not self.model.is_builtin else None
+        self.report.plan = _plan_rows(planned)
+        self.report.too_large = {
+            str(row["turn"]): f"too large for {self.model.id}'s window ({row['tokens']} tokens > budget "
+            f"{self.report.budget})"
+            for row in self.report.plan
+            if row.get("excluded") == "too_large"
+        }
+        return [packing for packing in planned if packing.packed]
+
+    def ask(
+        self, stream: ConversationStream, packing: Packing, should_stop: Callable[[], bool]
+    ) -> SummaryAnswer | None:
+        """The checked answer for one batch (no lock is held); ``None`` with ``report.error`` on failure."""
+        ids = tuple(c.turn_id for c in packing.packed)
+        try:
+            if self.provider is None:
+                if self._offline is None or self._offline[0] is not stream:
+                    self._offline = (stream, extractive_labels(stream.turns(), excluded_ids(stream)))
+                text = extractive_answer(stream, ids, self._offline[1])
+            else:
+                text = self._complete(summary_request(packing.packed, self.window), should_stop)
+        except ModelError as error:
+            self.report.error = f"{self.model.id}: {error}"
+            self.model_failed = isinstance(error, ModelUnreachable | ModelRejected) or should_stop()
+            if isinstance(error, ModelTruncated):
+                self._count_failures(packing, dict.fromkeys(ids, "cut off by the token limit"))
+            if isinstance(error, ModelUnreachable) and self.provider is not None:
+                self.run.remember(self.provider.endpoint, f"{self.provider.endpoint} cannot be reached")
+            elif isinstance(error, ModelRejected) and error.status in SAME_FOR_EVERY_REQUEST:
+                self.run.remember(self.model.id, f"{self.model.id} refused the request (HTTP {error.status})")
+            return None
+        known = tuple(turn_id for turn in stream.turns() if (turn_id := turn.id()) is not None)
+        parsed = parse_summaries(text, ids, known)
+        if isinstance(parsed, Failure):
+            self.report.error = f"{self.model.id}: {parsed.failure().message}; nothing written"
+            self._count_failures(packing, dict.fromkeys(ids, parsed.failure().message))
+            return None
+        answer = parsed.unwrap()
+        self.report.refused.update(answer.refused)
+        self._count_failures(packing, answer.refused)
+        return answer
+
+    @property
+    def failures(self) -> JsonObject:
+        """The conversation's memory of failed answers (read once per session)."""
+        if self._failures is None:
+            self._failures = load_memory(self.ref)
+        return self._failures
+
+    def _count_failures(self, packing: Packing, reasons: dict[str, str]) -> None:
+        """One more failed answer for each turn in ``reasons`` (refused by the gate, blank, missing, cut off).
+
+        Not for ``builtin/extractive``: it answers the same for the same turn, costs nothing to ask,
+        and a count it left would keep a real model, configured later, from trying the turn.
+        """
+        if not reasons or self.provider is None:
+            return
+        fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
+        failed = {turn_id: (fingerprints[turn_id], why) for turn_id, why in reasons.items() if turn_id in fingerprints}
+        self._failures = counted(self.failures, failed)
+        save_memory(self.ref, self._failures)
+
+    def _complete(self, request: SummaryRequest, should_stop: Callable[[], bool]) -> str:
+        """The model's answer; one cut off by the token limit is asked once more with twice the room."""
+        assert self.provider is not None
+        try:
+            return self.provider.complete(request, should_stop)
+        except ModelTruncated:
+            larger = replace(request, answer_tokens=request.answer_tokens * 2)
+            try:
+                return self.provider.complete(larger, should_stop)
+            except ModelTruncated as error:
+                raise ModelTruncated(f"{error} (also with {larger.answer_tokens} answer tokens)") from None
+
+    def write_back(self, packing: Packing, answer: SummaryAnswer) -> bool:
+        """Write the answer under the lock, for turns still as the model saw them; ``False`` to stop."""
+        if not answer.summaries:
+            return True
+        fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
+        try:
+            with hold_lock(self.ref) as lock:
+                fresh = read_conversation(self.ref, self.new_id, lock)
+                upgrade = self.options.upgrade
+                applied = apply_summaries(
+                    prepare(fresh.stream),
+                    answer.summaries,
+                    fingerprints,
+                    self.model.id,
+                    upgrade=upgrade,
+                    max_message_chars=self.max_message_chars,
+                )
+                if applied.written:
+                    save_stream(lock, fresh, applied.stream, announce=self.report.notes.append)
+        except ConversationLocked as error:
+            self.report.skipped = f"results not written: {error}; retried next time"
+            self.report.locked = True
+            return False
+        except ConversationError as error:
+            self.report.error = str(error)
+            self.report.conversation_problem = True
+            return False
+        self.report.written.update({turn_id: answer.summaries[turn_id] for turn_id in applied.written})
+        self.report.dropped.update(applied.dropped)
+        if any(turn_id in self.failures for turn_id in applied.written):
+            self._failures = forgotten(self.failures, applied.written)
+            save_memory(self.ref, self._failures)
+        return True
+
+
+def _catch_up(
+    ref: ConversationRef,
+    options: CatchupOptions,
+    new_id: IdSource,
+    *,
+    on_batch: Callable[[int, int], None],
+    should_stop: Callable[[], bool],
+    report: CatchupReport,
+    run: CatchupRun,
+) -> CatchupReport:
+    loaded = read_conversation(ref, new_id)
+    stream = prepare(loaded.stream)
+    locked = is_locked(ref)
+    open_turn = options.last_turn_open or locked
+    if not candidates(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+        return report
+    if locked and not options.dry_run:
+        holder = lock_holder(ref)
+        report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
+        report.locked = True
+        return report
+    session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
+    if session is None:
+        return report
+    runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
+    if options.dry_run or not runnable:
+        return report
+    for number, packing in enumerate(runnable, start=1):
+        if should_stop():
+            report.notes.append("stopped before the remaining batches; retried next time")
+            break
+        on_batch(number - 1, len(runnable))
+        answer = session.ask(stream, packing, should_stop)
+        if answer is None:
+            if session.model_failed:
+                break
+            continue
+        if not session.write_back(packing, answer):
+            break
+    on_batch(len(runnable), len(runnable))
+    return report

@@ -1,0 +1,404 @@
+"""``turnmark watch``: keep every conversation of some workspaces summarized as they change.
+
+Filesystem events are only a trigger: each change marks its conversation
+dirty, and once no change has arrived for the settle period the whole
+conversation is rescanned and caught up in one pass, so a burst of writes
+makes one catch-up and coalesced or dropped events lose nothing (JP's saves
+arrive as a rename of ``events.json.tmp``). A turn is complete when a
+later turn starts, or, for the last turn, when the conversation is not
+locked, the turn ends with an answer and no pending tool call, and nothing
+changed for the settle period. A locked conversation is retried later, a
+failing model backs off, one broken conversation never stops the service,
+and turnmark's own writes do not start another round.
+"""
+
+from __future__ import annotations
+
+import errno
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.metadata import id_from_dirname
+from turnmark.shell.output import counted
+from turnmark.shell.storage.conversations import EVENTS
+from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
+from turnmark.shell.usecases.summarize import CatchupOptions, CatchupRun, catch_up
+
+LOCKED_RETRY = 2.0
+CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
+BACKOFF_FIRST = 5.0
+BACKOFF_MAX = 300.0
+SILO_RECHECK = 2.0
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One action of the watcher: a line on stderr, or one JSON object per line with ``--format json``."""
+
+    event: str
+    message: str
+    conversation: str | None = None
+    details: Mapping[str, object] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"{self.conversation}: {self.message}" if self.conversation else self.message
+
+    def as_json(self) -> dict[str, object]:
+        return {"event": self.event, "conversation": self.conversation, "message": self.message, **self.details}
+
+
+@dataclass
+class WatchOptions:
+    settle: float = 5.0
+    once: bool = False
+    catchup: CatchupOptions = field(default_factory=CatchupOptions)
+
+
+@dataclass
+class _State:
+    last_change: float
+    due: float
+    backoff: float = 0.0
+
+
+Stamp = tuple[tuple[int, int] | None, ...]
+
+
+def _stat(ref: ConversationRef) -> Stamp:
+    """``(mtime, size)`` of every copy's ``events.json`` (``None`` for a copy that cannot be read)."""
+    stamps: list[tuple[int, int] | None] = []
+    for directory in ref.directories:
+        try:
+            status = (directory / EVENTS).stat()
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((status.st_mtime_ns, status.st_size))
+    return tuple(stamps)
+
+
+class Watcher:
+    """The service loop; ``run()`` blocks until ``stop()`` (or a signal), ``run_once()`` does one pass."""
+
+    def __init__(
+        self,
+        workspaces: list[Workspace],
+        options: WatchOptions,
+        new_id: IdSource,
+        log: Callable[[WatchEvent], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.workspaces = list(workspaces)
+        self.options = options
+        self.new_id = new_id
+        self.log = log
+        self.clock = clock
+        self.catchups: Counter[int] = Counter()
+        self.not_done: set[int] = set()
+        """Conversations a catch-up failed or skipped (``--once`` exits 1 when there are any)."""
+        self._run = CatchupRun()
+        """Catch-ups started, by conversation ID."""
+        self._states: dict[int, _State] = {}
+        self._refs: dict[int, ConversationRef] = {}
+        self._written: dict[int, Stamp] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+
+    # Events -> dirty conversations ------------------------------------------------------------------
+
+    def roots(self) -> list[Path]:
+        """Where conversations live: each workspace's and JP's user-local copies (existing or not yet)."""
+        found = [workspace.conversations_dir for workspace in self.workspaces]
+        found += [w.user_silo / "conversations" for w in self.workspaces if w.user_silo is not None]
+        return found
+
+    def watched(self) -> list[Path]:
+        """The folders given to the observer: each workspace's ``.jp`` (so a ``conversations`` folder
+        created later is seen) and the user-local silo."""
+        found = [workspace.storage for workspace in self.workspaces]
+        found += [w.user_silo for w in self.workspaces if w.user_silo is not None]
+        return [root for root in found if root.is_dir()]
+
+    def touched(self, path: str) -> None:
+        """A filesystem event for ``path``: mark its conversation dirty (unknown paths are ignored)."""
+        for root in self.roots():
+            try:
+                relative = Path(path).relative_to(root)
+            except ValueError:
+                continue
+            if not relative.parts or relative.parts[0].startswith("."):
+                return
+            conversation_id = id_from_dirname(relative.parts[0])
+            if conversation_id is not None:
+                self._mark(conversation_id)
+            return
+
+    def _mark(self, conversation_id: int, age: float = 0.0) -> None:
+        """The conversation changed ``age`` seconds ago: look at it once it has rested for the settle period."""
+        changed = self.clock() - age
+        due = changed + self.options.settle
+        with self._lock:
+            state = self._states.get(conversation_id)
+            if state is None:
+                self._states[conversation_id] = _State(changed, due)
+            elif changed >= state.last_change:
+                state.last_change = changed
+                state.due = max(state.due, due)
+
+    # Processing -------------------------------------------------------------------------------------
+
+    def _refresh_refs(self) -> None:
+        refs: dict[int, ConversationRef] = {}
+        for workspace in self.workspaces:
+            for ref in list_conversations(workspace):
+                refs[ref.id] = ref
+        self._refs = refs
+
+    def _due(self) -> list[int]:
+        now = self.clock()
+        with self._lock:
+            return sorted(cid for cid, state in self._states.items() if state.due <= now)
+
+    def _process(self, conversation_id: int) -> None:
+        ref = self._refs.get(conversation_id)
+        if ref is None:
+            self._refresh_refs()
+            ref = self._refs.get(conversation_id)
+        state = self._states[conversation_id]
+        if ref is not None and None in _stat(ref):
+            self._refresh_refs()  # JP renames a folder when it sets a title
+            ref = self._refs.get(conversation_id)
+        if ref is None:
+            del self._states[conversation_id]
+            return
+        if conversation_id in self._written and _stat(ref) == self._written[conversation_id]:
+            with self._lock:
+                if self._states.get(conversation_id) is state:
+                    del self._states[conversation_id]
+            return
+        settled = self.clock() - state.last_change >= self.options.settle
+        options = CatchupOptions(**{**self.options.catchup.__dict__, "last_turn_open": not settled})
+        self.catchups[conversation_id] += 1
+        try:
+            report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set, run=self._run)
+        except Exception as error:  # one broken conversation never stops the service
+            self._say("failed", ref, f"failed: {error}", error=str(error))
+            self._retry(conversation_id, BACKOFF_FIRST)
+            return
+        self._log_report(ref, report)
+        if report.done:
+            self.not_done.discard(conversation_id)
+        else:
+            self.not_done.add(conversation_id)
+        if report.error and report.conversation_problem:
+            self._say("given_up", ref, f"not summarized until it changes: {report.error}", error=report.error)
+            with self._lock:
+                if self._states.get(conversation_id) is state:
+                    del self._states[conversation_id]
+            return
+        if report.error or (report.skipped and not report.locked):
+            if self.options.once:
+                if report.error and not report.repeated:
+                    self._say("not_summarized", ref, f"not summarized: {report.error}", error=report.error)
+                return
+            state.backoff = min(max(state.backoff * 2, BACKOFF_FIRST), BACKOFF_MAX)
+            reason = report.error if report.error and not report.repeated else report.skipped
+            self._say(
+                "retrying",
+                ref,
+                f"not summarized, retrying in {state.backoff:.0f}s: {reason}",
+                error=reason,
+                retry_in_seconds=state.backoff,
+            )
+            self._retry(conversation_id, state.backoff)
+            return
+        state.backoff = 0.0
+        if report.locked:
+            self._retry(conversation_id, LOCKED_RETRY)
+            return
+        if report.written and settled:
+            self._written[conversation_id] = _stat(ref)
+        if not settled:
+            self._retry(conversation_id, state.last_change + self.options.settle - self.clock())
+            return
+        with self._lock:
+            if self._states.get(conversation_id) is state and state.due <= self.clock():
+                del self._states[conversation_id]
+
+    def _retry(self, conversation_id: int, delay: float) -> None:
+        with self._lock:
+            state = self._states.get(conversation_id)
+            if state is not None:
+                state.due = self.clock() + max(delay, 0.0)
+
+    def _say(self, event: str, ref: ConversationRef | None, message: str, **details: object) -> None:
+        self.log(WatchEvent(event, message, ref.display_id if ref is not None else None, details))
+
+    def _log_report(self, ref: ConversationRef, report: Any) -> None:
+        if report.written:
+            written = f"summarized {counted(len(report.written), 'turn')} with {report.model}"
+            self._say("summarized", ref, written, model=report.model, summaries=dict(report.written))
+        for turn_id, reason in report.dropped.items():
+            self._say("stale", ref, f"dropped a stale result for {turn_id}: {reason}", turn=turn_id, reason=reason)
+        for turn_id, reason in report.refused.items():
+            self._say("refused", ref, f"no summary for {turn_id}: {reason}", turn=turn_id, reason=reason)
+        for note in report.notes:
+            self._say("note", ref, note)
+        if report.locked:
+            retry = "" if self.options.once else "; retrying"
+            self._say("locked", ref, f"skipped because it is locked ({report.skipped}){retry}", reason=report.skipped)
+        elif report.skipped:
+            self._say("skipped", ref, f"skipped: {report.skipped}", reason=report.skipped)
+
+    def run_once(self) -> None:
+        """Catch up every conversation now (as ``--once`` does), treating every turn as settled."""
+        self._refresh_refs()
+        self._run = CatchupRun()
+        for conversation_id in sorted(self._refs):
+            past = self.clock() - self.options.settle - 1
+            self._states[conversation_id] = _State(past, past)
+            self._process(conversation_id)
+        self._states.clear()
+
+    def pending(self, conversation_id: int | None = None) -> int:
+        """How many conversations wait for a catch-up (or whether this one does)."""
+        with self._lock:
+            if conversation_id is not None:
+                return int(conversation_id in self._states)
+            return len(self._states)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self, tick: float = 0.05) -> None:
+        """Watch until ``stop()``: a startup pass over everything, then changes as they come."""
+        observer, schedule = _observe(self.watched(), self.touched, lambda event, text: self._say(event, None, text))
+        next_silo_check = self.clock() + SILO_RECHECK
+        try:
+            self._refresh_refs()
+            for conversation_id, ref in self._refs.items():
+                newest = max((stamp[0] for stamp in _stat(ref) if stamp is not None), default=None)
+                age = time.time() - newest / 1e9 if newest is not None else 0.0
+                self._mark(conversation_id, max(age, 0.0))
+            while not self._stop.is_set():
+                if self.clock() >= next_silo_check:
+                    self._adopt_new_silos(schedule)
+                    next_silo_check = self.clock() + SILO_RECHECK
+                due = self._due()
+                if due:
+                    self._run = CatchupRun()
+                for conversation_id in due:
+                    if self._stop.is_set():
+                        break
+                    self._process(conversation_id)
+                self._stop.wait(tick)
+        finally:
+            observer.stop()
+            observer.join(timeout=5)
+
+    def _adopt_new_silos(self, schedule: Callable[[Path], None]) -> None:
+        """Pick up a user-local silo JP created after the watch started: its locks are the ones JP
+        takes from then on, and its conversations are JP's copies."""
+        for index, workspace in enumerate(self.workspaces):
+            if workspace.user_silo is not None:
+                continue
+            found = find_workspace(workspace.root)
+            if found is None or found.user_silo is None:
+                continue
+            self.workspaces[index] = found
+            self._say(
+                "following",
+                None,
+                f"{workspace.root}: following JP's user-local storage {found.user_silo}",
+                workspace=str(workspace.root),
+                user_local=str(found.user_silo),
+            )
+            schedule(found.user_silo)
+            self._refresh_refs()
+            for ref in list_conversations(found):
+                self._mark(ref.id)
+
+    def install_signal_handlers(self) -> None:
+        """SIGTERM and Ctrl-C finish the write in progress, then stop."""
+
+        def handle(signum: int, frame: object) -> None:
+            self._say("stopping", None, "stopping after the current conversation")
+            self.stop()
+
+        signal.signal(signal.SIGTERM, handle)
+        signal.signal(signal.SIGINT, handle)
+
+
+def _observe(
+    roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str, str], None]
+) -> tuple[Any, Callable[[Path], None]]:
+    """A watchdog observer on ``roots`` (recursive; the polling observer when inotify runs out), and
+    how to add a root to it later."""
+    from watchdog.events import (
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        FileClosedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+        FileSystemEvent,
+        FileSystemEventHandler,
+    )
+    from watchdog.observers import Observer
+    from watchdog.observers.polling import PollingObserver
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event: FileSystemEvent) -> None:
+            if event.event_type not in CHANGES:
+                return  # opening or reading a file (turnmark's own reads included) changes nothing
+            for path in (event.src_path, getattr(event, "dest_path", "")):
+                if path:
+                    touched(str(path))
+
+    # Only changes: asking the kernel for opens and reads too would flood its queue with turnmark's
+    # own reads of thousands of conversations (an overflow makes watchdog re-walk every folder).
+    changes = [
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+        FileClosedEvent,
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+    ]
+
+    def add(observer: Any, root: Path) -> None:
+        observer.schedule(Handler(), str(root), recursive=True, event_filter=changes)
+
+    def start(kind: Any) -> Any:
+        observer = kind()
+        for root in roots:
+            add(observer, root)
+        observer.start()
+        return observer
+
+    try:
+        observer = start(Observer)
+    except OSError as error:
+        if error.errno not in (errno.ENOSPC, errno.EMFILE):
+            raise
+        log("polling", f"inotify is out of watches ({error.strerror}); polling every 5 s instead")
+        observer = start(lambda: PollingObserver(timeout=5))
+
+    def schedule(root: Path) -> None:
+        try:
+            add(observer, root)
+        except OSError as error:
+            log("unwatched", f"cannot watch {root} ({error.strerror}); changes there are seen after a restart")
+
+    return observer, schedule
