@@ -1,5 +1,89 @@
-"""The shell's one error for a conversation that cannot be read or written."""
+"""The shell's one error family: every exception the shell raises derives from ``TurnmarkError``.
+
+``str()`` of each is one line that names the file and the place (or the model, or the option), ready to
+print after ``error:``; the command line catches ``TurnmarkError`` alone.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from turnmark.core.text.summary_text import one_line, truncate
+from turnmark.shell.secrets import redacted
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import AmbiguousLink
 
 
-class ConversationError(Exception):
+class TurnmarkError(Exception):
+    """Anything turnmark cannot do; ``str()`` is one line for the user."""
+
+
+class WorkspaceError(TurnmarkError):
+    """A workspace or conversation could not be found; the message says what to do."""
+
+
+class ConversationError(TurnmarkError):
     """A conversation cannot be read or written; ``str()`` is a one-line message naming the file and place."""
+
+
+class FileFault(ConversationError):
+    """A file could not be written, or may not be (it is a link); ``str()`` is one line."""
+
+
+class ConversationLocked(ConversationError):
+    """Another process (``jp`` or turnmark) holds the conversation's lock."""
+
+
+class SaveRefused(ConversationError):
+    """Saving would silently resolve an ambiguous request link."""
+
+    def __init__(self, path: Path, links: tuple[AmbiguousLink, ...], legacy: bool) -> None:
+        offset = 1 if legacy else 0
+        named = ", ".join(
+            f"entry {link.index + offset} (event_id {link.event_id}) -> {link.request_id}" for link in links
+        )
+        super().__init__(
+            f"{path}: refusing to save: request_id points at an event_id that more than one entry had: {named}; "
+            "edit events.json so the ID is unique and each request_id names the request it answers"
+        )
+        self.links = links
+
+
+class ConfigProblem(TurnmarkError):
+    """A configuration source cannot be used; ``str()`` names it."""
+
+
+class QueryError(TurnmarkError):
+    """The query cannot run; ``str()`` is one line."""
+
+
+class EditAborted(TurnmarkError):
+    """The user aborted (empty plan, editor failure); nothing was written."""
+
+
+class ModelError(TurnmarkError):
+    """A model call failed; ``str()`` is one short, clean line (server text may hold anything).
+
+    Keys are redacted from the whole message before it is made one line and cut.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(truncate(redacted(one_line(redacted(message))), 400))
+
+
+class ModelUnreachable(ModelError):
+    """No connection could be made to the model's server (refused, no route, no such host, connect timeout)."""
+
+
+class ModelTruncated(ModelError):
+    """The answer was cut off by the answer's token limit (``finish_reason: length`` and kin)."""
+
+
+class ModelRejected(ModelError):
+    """The server refused the request in a way a retry cannot change (400, 401, 403, 404, 422, a schema error)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status

@@ -6,7 +6,8 @@ import pytest
 
 from turnmark.core.stream.config import lookup
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.shell.storage.config_files import ConfigProblem, config_files, effective_config
+from turnmark.shell.errors import ConfigProblem
+from turnmark.shell.storage.config_files import config_files, effective_config
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import require_workspace

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.shell.storage.conversations import ConversationLocked, edit_conversation
+from turnmark.shell.errors import ConversationLocked
+from turnmark.shell.storage.conversations import edit_conversation
 from turnmark.shell.storage.locking import lock_path, try_lock
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import ConversationRef

@@ -15,7 +15,7 @@ from turnmark.core.links.check import check_report
 from turnmark.core.text.redaction import MASK, key_runs, redact
 from turnmark.core.text.terminal import json_escaped, visible
 from turnmark.shell.cli.main import Settings, app
-from turnmark.shell.providers.protocol import ModelError
+from turnmark.shell.errors import ModelError
 from turnmark.shell.secrets import keep_secret
 
 from .streams import load

@@ -10,7 +10,8 @@ import pytest
 from turnmark.core.summaries.packing import Candidate
 from turnmark.core.summaries.request import summary_request
 from turnmark.core.wire.models import ModelSpec
-from turnmark.shell.providers.protocol import HttpSettings, ModelError, ModelRejected
+from turnmark.shell.errors import ModelError, ModelRejected
+from turnmark.shell.providers.protocol import HttpSettings
 from turnmark.shell.providers.registry import open_provider
 
 from .llm_servers import Behaviour, ModelServer, requested_ids

@@ -159,7 +159,7 @@ def test_final_statuses_are_not_retried() -> None:
 
     with ModelServer() as server:
         from turnmark.core.wire.models import ModelSpec
-        from turnmark.shell.providers.protocol import ModelRejected
+        from turnmark.shell.errors import ModelRejected
         from turnmark.shell.providers.registry import open_provider
 
         config = {"providers": {"llm": {"ollama": {"base_url": server.url}}}}

@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.errors import FileFault
 from turnmark.shell.storage import files
-from turnmark.shell.storage.files import FileFault, write_if_changed
+from turnmark.shell.storage.files import write_if_changed
 from turnmark.shell.storage.locking import is_locked, lock_path, try_lock
 from turnmark.shell.storage.selection import pick_conversation
 

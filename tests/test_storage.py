@@ -12,13 +12,8 @@ import pytest
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ChatResponse
-from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage.conversations import (
-    SaveRefused,
-    edit_conversation,
-    read_conversation,
-    save_stream,
-)
+from turnmark.shell.errors import ConversationError, SaveRefused
+from turnmark.shell.storage.conversations import edit_conversation, read_conversation, save_stream
 from turnmark.shell.storage.files import write_if_changed
 from turnmark.shell.storage.locking import try_lock
 from turnmark.shell.storage.selection import pick_conversation

@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 from turnmark.core.stream.config import DEFAULTS, MAX_MESSAGE_CHARS, max_message_chars, merge
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli.main import Settings, app
-from turnmark.shell.storage.config_files import ConfigProblem, config_layers, transcript_limit
+from turnmark.shell.errors import ConfigProblem
+from turnmark.shell.storage.config_files import config_layers, transcript_limit
 from turnmark.shell.storage.failure_memory import load_memory
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import require_workspace

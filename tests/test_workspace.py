@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 
 from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id, parse_metadata
+from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.storage.selection import pick_conversation
-from turnmark.shell.storage.workspace import WorkspaceError, find_workspace
+from turnmark.shell.storage.workspace import find_workspace
 
 
 @pytest.mark.parametrize(

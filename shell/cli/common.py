@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from turnmark.shell.cli.usage import TurnmarkGroup, TurnmarkTyper
-from turnmark.shell.errors import ConversationError
-from turnmark.shell.output import chrome, fail
+from turnmark.shell.errors import ConversationError, TurnmarkError
+from turnmark.shell.output import chrome
 
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
@@ -104,12 +104,12 @@ FormatOption = Annotated[
 
 def complete_conversation(incomplete: str) -> list[str]:
     """Shell completion for ``CONV``: the conversation IDs of the workspace around the current directory."""
-    from turnmark.shell.storage.workspace import WorkspaceError, find_workspace, list_conversations
+    from turnmark.shell.storage.workspace import find_workspace, list_conversations
 
     try:
         workspace = find_workspace(Path.cwd())
         refs = list_conversations(workspace) if workspace is not None else []
-    except (OSError, WorkspaceError, ConversationError):
+    except (OSError, TurnmarkError):
         return []
     names = [name for ref in refs for name in (ref.display_id, str(ref.id))]
     return [name for name in names if name.startswith(incomplete)]
@@ -171,16 +171,14 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 def chosen(settings: Settings, conversation: str | None, all_conversations: bool) -> list[ConversationRef]:
     """The conversations a command works on: ``--all``, the one named, or the most recent one."""
-    from turnmark.shell.storage.workspace import WorkspaceError, list_conversations
+    from turnmark.shell.errors import WorkspaceError
+    from turnmark.shell.storage.workspace import list_conversations
 
-    try:
-        if not all_conversations:
-            return [pick(settings, conversation)]
-        if conversation is not None:
-            raise WorkspaceError("give either a conversation or --all, not both")
-        return list_conversations(settings.workspace_root())
-    except WorkspaceError as error:
-        raise fail(str(error)) from error
+    if not all_conversations:
+        return [pick(settings, conversation)]
+    if conversation is not None:
+        raise WorkspaceError("give either a conversation or --all, not both")
+    return list_conversations(settings.workspace_root())
 
 
 def warn(message: str) -> None:

@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 
 from turnmark.shell.cli.common import OutputFormat, app, settings_of
-from turnmark.shell.errors import ConversationError
 from turnmark.shell.output import fail
 
 QUERY_HELP = """
@@ -41,9 +40,7 @@ def query(
     ] = None,
 ) -> None:
     """Ask the assistant model one question in a conversation and stream the answer to stdout."""
-    from turnmark.shell.storage.config_files import ConfigProblem
-    from turnmark.shell.storage.workspace import WorkspaceError
-    from turnmark.shell.usecases.query import QueryError, QueryOptions, run_query
+    from turnmark.shell.usecases.query import QueryOptions, run_query
 
     settings = settings_of(ctx)
     if len(words) > 2 or (new and len(words) > 1):
@@ -62,9 +59,6 @@ def query(
         settings.http,
         as_json=settings.format is OutputFormat.json,
     )
-    try:
-        status = run_query(settings.workspace or Path.cwd(), options, settings.new_id)
-    except (QueryError, WorkspaceError, ConversationError, ConfigProblem) as error:
-        raise fail(str(error)) from error
+    status = run_query(settings.workspace or Path.cwd(), options, settings.new_id)
     if status:
         raise typer.Exit(status)

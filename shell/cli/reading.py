@@ -21,8 +21,7 @@ from turnmark.shell.cli.common import (
     read_or_report,
     settings_of,
 )
-from turnmark.shell.errors import ConversationError
-from turnmark.shell.output import chrome, counted, emit_json, emit_line, fail
+from turnmark.shell.output import chrome, counted, emit_json, emit_line
 
 if TYPE_CHECKING:
     from turnmark.core.links.check import CheckReport, TurnRow
@@ -60,13 +59,9 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
     from turnmark.core.links.check import turn_rows
     from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
     from turnmark.shell.storage.failure_memory import load_memory
-    from turnmark.shell.storage.workspace import WorkspaceError
 
     settings = settings_of(ctx)
-    try:
-        loaded = read_for_display(settings, pick(settings, conversation))
-    except (WorkspaceError, ConversationError) as error:
-        raise fail(str(error)) from error
+    loaded = read_for_display(settings, pick(settings, conversation))
     memory = load_memory(loaded.ref)
     rows = turn_rows(loaded.stream, memory, _transcript_limit(settings, loaded) if memory else MAX_MESSAGE_CHARS)
     if settings.resolve_format(output_format) is OutputFormat.json:
@@ -91,7 +86,8 @@ def _transcript_limit(settings: Settings, loaded: LoadedConversation) -> int:
     A configuration that cannot be read only loses the failure notes: the default is used, with a warning.
     """
     from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
-    from turnmark.shell.storage.config_files import ConfigProblem, config_layers, transcript_limit
+    from turnmark.shell.errors import ConfigProblem
+    from turnmark.shell.storage.config_files import config_layers, transcript_limit
 
     try:
         return transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
@@ -276,24 +272,17 @@ def project(
     from turnmark.core.links.check import diagnostic_json, projection_json
     from turnmark.core.links.projection import project as project_stream
     from turnmark.core.wire.chat import request_body
-    from turnmark.shell.storage.config_files import ConfigProblem, effective_config
-    from turnmark.shell.storage.workspace import WorkspaceError
+    from turnmark.shell.storage.config_files import effective_config
 
     settings = settings_of(ctx)
-    try:
-        loaded = read_for_display(settings, pick(settings, conversation))
-    except (WorkspaceError, ConversationError) as error:
-        raise fail(str(error)) from error
+    loaded = read_for_display(settings, pick(settings, conversation))
     stream = loaded.stream
     projection = project_stream(stream)
     for diagnostic in projection.diagnostics:
         head, body = _diagnostic_lines(diagnostic_json(diagnostic, stream.file_index))
         chrome(f"warning: {head}; {body}")
     if provider is not None:
-        try:
-            config = effective_config(loaded.ref.workspace, stream, settings.cfg, settings.environ)
-        except ConfigProblem as error:
-            raise fail(str(error)) from error
+        config = effective_config(loaded.ref.workspace, stream, settings.cfg, settings.environ)
         emit_json(request_body(projection.view, provider.value, config))
     elif settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"conversation": conversation_json(loaded), **projection_json(projection, stream.file_index)})
@@ -309,13 +298,10 @@ def project(
 def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
     """List the workspace's conversations: ID, turns, summarized turns, link problems, title."""
     from turnmark.core.links.check import check_report, turn_rows
-    from turnmark.shell.storage.workspace import WorkspaceError, list_conversations
+    from turnmark.shell.storage.workspace import list_conversations
 
     settings = settings_of(ctx)
-    try:
-        workspace = settings.workspace_root()
-    except WorkspaceError as error:
-        raise fail(str(error)) from error
+    workspace = settings.workspace_root()
     rows: list[dict[str, object]] = []
     errors = 0
     for ref in list_conversations(workspace):

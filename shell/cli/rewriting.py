@@ -16,7 +16,7 @@ from turnmark.shell.cli.common import (
     read_for_display,
     settings_of,
 )
-from turnmark.shell.errors import ConversationError
+from turnmark.shell.errors import ConversationError, TurnmarkError
 from turnmark.shell.output import chrome, emit_json, emit_line, fail
 
 if TYPE_CHECKING:
@@ -51,9 +51,9 @@ def edit(
     ] = False,
 ) -> None:
     """Restructure a conversation like `git rebase -i`: one line per event, grouped by turn."""
+    from turnmark.shell.errors import EditAborted
     from turnmark.shell.storage.undo import undo
-    from turnmark.shell.storage.workspace import WorkspaceError
-    from turnmark.shell.usecases.edit_session import EditAborted, EditOptions, edit_interactively
+    from turnmark.shell.usecases.edit_session import EditOptions, edit_interactively
 
     settings = settings_of(ctx)
     if interactive == undo_last:
@@ -68,7 +68,7 @@ def edit(
     except EditAborted as error:
         chrome(f"aborted: {error}")
         raise typer.Exit(1) from error
-    except (WorkspaceError, ConversationError) as error:
+    except TurnmarkError as error:
         raise fail(str(error)) from error
     if settings.format is OutputFormat.json:
         emit_json({"conversation": ref.display_id, "action": "undo" if undo_last else "edit", "outcome": outcome})
@@ -101,42 +101,40 @@ def fork(
     from turnmark.core.editing.fork import cut_at, fork_metadata, fork_stream, kept_turns
     from turnmark.core.stream.codec import InvalidDocument, decode_document, encode_document
     from turnmark.core.stream.timestamps import format_timestamp
+    from turnmark.shell.errors import EditAborted
     from turnmark.shell.storage.conversations import METADATA, create_conversation
     from turnmark.shell.storage.files import read_file
-    from turnmark.shell.storage.workspace import WorkspaceError, require_workspace
-    from turnmark.shell.usecases.edit_session import EditAborted, EditOptions, edit_interactively
+    from turnmark.shell.storage.workspace import require_workspace
+    from turnmark.shell.usecases.edit_session import EditOptions, edit_interactively
 
     settings = settings_of(ctx)
     if sum(option is not None for option in (first, last, until)) > 1:
         raise fail("give at most one of --first, --last, --until")
-    try:
-        ref = pick(settings, conversation)
-        loaded = read_for_display(settings, ref)
-        stream = loaded.stream
-        cut = None if until is None else turn_index(stream, until)
-        keep = kept_turns(stream, first=first, last=last, until=cut)
-        forked = fork_stream(stream, keep)
-        if forked.stream.ambiguous_links():
-            raise ConversationError(
-                f"{ref.display_id}: a request_id names a copied request; a fork would bind it silently "
-                f"(run `turnmark repair -i {ref.display_id}` first)"
-            )
-        current = forked.stream.upgraded()
-        source = read_file(loaded.directory / METADATA)
-        try:
-            parsed = decode_document(source, METADATA) if source else None
-        except InvalidDocument:
-            parsed = None
-        now = format_timestamp(datetime.now(UTC))
-        document = fork_metadata(parsed, ref.display_id, cut_at(stream.turns(), keep), now)
-        new = create_conversation(
-            ref.workspace or require_workspace(loaded.directory),
-            encode_document(document),
-            current.base_config_json() or b"{}\n",
-            current.to_json(),
+    ref = pick(settings, conversation)
+    loaded = read_for_display(settings, ref)
+    stream = loaded.stream
+    cut = None if until is None else turn_index(stream, until)
+    keep = kept_turns(stream, first=first, last=last, until=cut)
+    forked = fork_stream(stream, keep)
+    if forked.stream.ambiguous_links():
+        raise ConversationError(
+            f"{ref.display_id}: a request_id names a copied request; a fork would bind it silently "
+            f"(run `turnmark repair -i {ref.display_id}` first)"
         )
-    except (WorkspaceError, ConversationError) as error:
-        raise fail(str(error)) from error
+    current = forked.stream.upgraded()
+    source = read_file(loaded.directory / METADATA)
+    try:
+        parsed = decode_document(source, METADATA) if source else None
+    except InvalidDocument:
+        parsed = None
+    now = format_timestamp(datetime.now(UTC))
+    document = fork_metadata(parsed, ref.display_id, cut_at(stream.turns(), keep), now)
+    new = create_conversation(
+        ref.workspace or require_workspace(loaded.directory),
+        encode_document(document),
+        current.base_config_json() or b"{}\n",
+        current.to_json(),
+    )
     for event_id in forked.dropped_overlays:
         chrome(f"note: compaction {event_id} reaches a turn the fork leaves out; not kept")
     span = f"turns {keep.start}-{keep.stop - 1}" if keep else "no turns"
@@ -165,7 +163,7 @@ def fork(
 def turn_index(stream: ConversationStream, wanted: str) -> int:
     """A turn given by its ``turn_start`` ID or its number (as ``turns`` shows them)."""
     from turnmark.core.stream.turns import find_turn
-    from turnmark.shell.storage.workspace import WorkspaceError
+    from turnmark.shell.errors import WorkspaceError
 
     found = find_turn(stream.turns(), wanted)
     if found is not None:

@@ -18,7 +18,6 @@ from turnmark.shell.cli.common import (
     read_for_display,
     settings_of,
 )
-from turnmark.shell.errors import ConversationError
 from turnmark.shell.output import chrome, counted, emit_json, emit_line, fail
 
 if TYPE_CHECKING:
@@ -194,18 +193,12 @@ def transcript(
     from turnmark.core.summaries.packing import estimate_tokens
     from turnmark.core.summaries.transcript import excluded_ids
     from turnmark.core.summaries.transcript import transcript as turn_transcript
-    from turnmark.shell.storage.config_files import ConfigProblem, config_layers, transcript_limit
-    from turnmark.shell.storage.workspace import WorkspaceError
+    from turnmark.shell.errors import WorkspaceError
+    from turnmark.shell.storage.config_files import config_layers, transcript_limit
 
     settings = settings_of(ctx)
-    try:
-        loaded = read_for_display(settings, pick(settings, conversation))
-    except (WorkspaceError, ConversationError) as error:
-        raise fail(str(error)) from error
-    try:
-        limit = transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
-    except ConfigProblem as error:
-        raise fail(str(error)) from error
+    loaded = read_for_display(settings, pick(settings, conversation))
+    limit = transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
     prepared = prepare(loaded.stream)
     try:
         wanted = None if turn is None else _turn_id(prepared, turn)
@@ -233,7 +226,7 @@ def transcript(
 def _turn_id(stream: ConversationStream, wanted: str) -> str:
     """A turn given by its event_id, or by its number as `turnmark turns` counts them (from 0)."""
     from turnmark.core.stream.turns import find_turn
-    from turnmark.shell.storage.workspace import WorkspaceError
+    from turnmark.shell.errors import WorkspaceError
 
     found = find_turn(stream.turns(), wanted)
     if found is not None and found.id() is not None:
@@ -260,8 +253,8 @@ def label(
 
     from turnmark.core.summaries.catchup import label as label_turn
     from turnmark.core.summaries.catchup import prepare, unlabel
+    from turnmark.shell.errors import WorkspaceError
     from turnmark.shell.storage.conversations import edit_conversation
-    from turnmark.shell.storage.workspace import WorkspaceError
 
     settings = settings_of(ctx)
     if clear == (text is not None):
@@ -277,17 +270,14 @@ def label(
             raise WorkspaceError(result.failure().describe())
         return result.unwrap()
 
-    try:
-        ref = pick(settings, conversation)
-        stream, _ = edit_conversation(
-            ref,
-            change,
-            settings.new_id,
-            persist_ids=True,
-            announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
-        )
-    except (WorkspaceError, ConversationError) as error:
-        raise fail(str(error)) from error
+    ref = pick(settings, conversation)
+    stream, _ = edit_conversation(
+        ref,
+        change,
+        settings.new_id,
+        persist_ids=True,
+        announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
+    )
     turn_id = chosen[-1]
     stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
     if settings.format is OutputFormat.json:

@@ -24,6 +24,7 @@ from typer._coercion import RuntimeParam
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption, _TyperParameter
 
 from turnmark.shell.cli.help import COMMAND_GROUPS, EXAMPLES
+from turnmark.shell.errors import TurnmarkError
 from turnmark.shell.output import chrome
 
 CommandFunction = TypeVar("CommandFunction", bound=Callable[..., Any])
@@ -137,6 +138,9 @@ def run_main(invoke: Callable[..., Any], args: Sequence[str] | None, standalone_
             raise
         chrome("aborted")
         code = 1
+    except TurnmarkError as error:
+        chrome(f"error: {error}")
+        code = 2
     if standalone_mode:
         sys.exit(code)
     return code

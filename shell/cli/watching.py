@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from turnmark.shell.cli.common import ModelOption, OutputFormat, app, settings_of
-from turnmark.shell.output import chrome, fail, json_line
+from turnmark.shell.output import chrome, json_line
 
 if TYPE_CHECKING:
     from turnmark.shell.usecases.watcher import WatchEvent
@@ -65,15 +65,12 @@ def watch(
     model: ModelOption = None,
 ) -> None:
     """Watch workspaces and keep every conversation summarized as it changes."""
-    from turnmark.shell.storage.workspace import WorkspaceError, require_workspace
+    from turnmark.shell.storage.workspace import require_workspace
     from turnmark.shell.usecases.summarize import CatchupOptions
     from turnmark.shell.usecases.watcher import Watcher, WatchEvent, WatchOptions
 
     settings = settings_of(ctx)
-    try:
-        roots = [require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]
-    except WorkspaceError as error:
-        raise fail(str(error)) from error
+    roots = [require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]
     catchup = CatchupOptions(model=model, cfg=tuple(settings.cfg), environ=settings.environ, http=settings.http)
     log = _log_json if settings.format is OutputFormat.json else _log_text
     watcher = Watcher(roots, WatchOptions(settle=settle, once=once, catchup=catchup), settings.new_id, log)

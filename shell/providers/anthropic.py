@@ -8,12 +8,12 @@ from typing import Any
 from turnmark.core.summaries.request import SummaryRequest
 from turnmark.core.wire.models import ModelSpec
 from turnmark.core.wire.parameters import answer_limit, reasoning_fields
+from turnmark.shell.errors import ModelError
 from turnmark.shell.providers.http import Http
 from turnmark.shell.providers.protocol import (
     CUT_OFF,
     ChatPart,
     HttpSettings,
-    ModelError,
     answer_text,
     parse_arguments,
     sampling,

@@ -16,7 +16,8 @@ from typing import Any
 
 import httpx
 
-from turnmark.shell.providers.protocol import HttpSettings, ModelError, ModelRejected, ModelUnreachable
+from turnmark.shell.errors import ModelError, ModelRejected, ModelUnreachable
+from turnmark.shell.providers.protocol import HttpSettings
 from turnmark.shell.secrets import keep_secret, redacted
 
 ERROR_DETAIL_CHARS = 300

@@ -9,8 +9,9 @@ from typing import Any
 from turnmark.core.summaries.request import SummaryRequest
 from turnmark.core.wire.models import ModelSpec
 from turnmark.core.wire.parameters import answer_limit, reasoning_fields
+from turnmark.shell.errors import ModelError
 from turnmark.shell.providers.http import Http
-from turnmark.shell.providers.protocol import ChatPart, HttpSettings, ModelError, answer_text, sampling
+from turnmark.shell.providers.protocol import ChatPart, HttpSettings, answer_text, sampling
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 

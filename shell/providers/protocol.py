@@ -10,34 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from turnmark.core.text.summary_text import one_line, truncate
-from turnmark.shell.secrets import redacted
-
-
-class ModelError(Exception):
-    """A model call failed; ``str()`` is one short, clean line (server text may hold anything).
-
-    Keys are redacted from the whole message before it is made one line and cut.
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(truncate(redacted(one_line(redacted(message))), 400))
-
-
-class ModelUnreachable(ModelError):
-    """No connection could be made to the model's server (refused, no route, no such host, connect timeout)."""
-
-
-class ModelTruncated(ModelError):
-    """The answer was cut off by the answer's token limit (``finish_reason: length`` and kin)."""
-
-
-class ModelRejected(ModelError):
-    """The server refused the request in a way a retry cannot change (400, 401, 403, 404, 422, a schema error)."""
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
+from turnmark.shell.errors import ModelError, ModelTruncated
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,8 @@ from turnmark.core.stream.config import lookup
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.summaries.request import SummaryRequest
 from turnmark.core.wire.models import ModelSpec
-from turnmark.shell.providers.protocol import ChatPart, HttpSettings, ModelError
+from turnmark.shell.errors import ModelError
+from turnmark.shell.providers.protocol import ChatPart, HttpSettings
 from turnmark.shell.secrets import keep_secret
 
 

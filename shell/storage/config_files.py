@@ -32,13 +32,10 @@ from turnmark.core.stream.config import (
 )
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
+from turnmark.shell.errors import ConfigProblem
 from turnmark.shell.storage.workspace import Workspace
 
 T = TypeVar("T")
-
-
-class ConfigProblem(Exception):
-    """A configuration source cannot be used; ``str()`` names it."""
 
 
 def _ok(result: Result[T, ConfigError]) -> T:

@@ -21,12 +21,12 @@ from pathlib import Path
 from returns.result import Failure, Success
 
 from turnmark.core.errors import StreamError
-from turnmark.core.stream.conversation_stream import AmbiguousLink, ConversationStream, persisted_repairs
+from turnmark.core.stream.conversation_stream import ConversationStream, persisted_repairs
 from turnmark.core.stream.duplicate_keys import duplicate_keys
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import Metadata, parse_metadata
-from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage.files import FileFault, check_writable, os_reason, read_file, remove, write_if_changed
+from turnmark.shell.errors import ConversationError, ConversationLocked, FileFault, SaveRefused
+from turnmark.shell.storage.files import check_writable, os_reason, read_file, remove, write_if_changed
 from turnmark.shell.storage.files import directory as opened_directory
 from turnmark.shell.storage.locking import ConversationLock, lock_holder, try_lock
 from turnmark.shell.storage.workspace import ConversationRef, Workspace
@@ -34,25 +34,6 @@ from turnmark.shell.storage.workspace import ConversationRef, Workspace
 EVENTS = "events.json"
 BASE_CONFIG = "base_config.json"
 METADATA = "metadata.json"
-
-
-class ConversationLocked(ConversationError):
-    """Another process (``jp`` or turnmark) holds the conversation's lock."""
-
-
-class SaveRefused(ConversationError):
-    """Saving would silently resolve an ambiguous request link."""
-
-    def __init__(self, path: Path, links: tuple[AmbiguousLink, ...], legacy: bool) -> None:
-        offset = 1 if legacy else 0
-        named = ", ".join(
-            f"entry {link.index + offset} (event_id {link.event_id}) -> {link.request_id}" for link in links
-        )
-        super().__init__(
-            f"{path}: refusing to save: request_id points at an event_id that more than one entry had: {named}; "
-            "edit events.json so the ID is unique and each request_id names the request it answers"
-        )
-        self.links = links
 
 
 def _mtime(path: Path) -> int:

@@ -19,17 +19,13 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from turnmark.shell.errors import ConversationError
+from turnmark.shell.errors import FileFault
 
 os_write = os.write
 
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _SIDESTEPS = 8
-
-
-class FileFault(ConversationError):
-    """A file could not be written, or may not be (it is a link); ``str()`` is one line."""
 
 
 def os_reason(error: OSError) -> str:

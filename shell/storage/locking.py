@@ -22,7 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from turnmark.shell.storage.files import FileFault, link_refusal, open_directory, os_reason
+from turnmark.shell.errors import FileFault
+from turnmark.shell.storage.files import link_refusal, open_directory, os_reason
 from turnmark.shell.storage.workspace import ConversationRef
 
 _ATTEMPTS = 5

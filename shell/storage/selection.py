@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from turnmark.core.stream.timestamps import sort_key
+from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.storage.conversations import read_metadata
 from turnmark.shell.storage.workspace import (
     ConversationRef,
     Workspace,
-    WorkspaceError,
     conversation_at,
     list_conversations,
     require_workspace,

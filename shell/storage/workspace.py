@@ -7,12 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id
+from turnmark.shell.errors import WorkspaceError
 
 STORAGE_DIR = ".jp"
-
-
-class WorkspaceError(Exception):
-    """A workspace or conversation could not be found; the message says what to do."""
 
 
 def user_data_dir() -> Path:

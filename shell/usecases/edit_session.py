@@ -32,7 +32,7 @@ from turnmark.core.links.check import check_report
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.timestamps import format_timestamp
-from turnmark.shell.errors import ConversationError
+from turnmark.shell.errors import ConversationError, EditAborted
 from turnmark.shell.output import counted
 from turnmark.shell.providers.protocol import HttpSettings
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
@@ -42,10 +42,6 @@ from turnmark.shell.usecases.summarize import CatchupOptions, catch_up
 
 NO_DIRECTORY_EDITORS = frozenset({"nano", "pico", "ed", "vi", "ex", "mcedit", "joe"})
 MAX_ROUNDS = 20
-
-
-class EditAborted(Exception):
-    """The user aborted (empty plan, editor failure); nothing was written."""
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,9 @@ from turnmark.core.stream.timestamps import format_timestamp
 from turnmark.core.summaries.catchup import candidates, prepare
 from turnmark.core.wire.chat import WireApi, request_body
 from turnmark.core.wire.models import ModelSpec, resolve_id
+from turnmark.shell.errors import ModelError, QueryError
 from turnmark.shell.output import chrome, emit_json, write_text
-from turnmark.shell.providers.protocol import ChatPart, HttpSettings, ModelError
+from turnmark.shell.providers.protocol import ChatPart, HttpSettings
 from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.storage.config_files import effective_config
 from turnmark.shell.storage.conversations import (
@@ -61,10 +62,6 @@ WIRE_APIS: dict[str, WireApi] = {
     "openrouter": "openai",
     "anthropic": "anthropic",
 }
-
-
-class QueryError(Exception):
-    """The query cannot run; ``str()`` is one line."""
 
 
 @dataclass

@@ -38,16 +38,19 @@ from turnmark.core.summaries.packing import Candidate, Packing
 from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, parse_summaries, summary_request
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, excluded_ids
 from turnmark.core.wire.models import EXTRACTIVE, ModelSpec, resolve_summary_model
-from turnmark.shell.errors import ConversationError
-from turnmark.shell.providers.protocol import HttpSettings, ModelError, ModelRejected, ModelTruncated, ModelUnreachable
-from turnmark.shell.providers.registry import SummaryProvider, open_provider
-from turnmark.shell.storage.config_files import ConfigProblem, config_layers, layer_of, transcript_limit
-from turnmark.shell.storage.conversations import (
+from turnmark.shell.errors import (
+    ConfigProblem,
+    ConversationError,
     ConversationLocked,
-    hold_lock,
-    read_conversation,
-    save_stream,
+    ModelError,
+    ModelRejected,
+    ModelTruncated,
+    ModelUnreachable,
 )
+from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.providers.registry import SummaryProvider, open_provider
+from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
+from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
 from turnmark.shell.storage.locking import is_locked, lock_holder
 from turnmark.shell.storage.workspace import ConversationRef

@@ -15,8 +15,8 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer
+from turnmark.shell.errors import ConfigProblem
 from turnmark.shell.output import chrome
-from turnmark.shell.storage.config_files import ConfigProblem
 from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, Session
 from turnmark.shell.usecases.tasks import CancelToken
