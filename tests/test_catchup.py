@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.summaries.catchup import label
 from turnmark.shell.cli.main import Settings, app
-from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import edit_conversation, read_conversation
 from turnmark.shell.storage.failure_memory import load_memory
 from turnmark.shell.storage.locking import lock_path

@@ -11,8 +11,8 @@ from turnmark.core.summaries.packing import Candidate
 from turnmark.core.summaries.request import summary_request
 from turnmark.core.wire.models import ModelSpec
 from turnmark.shell.errors import ModelError, ModelRejected
-from turnmark.shell.providers.protocol import HttpSettings
 from turnmark.shell.providers.registry import open_provider
+from turnmark.shell.settings import HttpSettings
 
 from .llm_servers import Behaviour, ModelServer, requested_ids
 

@@ -14,7 +14,7 @@ import pytest
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.turns import summary_source
-from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli.main import Settings, app
-from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation
 

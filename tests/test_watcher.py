@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation

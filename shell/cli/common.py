@@ -16,7 +16,7 @@ from turnmark.shell.output import chrome
 
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
-    from turnmark.shell.providers.protocol import HttpSettings
+    from turnmark.shell.settings import HttpSettings
     from turnmark.shell.storage.conversations import LoadedConversation
     from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
@@ -57,7 +57,7 @@ def _random_event_ids() -> IdSource:
 
 
 def _http_settings() -> HttpSettings:
-    from turnmark.shell.providers.protocol import HttpSettings
+    from turnmark.shell.settings import HttpSettings
 
     return HttpSettings()
 

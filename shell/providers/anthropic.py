@@ -10,15 +10,8 @@ from turnmark.core.wire.models import ModelSpec
 from turnmark.core.wire.parameters import answer_limit, reasoning_fields
 from turnmark.shell.errors import ModelError
 from turnmark.shell.providers.http import Http
-from turnmark.shell.providers.protocol import (
-    CUT_OFF,
-    ChatPart,
-    HttpSettings,
-    answer_text,
-    parse_arguments,
-    sampling,
-    sse_data,
-)
+from turnmark.shell.providers.protocol import CUT_OFF, ChatPart, answer_text, parse_arguments, sampling, sse_data
+from turnmark.shell.settings import HttpSettings
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_KEY_ENV = "ANTHROPIC_API_KEY"

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 
 from turnmark.shell.errors import ModelError, ModelRejected, ModelUnreachable
-from turnmark.shell.providers.protocol import HttpSettings
 from turnmark.shell.secrets import keep_secret, redacted
+from turnmark.shell.settings import HttpSettings
 
 ERROR_DETAIL_CHARS = 300
 FINAL_STATUSES = frozenset({400, 401, 403, 404, 422})

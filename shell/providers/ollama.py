@@ -11,7 +11,8 @@ from turnmark.core.wire.models import ModelSpec
 from turnmark.core.wire.parameters import answer_limit, reasoning_fields
 from turnmark.shell.errors import ModelError
 from turnmark.shell.providers.http import Http
-from turnmark.shell.providers.protocol import ChatPart, HttpSettings, answer_text, sampling
+from turnmark.shell.providers.protocol import ChatPart, answer_text, sampling
+from turnmark.shell.settings import HttpSettings
 
 DEFAULT_BASE_URL = "http://localhost:11434"
 

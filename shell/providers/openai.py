@@ -10,7 +10,8 @@ from turnmark.core.wire.models import ModelSpec
 from turnmark.core.wire.parameters import answer_limit, reasoning_fields
 from turnmark.shell.errors import ModelError
 from turnmark.shell.providers.http import Http
-from turnmark.shell.providers.protocol import ChatPart, HttpSettings, answer_text, parse_arguments, sampling, sse_data
+from turnmark.shell.providers.protocol import ChatPart, answer_text, parse_arguments, sampling, sse_data
+from turnmark.shell.settings import HttpSettings
 
 DEFAULTS = {
     "openai": ("https://api.openai.com", "/v1", "OPENAI_API_KEY"),

@@ -13,19 +13,6 @@ from typing import Any
 from turnmark.shell.errors import ModelError, ModelTruncated
 
 
-@dataclass(frozen=True, slots=True)
-class HttpSettings:
-    connect_timeout: float = 5.0
-    read_timeout: float = 60.0
-    retries: int = 3
-    connect_retries: int = 1
-    """A refused connection is tried again this often (a server that is starting), quickly."""
-    connect_backoff: float = 0.25
-    backoff: float = 1.0
-    backoff_cap: float = 30.0
-    max_response_bytes: int = 1_048_576
-
-
 def sse_data(lines: Iterator[str]) -> Iterator[tuple[str, Any]]:
     """Server-sent events as ``(event name, parsed data)``; ``[DONE]`` ends the stream."""
     event = "message"

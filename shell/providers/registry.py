@@ -11,8 +11,9 @@ from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.summaries.request import SummaryRequest
 from turnmark.core.wire.models import ModelSpec
 from turnmark.shell.errors import ModelError
-from turnmark.shell.providers.protocol import ChatPart, HttpSettings
+from turnmark.shell.providers.protocol import ChatPart
 from turnmark.shell.secrets import keep_secret
+from turnmark.shell.settings import HttpSettings
 
 
 class SummaryProvider(Protocol):

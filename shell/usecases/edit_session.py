@@ -34,7 +34,7 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.timestamps import format_timestamp
 from turnmark.shell.errors import ConversationError, EditAborted
 from turnmark.shell.output import counted
-from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef

@@ -35,8 +35,9 @@ from turnmark.core.wire.chat import WireApi, request_body
 from turnmark.core.wire.models import ModelSpec, resolve_id
 from turnmark.shell.errors import ModelError, QueryError
 from turnmark.shell.output import chrome, emit_json, write_text
-from turnmark.shell.providers.protocol import ChatPart, HttpSettings
+from turnmark.shell.providers.protocol import ChatPart
 from turnmark.shell.providers.registry import open_provider
+from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.config_files import effective_config
 from turnmark.shell.storage.conversations import (
     METADATA,

@@ -47,8 +47,8 @@ from turnmark.shell.errors import (
     ModelTruncated,
     ModelUnreachable,
 )
-from turnmark.shell.providers.protocol import HttpSettings
 from turnmark.shell.providers.registry import SummaryProvider, open_provider
+from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
 from turnmark.shell.storage.failure_memory import load_memory, save_memory

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.shell.providers.protocol import HttpSettings
+from turnmark.shell.settings import HttpSettings
 
 from .figures import FULL
 from .hostile_cli import Outcome, Tally, invoke
