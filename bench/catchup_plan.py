@@ -18,11 +18,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import best_of, corpus_conversations, corpus_files
+from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.codec import encode_document, write_entry
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.summaries.catchup import candidates, plan, prepare
+from turnmark.core.summaries.catchup import plan_summaries, summary_candidates
+from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.summaries.packing import estimate_tokens
-from turnmark.core.summaries.transcript import excluded_ids, transcript
+from turnmark.core.summaries.transcript import turn_transcript
 from turnmark.shell.entropy import random_event_ids
 
 LIMITS = (4000, 1500, 600)
@@ -39,8 +41,8 @@ def percentile(values: list[int], share: float) -> float:
 
 
 def catchup_plan(stream: ConversationStream) -> object:
-    prepared = prepare(stream)
-    return plan(candidates(prepared, last_turn_may_be_open=False), None, 5)
+    prepared = ensure_first_turn_start(stream)
+    return plan_summaries(summary_candidates(prepared, last_turn_may_be_open=False), None, 5)
 
 
 def main() -> None:
@@ -52,14 +54,14 @@ def main() -> None:
         stream = ConversationStream.from_json(events, base, new_id=random_event_ids()).unwrap()
         total_load += best_of(partial(ConversationStream.from_json, events, base, new_id=random_event_ids()), 5, 2)
         total_plan += best_of(partial(catchup_plan, stream), 5, 2)
-        prepared = prepare(stream)
+        prepared = ensure_first_turn_start(stream)
         excluded = excluded_ids(prepared)
         for turn in prepared.turns():
             raw = len(encode_document([write_entry(entry) for entry in turn.entries]))
-            ratios.append((len(transcript(turn).encode()) / raw, f"{directory.name[:11]} turn {turn.index}"))
+            ratios.append((len(turn_transcript(turn).encode()) / raw, f"{directory.name[:11]} turn {turn.index}"))
             if turn.id() is not None and turn.requests():
                 for limit in LIMITS:
-                    tokens[limit].append(estimate_tokens(transcript(turn, excluded, limit)))
+                    tokens[limit].append(estimate_tokens(turn_transcript(turn, excluded, limit)))
     ratios.sort()
     median = statistics.median(ratio for ratio, _ in ratios)
     worst, where = ratios[-1]

@@ -23,8 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import corpus_root
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.summaries.catchup import extractive_answer, prepare, unlabel
+from turnmark.core.summaries.catchup import extractive_answer
 from turnmark.core.summaries.label_text import word_set
+from turnmark.core.summaries.labels import ensure_first_turn_start, unlabel_turn
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import find_workspace, list_conversations
 
@@ -71,12 +72,12 @@ def labels_of(root: Path) -> dict[str, tuple[dict[str, str], set[str]]]:
     assert workspace is not None, root
     found = {}
     for ref in list_conversations(workspace):
-        stream = prepare(read_conversation(ref, sequential_ids()).stream)
+        stream = ensure_first_turn_start(read_conversation(ref, sequential_ids()).stream)
         turn_ids = tuple(str(turn.id()) for turn in stream.turns() if turn.id() is not None)
         unlabelled = stream
         for turn in stream.turns():
             if turn.summary() is not None and turn.id() is not None:
-                unlabelled = unlabel(unlabelled, str(turn.id())).value_or(unlabelled)
+                unlabelled = unlabel_turn(unlabelled, str(turn.id())).value_or(unlabelled)
         answer = json.loads(extractive_answer(unlabelled, turn_ids))["summaries"]
         text = json.dumps(stream.to_json().decode("utf-8", "replace")).lower()
         found[ref.display_id] = (answer, set(re.findall(r"[\w.-]+", text)))

@@ -29,12 +29,11 @@ runs as a doctest. In short:
   ``resolve_summary_model``; a user's own summary: ``ensure_first_turn_start``,
   ``label_turn``, ``unlabel_turn``.
 
-A few public names differ from the name in their module (``label_turn`` is
-``catchup.label``, ``turn_transcript`` is ``transcript.transcript``): the public
-one is the name here, which no submodule's name can hide.
-
-Imports are lazy (PEP 562): ``import turnmark.core.<module>`` runs this file,
-and must stay as cheap as it was for the command line's start-up.
+The API is listed once, as the ``if TYPE_CHECKING:`` imports below: that is what
+mypy sees, and at run time the same lines are the table ``__getattr__`` serves
+from (PEP 562), so ``import turnmark.core.<package>.<module>``, which runs this
+file first, stays as cheap as the command line's start-up needs. Every public
+name is the name of its definition.
 """
 
 from __future__ import annotations
@@ -43,161 +42,90 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .errors import StreamError
-    from .links.exclusion import ExclusionDiagnostic
-    from .links.projection import Projection, ProviderView, ViewEvent, project
-    from .links.resolution import Link, UnresolvedReason, resolve_links
-    from .stream.conversation_stream import ConversationStream, TurnSummaryError
-    from .stream.entries import Entry
-    from .stream.event_ids import ids_from_random_bytes, sequential_ids
-    from .stream.payloads import (
-        ChatRequest,
-        ChatResponse,
-        Compaction,
-        ConfigDelta,
-        InquiryRequest,
-        InquiryResponse,
-        ToolCallRequest,
-        ToolCallResponse,
-        TurnStart,
-        Unknown,
-    )
-    from .stream.turns import Turn, find_turn, mechanical_turn_summary, summary_source
-    from .summaries.catchup import apply_summaries, extractive_answer
-    from .summaries.catchup import candidates as summary_candidates
-    from .summaries.catchup import label as label_turn
-    from .summaries.catchup import plan as plan_summaries
-    from .summaries.catchup import prepare as ensure_first_turn_start
-    from .summaries.catchup import unlabel as unlabel_turn
-    from .summaries.fingerprint import fingerprint as turn_fingerprint
-    from .summaries.packing import Candidate, Packing, pack
-    from .summaries.request import AnswerError, SummaryAnswer, SummaryRequest, parse_summaries
-    from .summaries.request import summary_request as build_summary_request
-    from .summaries.transcript import excluded_ids
-    from .summaries.transcript import transcript as turn_transcript
-    from .wire.models import resolve_summary_model
+    __all__: list[str]
+    from .errors import AnswerError as AnswerError
+    from .errors import StreamError as StreamError
+    from .errors import TurnSummaryError as TurnSummaryError
+    from .links.exclusion import ExclusionDiagnostic as ExclusionDiagnostic
+    from .links.exclusion import excluded_ids as excluded_ids
+    from .links.projection import Projection as Projection
+    from .links.projection import ProviderView as ProviderView
+    from .links.projection import ViewEvent as ViewEvent
+    from .links.projection import project as project
+    from .links.resolution import Link as Link
+    from .links.resolution import UnresolvedReason as UnresolvedReason
+    from .links.resolution import resolve_links as resolve_links
+    from .stream.conversation_stream import ConversationStream as ConversationStream
+    from .stream.entries import Entry as Entry
+    from .stream.event_ids import ids_from_random_bytes as ids_from_random_bytes
+    from .stream.event_ids import sequential_ids as sequential_ids
+    from .stream.payloads import ChatRequest as ChatRequest
+    from .stream.payloads import ChatResponse as ChatResponse
+    from .stream.payloads import Compaction as Compaction
+    from .stream.payloads import ConfigDelta as ConfigDelta
+    from .stream.payloads import InquiryRequest as InquiryRequest
+    from .stream.payloads import InquiryResponse as InquiryResponse
+    from .stream.payloads import ToolCallRequest as ToolCallRequest
+    from .stream.payloads import ToolCallResponse as ToolCallResponse
+    from .stream.payloads import TurnStart as TurnStart
+    from .stream.payloads import Unknown as Unknown
+    from .stream.turns import Turn as Turn
+    from .stream.turns import find_turn as find_turn
+    from .stream.turns import mechanical_turn_summary as mechanical_turn_summary
+    from .stream.turns import summary_source as summary_source
+    from .summaries.catchup import apply_summaries as apply_summaries
+    from .summaries.catchup import extractive_answer as extractive_answer
+    from .summaries.catchup import plan_summaries as plan_summaries
+    from .summaries.catchup import summary_candidates as summary_candidates
+    from .summaries.fingerprint import turn_fingerprint as turn_fingerprint
+    from .summaries.labels import ensure_first_turn_start as ensure_first_turn_start
+    from .summaries.labels import label_turn as label_turn
+    from .summaries.labels import unlabel_turn as unlabel_turn
+    from .summaries.packing import Candidate as Candidate
+    from .summaries.packing import Packing as Packing
+    from .summaries.packing import pack as pack
+    from .summaries.request import SummaryAnswer as SummaryAnswer
+    from .summaries.request import SummaryRequest as SummaryRequest
+    from .summaries.request import build_summary_request as build_summary_request
+    from .summaries.request import parse_summaries as parse_summaries
+    from .summaries.transcript import turn_transcript as turn_transcript
+    from .wire.models import resolve_summary_model as resolve_summary_model
 
-_EXPORTS: dict[str, tuple[str, str]] = {
-    # the stream, its entries and payloads, and where new IDs come from
-    "ConversationStream": ("stream.conversation_stream", "ConversationStream"),
-    "Entry": ("stream.entries", "Entry"),
-    "TurnStart": ("stream.payloads", "TurnStart"),
-    "ChatRequest": ("stream.payloads", "ChatRequest"),
-    "ChatResponse": ("stream.payloads", "ChatResponse"),
-    "ToolCallRequest": ("stream.payloads", "ToolCallRequest"),
-    "ToolCallResponse": ("stream.payloads", "ToolCallResponse"),
-    "InquiryRequest": ("stream.payloads", "InquiryRequest"),
-    "InquiryResponse": ("stream.payloads", "InquiryResponse"),
-    "ConfigDelta": ("stream.payloads", "ConfigDelta"),
-    "Compaction": ("stream.payloads", "Compaction"),
-    "Unknown": ("stream.payloads", "Unknown"),
-    "sequential_ids": ("stream.event_ids", "sequential_ids"),
-    "ids_from_random_bytes": ("stream.event_ids", "ids_from_random_bytes"),
-    "StreamError": ("errors", "StreamError"),
-    "TurnSummaryError": ("stream.conversation_stream", "TurnSummaryError"),
-    # turns
-    "Turn": ("stream.turns", "Turn"),
-    "find_turn": ("stream.turns", "find_turn"),
-    "mechanical_turn_summary": ("stream.turns", "mechanical_turn_summary"),
-    "summary_source": ("stream.turns", "summary_source"),
-    # request links and exclusion
-    "Link": ("links.resolution", "Link"),
-    "UnresolvedReason": ("links.resolution", "UnresolvedReason"),
-    "resolve_links": ("links.resolution", "resolve_links"),
-    "excluded_ids": ("summaries.transcript", "excluded_ids"),
-    "ExclusionDiagnostic": ("links.exclusion", "ExclusionDiagnostic"),
-    # projection
-    "project": ("links.projection", "project"),
-    "Projection": ("links.projection", "Projection"),
-    "ProviderView": ("links.projection", "ProviderView"),
-    "ViewEvent": ("links.projection", "ViewEvent"),
-    # transcripts, fingerprints, packing
-    "turn_transcript": ("summaries.transcript", "transcript"),
-    "turn_fingerprint": ("summaries.fingerprint", "fingerprint"),
-    "summary_candidates": ("summaries.catchup", "candidates"),
-    "Candidate": ("summaries.packing", "Candidate"),
-    "Packing": ("summaries.packing", "Packing"),
-    "pack": ("summaries.packing", "pack"),
-    "plan_summaries": ("summaries.catchup", "plan"),
-    # the summary request, the model's answer, and storing summaries
-    "build_summary_request": ("summaries.request", "summary_request"),
-    "SummaryRequest": ("summaries.request", "SummaryRequest"),
-    "parse_summaries": ("summaries.request", "parse_summaries"),
-    "SummaryAnswer": ("summaries.request", "SummaryAnswer"),
-    "AnswerError": ("summaries.request", "AnswerError"),
-    "extractive_answer": ("summaries.catchup", "extractive_answer"),
-    "apply_summaries": ("summaries.catchup", "apply_summaries"),
-    "resolve_summary_model": ("wire.models", "resolve_summary_model"),
-    "label_turn": ("summaries.catchup", "label"),
-    "unlabel_turn": ("summaries.catchup", "unlabel"),
-    "ensure_first_turn_start": ("summaries.catchup", "prepare"),
-}
+_exports: dict[str, str] = {}
+"""Public name -> its module (relative to this package), read from the imports above on first use."""
 
-__all__ = [
-    "AnswerError",
-    "Candidate",
-    "ChatRequest",
-    "ChatResponse",
-    "Compaction",
-    "ConfigDelta",
-    "ConversationStream",
-    "Entry",
-    "ExclusionDiagnostic",
-    "InquiryRequest",
-    "InquiryResponse",
-    "Link",
-    "Packing",
-    "Projection",
-    "ProviderView",
-    "StreamError",
-    "SummaryAnswer",
-    "SummaryRequest",
-    "ToolCallRequest",
-    "ToolCallResponse",
-    "Turn",
-    "TurnStart",
-    "TurnSummaryError",
-    "Unknown",
-    "UnresolvedReason",
-    "ViewEvent",
-    "apply_summaries",
-    "build_summary_request",
-    "ensure_first_turn_start",
-    "excluded_ids",
-    "extractive_answer",
-    "find_turn",
-    "ids_from_random_bytes",
-    "label_turn",
-    "mechanical_turn_summary",
-    "pack",
-    "parse_summaries",
-    "plan_summaries",
-    "project",
-    "resolve_links",
-    "resolve_summary_model",
-    "sequential_ids",
-    "summary_candidates",
-    "summary_source",
-    "turn_fingerprint",
-    "turn_transcript",
-    "unlabel_turn",
-]
+
+def public_names() -> dict[str, str]:
+    """Each public name and the module that defines it, as the ``if TYPE_CHECKING:`` block lists them."""
+    if not _exports:
+        import ast
+
+        loader = __spec__.loader if __spec__ is not None else None
+        source = loader.get_source(__name__) if loader is not None else None  # type: ignore[attr-defined]
+        for node in ast.parse(source or "").body:
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                _exports.update(
+                    {alias.name: statement.module or "" for statement in node.body
+                     if isinstance(statement, ast.ImportFrom) for alias in statement.names}
+                )  # fmt: skip
+    return _exports
 
 
 def _export(name: str) -> object:
     """The public object called ``name``, imported from its module on first use and kept."""
-    try:
-        module, attribute = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value: object = getattr(import_module(f".{module}", __name__), attribute)
+    if name == "__all__":
+        return sorted(public_names())
+    module = public_names().get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *public_names()})
 
 
-if not TYPE_CHECKING:
+if not TYPE_CHECKING:  # mypy sees the imports above, and no catch-all attribute
     __getattr__ = _export

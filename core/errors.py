@@ -1,6 +1,11 @@
-"""Typed errors the core returns (never raises) for bad input."""
+"""Every error type of the core.
+
+Fallible core functions return these as values (``returns.result.Failure``); the three exceptions
+below never leave the core (``InvalidEntry``, ``InvalidDocument``) or mean a caller's bug (``IdSourceExhausted``).
+"""
 
 from dataclasses import dataclass
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,3 +42,94 @@ class StreamError:
 
     def describe(self) -> str:
         return f"{self.place()}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigError:
+    """A config file, variable or assignment turnmark cannot use; ``source`` names it."""
+
+    source: str
+    message: str
+
+    def describe(self) -> str:
+        return f"{self.source}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSummaryError:
+    """Why a turn summary was not stored or cleared.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> error = stream.set_turn_summary("nosuch1", "Fixed the build").failure()
+    >>> error.reason, error.describe()
+    ('unknown_turn', "no turn_start with event_id 'nosuch1'")
+    >>> stream.set_turn_summary("e000001", " \\n ").failure().reason
+    'blank_summary'
+    """
+
+    reason: Literal["unknown_turn", "blank_summary"]
+    turn_id: str
+
+    def describe(self) -> str:
+        if self.reason == "unknown_turn":
+            return f"no turn_start with event_id {self.turn_id!r}"
+        return "the summary is blank once normalized to one line"
+
+
+BuildErrorKind = Literal[
+    "orphaned_tool_call_response",
+    "duplicate_tool_call_response",
+    "orphaned_inquiry_response",
+    "duplicate_inquiry_response",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnBuildError:
+    """Why a buffered turn was not flushed; ``position`` is the offending event's place in the buffer."""
+
+    kind: BuildErrorKind
+    id: str
+    position: int
+
+    def describe(self) -> str:
+        what = self.kind.replace("_", " ")
+        return f"{what} {self.id!r} (buffered event {self.position})"
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerError:
+    """The answer as a whole is unusable (not JSON, not the schema's shape).
+
+    >>> from turnmark.core import parse_summaries
+    >>> parse_summaries("Sure! Here are your summaries.", ("a1aaaaa",)).failure().message
+    'the answer is not JSON'
+    >>> parse_summaries('{"a1aaaaa": "Build fixed"}', ("a1aaaaa",)).failure().message
+    'the answer has no "summaries" object'
+    """
+
+    message: str
+
+
+class InvalidEntry(Exception):
+    """Raised inside the codec, turned into a ``StreamError`` at its boundary."""
+
+    def __init__(self, message: str, index: int | None = None, type_tag: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.index = index
+        self.type_tag = type_tag
+
+
+class InvalidDocument(Exception):
+    """Malformed JSON: ``message`` at ``line``/``column`` of ``document``."""
+
+    def __init__(self, message: str, line: int, column: int, document: str) -> None:
+        super().__init__(message)
+        self.error = StreamError(message, line=line, column=column, document=document)
+
+
+class IdSourceExhausted(RuntimeError):
+    """The injected ID source kept returning IDs already in use."""

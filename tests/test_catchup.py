@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.summaries.catchup import label
+from turnmark.core.summaries.labels import label_turn
 from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import edit_conversation, read_conversation
@@ -215,7 +215,7 @@ def test_upgrade_replaces_offline_summaries_but_never_the_users(workspace: Path,
     ref = pick_conversation(workspace, CLEAN)
     assert len(run(ref).written) == 3
     assert summaries(ref)["a1turn0"][1] == "builtin/extractive"
-    edit_conversation(ref, lambda s: label(s, "a2turn0", "Mine", "user").unwrap(), sequential_ids())
+    edit_conversation(ref, lambda s: label_turn(s, "a2turn0", "Mine", "user").unwrap(), sequential_ids())
     use_model(workspace, server)
     assert run(ref).written == {}, "without --upgrade nothing is redone"
     report = run(ref, upgrade=True)

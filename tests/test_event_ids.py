@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from turnmark.core.errors import IdSourceExhausted
 from turnmark.core.stream.event_ids import (
-    IdSourceExhausted,
     derived_id,
     entry_origins,
     fresh_id,

@@ -8,19 +8,19 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.summaries.catchup import prepare
 from turnmark.core.summaries.extractive import extractive_labels
+from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.summaries.request import MAX_CHARS
-from turnmark.core.summaries.transcript import excluded_ids
 
 from .conftest import FIXTURES, corpus_files, corpus_params
 
 
 def labels(directory: Path) -> list[str]:
     stream = ConversationStream.from_json(*corpus_files(directory), new_id=sequential_ids()).unwrap()
-    prepared = prepare(stream)
+    prepared = ensure_first_turn_start(stream)
     found = extractive_labels(prepared.turns(), excluded_ids(prepared))
     lines = []
     for turn in prepared.turns():

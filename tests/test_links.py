@@ -1,8 +1,9 @@
 """Link resolution (unlinked / resolved / unresolved with a reason) and the check report."""
 
-from turnmark.core.links.check import check_report, turn_rows
+from turnmark.core.links.check import check_report
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.summaries.turn_rows import turn_rows
 
 from .streams import TS, load, message, request, stream_of, turn
 

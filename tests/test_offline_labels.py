@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.payloads import Payload
-from turnmark.core.summaries.catchup import prepare
 from turnmark.core.summaries.extractive import extractive_labels, instruction, is_follow_up, turn_facts
 from turnmark.core.summaries.gate import refusal
 from turnmark.core.summaries.key_terms import key_terms
 from turnmark.core.summaries.label_text import as_request, base_form, heading, imperative, plain, shorten
+from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.summaries.request import FIXED_PROMPT
-from turnmark.core.summaries.transcript import excluded_ids
 
 from .streams import call, message, request, result, stream_of, turn
 
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def labels(*steps: Payload) -> list[str | None]:
-    stream = prepare(stream_of(*steps))
+    stream = ensure_first_turn_start(stream_of(*steps))
     found = extractive_labels(stream.turns(), excluded_ids(stream))
     return [found.get(str(t.id())) for t in stream.turns()]
 
@@ -132,7 +132,7 @@ def test_two_turns_never_get_the_same_label() -> None:
 def test_labels_do_not_depend_on_which_turns_are_already_summarized() -> None:
     steps: list[Payload] = [turn(), request("Run the tests"), message("ok")] * 2
     steps += [turn(), request("continue"), message("Done.")]
-    stream = prepare(stream_of(*steps))
+    stream = ensure_first_turn_start(stream_of(*steps))
     first = extractive_labels(stream.turns(), excluded_ids(stream))
     labelled = stream.set_turn_summary(str(stream.turns()[0].id()), "Something else entirely").unwrap()
     assert extractive_labels(labelled.turns(), excluded_ids(labelled)) == first
@@ -170,7 +170,9 @@ def corpus_or_fixture_streams() -> list[ConversationStream]:
     for folder in folders:
         if (folder / "events.json").is_file():
             streams.append(
-                prepare(ConversationStream.from_json(*corpus_files(folder), new_id=sequential_ids()).unwrap())
+                ensure_first_turn_start(
+                    ConversationStream.from_json(*corpus_files(folder), new_id=sequential_ids()).unwrap()
+                )
             )
     return streams
 

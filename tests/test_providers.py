@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from turnmark.core.summaries.packing import Candidate
-from turnmark.core.summaries.request import summary_request
+from turnmark.core.summaries.request import build_summary_request
 from turnmark.core.wire.models import ModelSpec
 from turnmark.shell.errors import ModelError, ModelRejected
 from turnmark.shell.providers.registry import open_provider
@@ -18,7 +18,7 @@ from .llm_servers import Behaviour, ModelServer, requested_ids
 
 FAST = HttpSettings(connect_timeout=1.0, read_timeout=1.0, retries=2, backoff=0.01, backoff_cap=0.05)
 REQUEST_CANDIDATES = (Candidate("k3m9x2a", 0, "<turn/>", 3, "fp"), Candidate("p8q2r4b", 1, "<turn/>", 3, "fp"))
-REQUEST = summary_request(REQUEST_CANDIDATES)
+REQUEST = build_summary_request(REQUEST_CANDIDATES)
 MODELS = {
     "ollama": ModelSpec("ollama", "llama3.2:3b", {}),
     "openai": ModelSpec("openai", "gpt-4o-mini", {}),
@@ -200,7 +200,7 @@ def test_surrounding_white_space_in_a_key_is_ignored(server: ModelServer) -> Non
 def test_sampling_parameters_window_and_answer_room_are_sent(server: ModelServer) -> None:
     spec = ModelSpec("ollama", "llama3.2:3b", {"temperature": 0.2, "reasoning": {"effort": "low", "exclude": True}})
     config = {"providers": {"llm": {"ollama": {"base_url": server.url}}}}
-    request = summary_request(REQUEST_CANDIDATES, context_window=16_384)
+    request = build_summary_request(REQUEST_CANDIDATES, context_window=16_384)
     open_provider(spec, config, {}, FAST).complete(request)
     options = server.posts()[0].body["options"]  # type: ignore[index]
     assert options == {"num_ctx": 16_384, "num_predict": 64 + 40 * 2, "temperature": 0.2}

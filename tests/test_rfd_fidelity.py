@@ -6,12 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.links.projection import project
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.summaries.catchup import candidates, extractive_answer, prepare
-from turnmark.core.summaries.fingerprint import fingerprint
-from turnmark.core.summaries.transcript import excluded_ids, transcript
+from turnmark.core.summaries.catchup import extractive_answer, summary_candidates
+from turnmark.core.summaries.fingerprint import turn_fingerprint
+from turnmark.core.summaries.labels import ensure_first_turn_start
+from turnmark.core.summaries.transcript import turn_transcript
 from turnmark.core.wire.chat import request_body
 from turnmark.core.wire.parameters import answer_limit, reasoning_fields
 
@@ -40,14 +42,14 @@ def entries_with_a_deleted_request() -> list[dict[str, object]]:
 def test_a_transcript_leaves_out_what_rfd_098_excludes_with_its_tool_partner() -> None:
     stream = load(entries_with_a_deleted_request())
     assert excluded_ids(stream) == {"c000003", "o000004", "m000005"}
-    text = transcript(stream.turns()[0], excluded_ids(stream))
+    text = turn_transcript(stream.turns()[0], excluded_ids(stream))
     assert "Answer to a deleted request" not in text
     assert "secret_tool" not in text
     assert "<tool_result/>" not in text
     assert (
         text == '<turn id="t000001">\n<request>Run the tests</request>\n<response>All tests pass.</response>\n</turn>'
     )
-    candidate = candidates(stream, last_turn_may_be_open=False)[0]
+    candidate = summary_candidates(stream, last_turn_may_be_open=False)[0]
     assert candidate.transcript == text
     assert "Answer to a deleted request" not in extractive_answer(stream, ("t000001",))
 
@@ -57,10 +59,12 @@ def test_the_fingerprint_follows_the_described_events() -> None:
     edited = [dict(entry) for entry in original]
     edited[4]["message"] = "Edited, but still excluded"
     before, after = load(original), load(edited)
-    assert fingerprint(before.turns()[0], excluded_ids(before)) == fingerprint(after.turns()[0], excluded_ids(after))
+    assert turn_fingerprint(before.turns()[0], excluded_ids(before)) == turn_fingerprint(
+        after.turns()[0], excluded_ids(after)
+    )
     edited[5]["message"] = "Some tests fail."
     changed = load(edited)
-    assert fingerprint(changed.turns()[0], excluded_ids(changed)) != fingerprint(
+    assert turn_fingerprint(changed.turns()[0], excluded_ids(changed)) != turn_fingerprint(
         before.turns()[0], excluded_ids(before)
     )
 
@@ -82,7 +86,7 @@ def view(stream: ConversationStream) -> list[tuple[int, str, str]]:
 
 @given(older_streams())
 def test_catch_up_never_changes_what_the_provider_is_sent(stream: ConversationStream) -> None:
-    prepared = prepare(stream)
+    prepared = ensure_first_turn_start(stream)
     assert prepared.turns()[0].id() is not None
     assert len(prepared.turns()) == len(stream.turns())
     assert view(prepared) == view(stream)

@@ -33,7 +33,7 @@ from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import ChatRequest, ToolCallRequest, ToolCallResponse, TurnStart, is_linkable
 from turnmark.core.stream.sanitize import INTERRUPTED
 from turnmark.core.stream.turns import turn_indices
-from turnmark.core.summaries.catchup import unlabel
+from turnmark.core.summaries.labels import unlabel_turn
 
 FixKind = Literal["relink", "unlink", "delete", "answer_call", "backfill"]
 
@@ -234,7 +234,7 @@ def apply_repairs(stream: ConversationStream, fixes: Sequence[Fix]) -> Conversat
                 fix.position + 1, (ToolCallResponse(call.timestamp, call.id, INTERRUPTED, True),)
             )
     for turn_id in turn_ids:
-        cleared = unlabel(repaired, turn_id)
+        cleared = unlabel_turn(repaired, turn_id)
         if isinstance(cleared, Success):
             repaired = cleared.unwrap()
     still = frozenset(

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from turnmark.core.links.resolution import UnresolvedReason, unresolved_links
+from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import (
     ChatRequest,
@@ -132,3 +133,27 @@ def exclude_unresolved(
         ExclusionDiagnostic(request_id, reason, tuple(events)) for (request_id, reason), events in groups.items()
     )
     return Exclusion(frozenset(cause), diagnostics)
+
+
+def excluded_ids(stream: ConversationStream) -> frozenset[str]:
+    """The ``event_id`` of every event RFD 098 leaves out of what a model sees (exclusion, closed over tool pairs).
+
+    Here a hand edit pointed a tool result at a request that is not there: the result
+    is left out, and so is its call (the other half of the pair):
+
+    >>> from dataclasses import replace
+    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, ToolCallRequest,
+    ...     ToolCallResponse, excluded_ids, sequential_ids)
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Check it"))
+    >>> stream = stream.extend([ToolCallRequest(ts, "call_1", "cargo_check"),
+    ...                         ToolCallResponse(ts, "call_1", "ok", False),
+    ...                         ChatResponse(ts, "message", "It builds.")])
+    >>> entries = list(stream.entries)
+    >>> entries[3] = replace(entries[3], request_id="gone000")
+    >>> sorted(excluded_ids(stream.with_entries(entries))), excluded_ids(stream)
+    (['e000003', 'e000004'], frozenset())
+    """
+    entries = stream.entries
+    positions = exclude_unresolved(entries, stream.duplicated_ids).positions
+    return frozenset(entries[position].event_id for position in positions)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from returns.result import Failure, Result, Success
 
+from turnmark.core.errors import BuildErrorKind, TurnBuildError
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import (
     InquiryRequest,
@@ -22,30 +23,10 @@ from turnmark.core.stream.payloads import (
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
 
-BuildErrorKind = Literal[
-    "orphaned_tool_call_response",
-    "duplicate_tool_call_response",
-    "orphaned_inquiry_response",
-    "duplicate_inquiry_response",
-]
-
 _ERROR_KINDS: dict[str, tuple[BuildErrorKind, BuildErrorKind]] = {
     "tool": ("orphaned_tool_call_response", "duplicate_tool_call_response"),
     "inquiry": ("orphaned_inquiry_response", "duplicate_inquiry_response"),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class TurnBuildError:
-    """Why a buffered turn was not flushed; ``position`` is the offending event's place in the buffer."""
-
-    kind: BuildErrorKind
-    id: str
-    position: int
-
-    def describe(self) -> str:
-        what = self.kind.replace("_", " ")
-        return f"{what} {self.id!r} (buffered event {self.position})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from turnmark.core.errors import StreamError
+from turnmark.core.errors import InvalidDocument, InvalidEntry
 from turnmark.core.stream.entries import Entry, Layout
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import (
@@ -49,16 +49,6 @@ _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
-class InvalidEntry(Exception):
-    """Raised inside the codec, turned into a ``StreamError`` at its boundary."""
-
-    def __init__(self, message: str, index: int | None = None, type_tag: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.index = index
-        self.type_tag = type_tag
-
-
 @dataclass(frozen=True, slots=True)
 class ReadEntry:
     """An entry as read, before the stream settles its ``event_id``."""
@@ -81,14 +71,6 @@ def decode_document(data: bytes, document: str) -> Json:
     except msgspec.DecodeError as error:
         message = str(error)
         raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
-
-
-class InvalidDocument(Exception):
-    """Malformed JSON: ``message`` at ``line``/``column`` of ``document``."""
-
-    def __init__(self, message: str, line: int, column: int, document: str) -> None:
-        super().__init__(message)
-        self.error = StreamError(message, line=line, column=column, document=document)
 
 
 def _describe_decode_error(data: bytes, message: str) -> str:

@@ -11,10 +11,10 @@ environment; everything else is decided here.
 import json
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
+from turnmark.core.errors import ConfigError
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import ConfigDelta
@@ -118,17 +118,6 @@ def max_message_chars(config: JsonObject) -> Result[int, str]:
     shown = json.dumps(value, ensure_ascii=False)
     shown = shown if len(shown) <= 40 else shown[:39] + "…"
     return Failure(f"{MAX_MESSAGE_CHARS} takes a whole number of at least {MIN_MAX_MESSAGE_CHARS}, not {shown}")
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigError:
-    """A config file, variable or assignment turnmark cannot use; ``source`` names it."""
-
-    source: str
-    message: str
-
-    def describe(self) -> str:
-        return f"{self.source}: {self.message}"
 
 
 def parse_toml(data: bytes, source: str) -> Result[JsonObject, ConfigError]:

@@ -13,20 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
-from turnmark.core.errors import StreamError
-from turnmark.core.stream.codec import (
-    InvalidDocument,
-    InvalidEntry,
-    decode_document,
-    encode_document,
-    read_entry,
-    write_entry,
-)
+from turnmark.core.errors import InvalidDocument, InvalidEntry, StreamError, TurnSummaryError
+from turnmark.core.stream.codec import decode_document, encode_document, read_entry, write_entry
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
 from turnmark.core.stream.json_value import Json, JsonObject
@@ -45,29 +38,6 @@ from turnmark.core.text.summary_text import normalize_summary
 
 if TYPE_CHECKING:
     from turnmark.core.stream.builder import TurnBuilder
-
-
-@dataclass(frozen=True, slots=True)
-class TurnSummaryError:
-    """Why a turn summary was not stored or cleared.
-
-    >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
-    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
-    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
-    >>> error = stream.set_turn_summary("nosuch1", "Fixed the build").failure()
-    >>> error.reason, error.describe()
-    ('unknown_turn', "no turn_start with event_id 'nosuch1'")
-    >>> stream.set_turn_summary("e000001", " \\n ").failure().reason
-    'blank_summary'
-    """
-
-    reason: Literal["unknown_turn", "blank_summary"]
-    turn_id: str
-
-    def describe(self) -> str:
-        if self.reason == "unknown_turn":
-            return f"no turn_start with event_id {self.turn_id!r}"
-        return "the summary is blank once normalized to one line"
 
 
 @dataclass(frozen=True, slots=True)

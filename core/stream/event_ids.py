@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from turnmark.core.errors import IdSourceExhausted
 from turnmark.core.stream.entries import IdOrigin
 
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -27,10 +28,6 @@ MAX_ATTEMPTS = 10_000
 def well_formed(identifier: str) -> bool:
     """Whether ``identifier`` has RFD 097's form: 7 lowercase base-36 characters."""
     return len(identifier) == ID_LENGTH and all(char in ALPHABET for char in identifier)
-
-
-class IdSourceExhausted(RuntimeError):
-    """The injected ID source kept returning IDs already in use."""
 
 
 _UNIFORM_CHARS = bytes(ord(ALPHABET[byte % 36]) for byte in range(252)) + bytes(4)

@@ -12,28 +12,25 @@ the next run. Every written summary records who wrote it in the
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from returns.result import Failure, Result, Success
+from returns.result import Failure
 
-from turnmark.core.stream.conversation_stream import ConversationStream, TurnSummaryError
+from turnmark.core.links.exclusion import excluded_ids
+from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.payloads import (
-    ChatRequest,
     ChatResponse,
     ToolCallRequest,
     ToolCallResponse,
     TurnStart,
-    is_conversation_event,
 )
-from turnmark.core.stream.turns import SOURCE_KEY, Turn, summary_source
+from turnmark.core.stream.turns import Turn, summary_source
 from turnmark.core.summaries.extractive import extractive_labels
-from turnmark.core.summaries.fingerprint import fingerprint
+from turnmark.core.summaries.fingerprint import turn_fingerprint
+from turnmark.core.summaries.labels import EXTRACTIVE, USER, label_turn
 from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
 from turnmark.core.summaries.request import PROMPT_TOKENS
-from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, excluded_ids, transcript
-from turnmark.core.wire.models import EXTRACTIVE
-
-USER = "user"
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, turn_transcript
 
 
 def turn_is_complete(turn: Turn) -> bool:
@@ -52,40 +49,7 @@ def turn_is_complete(turn: Turn) -> bool:
     return answered and not any(pending.values())
 
 
-def needs_turn_start(stream: ConversationStream) -> bool:
-    """The first turn has requests but no ``turn_start`` to hold its summary (older conversations)."""
-    turns = stream.turns()
-    return bool(turns) and turns[0].start is None and bool(turns[0].requests())
-
-
-def prepare(stream: ConversationStream) -> ConversationStream:
-    """Give the first turn the ``turn_start`` it lacks, so every turn can be labelled.
-
-    The ``turn_start`` is JP's (``normalize_turn_starts``: the time of the first
-    request), placed before the first conversation event rather than before the
-    first request, so that events preceding the request stay in turn 0 and no
-    turn index (nor any compaction overlay's turn range) moves. Its ID is
-    derived (not drawn), so every preparation of the same file gives the same turn ID.
-
-    >>> from turnmark.core import ConversationStream, ensure_first_turn_start, sequential_ids
-    >>> events = b'[{"type": "chat_request", "timestamp": "2026-01-02 10:00:00.0", "content": "Hi"}]'
-    >>> old = ConversationStream.from_json(events, b"{}", new_id=sequential_ids(), conversation="jp-c17800000010")
-    >>> old.unwrap().turns()[0].id() is None
-    True
-    >>> prepared = ensure_first_turn_start(old.unwrap())
-    >>> [entry.type_tag for entry in prepared.entries], prepared.turns()[0].id()
-    (['turn_start', 'chat_request'], 'vrm25nf')
-    """
-    if not needs_turn_start(stream):
-        return stream
-    entries = stream.entries
-    first_event = next(i for i, entry in enumerate(entries) if is_conversation_event(entry.payload))
-    request = next(entry.payload for entry in entries if isinstance(entry.payload, ChatRequest))
-    inserted = stream.insert(first_event, (TurnStart(request.timestamp),))
-    return inserted.with_derived_id(first_event)
-
-
-def candidates(
+def summary_candidates(
     stream: ConversationStream,
     *,
     last_turn_may_be_open: bool,
@@ -123,13 +87,13 @@ def candidates(
         stored, source = turn.summary(), summary_source(turn)
         if stored is not None and not (upgrade and source == EXTRACTIVE):
             continue
-        text = transcript(turn, excluded, max_message_chars)
-        shown = fingerprint(turn, excluded, max_message_chars)
+        text = turn_transcript(turn, excluded, max_message_chars)
+        shown = turn_fingerprint(turn, excluded, max_message_chars)
         found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), shown))
     return tuple(found)
 
 
-def plan(candidates: tuple[Candidate, ...], context_window: int | None, batch_size: int) -> Packing:
+def plan_summaries(candidates: tuple[Candidate, ...], context_window: int | None, batch_size: int) -> Packing:
     """The next request's turns, packed within the model's budget.
 
     ``context_window`` is the model's (``None``: 8,192 tokens); ``batch_size`` is
@@ -169,58 +133,6 @@ def extractive_answer(
     labels = extractive_labels(turns, excluded_ids(stream)) if labels is None else labels
     summaries = {turn_id: labels.get(turn_id, "") for turn_id in turn_ids if any(t.id() == turn_id for t in turns)}
     return json.dumps({"summaries": summaries}, ensure_ascii=False)
-
-
-def label(
-    stream: ConversationStream, turn_id: str, text: str, source: str
-) -> Result[ConversationStream, TurnSummaryError]:
-    """Store a summary (normalized to one line) and who wrote it (``source``: a model ID, ``user``, ...).
-
-    This is what ``turnmark label`` does (with ``source="user"``, after
-    ``ensure_first_turn_start``); catch-up never replaces a summary whose source is ``user``.
-
-    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, summary_source
-    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
-    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
-    >>> turn = label_turn(stream, "e000001", "Fixed   the\\nbuild", "user").unwrap().turns()[0]
-    >>> turn.summary(), summary_source(turn)
-    ('Fixed the build', 'user')
-    >>> label_turn(stream, "e000002", "Not a turn", "user").failure().describe()
-    "no turn_start with event_id 'e000002'"
-    """
-    stored = stream.set_turn_summary(turn_id, text)
-    if isinstance(stored, Failure):
-        return stored
-    return Success(_with_source(stored.unwrap(), turn_id, source))
-
-
-def unlabel(stream: ConversationStream, turn_id: str) -> Result[ConversationStream, TurnSummaryError]:
-    """Remove a summary and its provenance (``turnmark label --clear``).
-
-    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, unlabel_turn
-    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
-    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
-    >>> labelled = label_turn(stream, "e000001", "Build fixed", "user").unwrap()
-    >>> cleared = unlabel_turn(labelled, "e000001").unwrap()
-    >>> cleared.turns()[0].summary(), cleared.turns()[0].start.payload.metadata, cleared == stream
-    (None, None, True)
-    """
-    return stream.clear_turn_summary(turn_id).map(lambda cleared: _with_source(cleared, turn_id, None))
-
-
-def _with_source(stream: ConversationStream, turn_id: str, source: str | None) -> ConversationStream:
-    position = stream.find(turn_id)
-    assert position is not None
-    entry = stream.entries[position]
-    payload = entry.payload
-    assert isinstance(payload, TurnStart)
-    metadata = {key: value for key, value in (payload.metadata or {}).items() if key != SOURCE_KEY}
-    if source is not None:
-        metadata[SOURCE_KEY] = source
-    if metadata == (payload.metadata or {}):
-        return stream
-    updated = replace(payload, metadata=metadata or None)
-    return replace(stream, entries=stream.entries.set(position, replace(entry, payload=updated)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,14 +182,14 @@ def apply_summaries(
         if turn is None:
             dropped[turn_id] = "the turn is gone"
             continue
-        if fingerprint(turn, excluded, max_message_chars) != fingerprints.get(turn_id):
+        if turn_fingerprint(turn, excluded, max_message_chars) != fingerprints.get(turn_id):
             dropped[turn_id] = "the turn changed while its summary was written"
             continue
         current = summary_source(turn)
         if turn.summary() is not None and not (upgrade and current == EXTRACTIVE):
             dropped[turn_id] = "the turn got a summary meanwhile" if current != USER else "the user's summary is kept"
             continue
-        labelled = label(stream, turn_id, text, source)
+        labelled = label_turn(stream, turn_id, text, source)
         if isinstance(labelled, Failure):
             dropped[turn_id] = labelled.failure().describe()
             continue

@@ -13,10 +13,12 @@ something else.
 import hashlib
 
 from turnmark.core.stream.turns import Turn
-from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, described_events, transcript
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, described_events, turn_transcript
 
 
-def fingerprint(turn: Turn, excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS) -> str:
+def turn_fingerprint(
+    turn: Turn, excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS
+) -> str:
     """Hex digest identifying the turn's content and entries (``excluded``, ``max_message_chars``: as for
     ``transcript``).
 
@@ -34,7 +36,7 @@ def fingerprint(turn: Turn, excluded: frozenset[str] = frozenset(), max_message_
     False
     """
     digest = hashlib.blake2b(digest_size=16, person=b"turnmark-turn")
-    digest.update(transcript(turn, excluded, max_message_chars).encode("utf-8"))
+    digest.update(turn_transcript(turn, excluded, max_message_chars).encode("utf-8"))
     for entry in described_events(turn, excluded):
         digest.update(b"\x00" + entry.event_id.encode("utf-8"))
     return digest.hexdigest()

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
+from turnmark.core.errors import AnswerError
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.summaries.gate import gate
 from turnmark.core.summaries.packing import (
@@ -104,7 +105,7 @@ def summary_schema(turn_ids: tuple[str, ...]) -> JsonObject:
     }
 
 
-def summary_request(packed: tuple[Candidate, ...], context_window: int | None = None) -> SummaryRequest:
+def build_summary_request(packed: tuple[Candidate, ...], context_window: int | None = None) -> SummaryRequest:
     """The request for the packed turns: the answer's schema names exactly their IDs, each at most 72 characters.
 
     >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, build_summary_request,
@@ -152,20 +153,6 @@ class SummaryAnswer:
 
     summaries: dict[str, str]
     refused: dict[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerError:
-    """The answer as a whole is unusable (not JSON, not the schema's shape).
-
-    >>> from turnmark.core import parse_summaries
-    >>> parse_summaries("Sure! Here are your summaries.", ("a1aaaaa",)).failure().message
-    'the answer is not JSON'
-    >>> parse_summaries('{"a1aaaaa": "Build fixed"}', ("a1aaaaa",)).failure().message
-    'the answer has no "summaries" object'
-    """
-
-    message: str
 
 
 def parse_summaries(

@@ -16,8 +16,6 @@ in a conversation can close or forge a block.
 import json
 from collections.abc import Iterator
 
-from turnmark.core.links.exclusion import exclude_unresolved
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from turnmark.core.stream.turns import Turn
@@ -48,36 +46,14 @@ def _body(text: str, limit: int) -> str:
     return escape(shorten(text, limit))
 
 
-def excluded_ids(stream: ConversationStream) -> frozenset[str]:
-    """The ``event_id`` of every event RFD 098 leaves out of what a model sees (exclusion, closed over tool pairs).
-
-    Here a hand edit pointed a tool result at a request that is not there: the result
-    is left out, and so is its call (the other half of the pair):
-
-    >>> from dataclasses import replace
-    >>> from turnmark.core import (ChatRequest, ChatResponse, ConversationStream, ToolCallRequest,
-    ...     ToolCallResponse, excluded_ids, sequential_ids)
-    >>> ts = "2026-01-02 10:00:00.0"
-    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Check it"))
-    >>> stream = stream.extend([ToolCallRequest(ts, "call_1", "cargo_check"),
-    ...                         ToolCallResponse(ts, "call_1", "ok", False),
-    ...                         ChatResponse(ts, "message", "It builds.")])
-    >>> entries = list(stream.entries)
-    >>> entries[3] = replace(entries[3], request_id="gone000")
-    >>> sorted(excluded_ids(stream.with_entries(entries))), excluded_ids(stream)
-    (['e000003', 'e000004'], frozenset())
-    """
-    entries = stream.entries
-    positions = exclude_unresolved(entries, stream.duplicated_ids).positions
-    return frozenset(entries[position].event_id for position in positions)
-
-
 def described_events(turn: Turn, excluded: frozenset[str] = frozenset()) -> Iterator[Entry]:
     """The turn's conversation events a summary model is told about: all but the excluded ones."""
     return (entry for entry in turn.events() if entry.event_id not in excluded)
 
 
-def transcript(turn: Turn, excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS) -> str:
+def turn_transcript(
+    turn: Turn, excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS
+) -> str:
     """The stripped transcript of one turn (it must have a ``turn_start``: its ID names the block).
 
     ``excluded`` holds the event IDs to leave out (``excluded_ids`` of the turn's stream);
@@ -129,4 +105,4 @@ def transcripts(
     turns: list[Turn], excluded: frozenset[str] = frozenset(), max_message_chars: int = MAX_MESSAGE_CHARS
 ) -> str:
     """Several turns' transcripts, oldest first, one block after another."""
-    return "\n\n".join(transcript(turn, excluded, max_message_chars) for turn in turns)
+    return "\n\n".join(turn_transcript(turn, excluded, max_message_chars) for turn in turns)

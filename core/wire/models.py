@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
 
-from turnmark.core.stream.config import ConfigError, lookup
+from turnmark.core.errors import ConfigError
+from turnmark.core.stream.config import lookup
 from turnmark.core.stream.json_value import Json, JsonObject
+from turnmark.core.summaries.labels import EXTRACTIVE
 
 BUILTIN = "builtin"
-EXTRACTIVE = "builtin/extractive"
 PROVIDERS = ("ollama", "openai", "llamacpp", "openrouter", "anthropic", BUILTIN)
 LOW_REASONING: JsonObject = {"effort": "low", "exclude": True}
 

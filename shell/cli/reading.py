@@ -24,8 +24,9 @@ from turnmark.shell.cli.common import (
 from turnmark.shell.output import chrome, counted, emit_json, emit_line
 
 if TYPE_CHECKING:
-    from turnmark.core.links.check import CheckReport, TurnRow
+    from turnmark.core.links.check import CheckReport
     from turnmark.core.links.projection import ViewEvent
+    from turnmark.core.summaries.turn_rows import TurnRow
     from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.conversations import LoadedConversation
 
@@ -56,8 +57,8 @@ def _turn_line(row: TurnRow) -> str:
 )
 def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
     """List the turns of a conversation, one line per turn: <event_id> <summary>."""
-    from turnmark.core.links.check import turn_rows
     from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
+    from turnmark.core.summaries.turn_rows import turn_rows
     from turnmark.shell.storage.failure_memory import load_memory
 
     settings = settings_of(ctx)
@@ -297,7 +298,8 @@ def project(
 @app.command()
 def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
     """List the workspace's conversations: ID, turns, summarized turns, link problems, title."""
-    from turnmark.core.links.check import check_report, turn_rows
+    from turnmark.core.links.check import check_report
+    from turnmark.core.summaries.turn_rows import turn_rows
     from turnmark.shell.storage.workspace import list_conversations
 
     settings = settings_of(ctx)

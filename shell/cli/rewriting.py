@@ -99,7 +99,8 @@ def fork(
 ) -> None:
     """Start a new conversation from some or all turns of one, keeping its lineage."""
     from turnmark.core.editing.fork import cut_at, fork_metadata, fork_stream, kept_turns
-    from turnmark.core.stream.codec import InvalidDocument, decode_document, encode_document
+    from turnmark.core.errors import InvalidDocument
+    from turnmark.core.stream.codec import decode_document, encode_document
     from turnmark.core.stream.timestamps import format_timestamp
     from turnmark.shell.errors import EditAborted
     from turnmark.shell.storage.conversations import METADATA, create_conversation

@@ -188,18 +188,18 @@ def transcript(
     A request or answer longer than conversation.turn_summary.transcript.max_message_chars (default
     4000) keeps its first and last halves around […], as the model would read it.
     """
-    from turnmark.core.summaries.catchup import prepare
-    from turnmark.core.summaries.fingerprint import fingerprint
+    from turnmark.core.links.exclusion import excluded_ids
+    from turnmark.core.summaries.fingerprint import turn_fingerprint
+    from turnmark.core.summaries.labels import ensure_first_turn_start
     from turnmark.core.summaries.packing import estimate_tokens
-    from turnmark.core.summaries.transcript import excluded_ids
-    from turnmark.core.summaries.transcript import transcript as turn_transcript
+    from turnmark.core.summaries.transcript import turn_transcript
     from turnmark.shell.errors import WorkspaceError
     from turnmark.shell.storage.config_files import config_layers, transcript_limit
 
     settings = settings_of(ctx)
     loaded = read_for_display(settings, pick(settings, conversation))
     limit = transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
-    prepared = prepare(loaded.stream)
+    prepared = ensure_first_turn_start(loaded.stream)
     try:
         wanted = None if turn is None else _turn_id(prepared, turn)
     except WorkspaceError as error:
@@ -213,7 +213,7 @@ def transcript(
                 "id": t.id(),
                 "index": t.index,
                 "tokens": estimate_tokens(text),
-                "fingerprint": fingerprint(t, excluded, limit),
+                "fingerprint": turn_fingerprint(t, excluded, limit),
                 "transcript": text,
             }
             for t, text in zip(turns, texts, strict=True)
@@ -251,8 +251,7 @@ def label(
     """
     from returns.result import Failure
 
-    from turnmark.core.summaries.catchup import label as label_turn
-    from turnmark.core.summaries.catchup import prepare, unlabel
+    from turnmark.core.summaries.labels import ensure_first_turn_start, label_turn, unlabel_turn
     from turnmark.shell.errors import WorkspaceError
     from turnmark.shell.storage.conversations import edit_conversation
 
@@ -262,10 +261,10 @@ def label(
     chosen: list[str] = []
 
     def change(stream: ConversationStream) -> ConversationStream:
-        prepared = prepare(stream)
+        prepared = ensure_first_turn_start(stream)
         turn_id = _turn_id(prepared, turn)
         chosen.append(turn_id)
-        result = unlabel(prepared, turn_id) if clear else label_turn(prepared, turn_id, text or "", "user")
+        result = unlabel_turn(prepared, turn_id) if clear else label_turn(prepared, turn_id, text or "", "user")
         if isinstance(result, Failure):
             raise WorkspaceError(result.failure().describe())
         return result.unwrap()

@@ -17,10 +17,10 @@ from typing import TypeVar
 
 from returns.result import Failure, Result
 
+from turnmark.core.errors import ConfigError
 from turnmark.core.stream.config import (
     DEFAULTS,
     MAX_MESSAGE_CHARS,
-    ConfigError,
     assignment,
     conversation_layers,
     environment_layer,

@@ -30,7 +30,8 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
 from turnmark.core.stream.timestamps import format_timestamp
-from turnmark.core.summaries.catchup import candidates, prepare
+from turnmark.core.summaries.catchup import summary_candidates
+from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.wire.chat import WireApi, request_body
 from turnmark.core.wire.models import ModelSpec, resolve_id
 from turnmark.shell.errors import ModelError, QueryError
@@ -218,14 +219,14 @@ def _turn(
             config = effective_config(workspace, stream, options.cfg, options.environ, start)
         else:
             loaded = read_conversation(ref, new_id, lock)
-            stream = prepare(loaded.stream)
+            stream = ensure_first_turn_start(loaded.stream)
             config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
         model = _assistant_model(config, options.model)
         result.conversation = ref.display_id if ref is not None else None
         result.model = model.id
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
         stream = stream.start_turn(ChatRequest(_now(), options.message))
-        if lock is not None and ref is not None and auto and candidates(stream, last_turn_may_be_open=True):
+        if lock is not None and ref is not None and auto and summary_candidates(stream, last_turn_may_be_open=True):
             catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
             handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: chrome(line, err)))
         if lock is not None and loaded is not None:

@@ -21,23 +21,19 @@ from dataclasses import dataclass, field, replace
 
 from returns.result import Failure
 
+from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.config import TURN_SUMMARY, lookup, merge_all
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.summaries.catchup import (
-    apply_summaries,
-    candidates,
-    extractive_answer,
-    plan,
-    prepare,
-)
+from turnmark.core.summaries.catchup import apply_summaries, extractive_answer, plan_summaries, summary_candidates
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.failures import counted, forgotten, given_up
+from turnmark.core.summaries.labels import EXTRACTIVE, ensure_first_turn_start
 from turnmark.core.summaries.packing import Candidate, Packing
-from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, parse_summaries, summary_request
-from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, excluded_ids
-from turnmark.core.wire.models import EXTRACTIVE, ModelSpec, resolve_summary_model
+from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, build_summary_request, parse_summaries
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
+from turnmark.core.wire.models import ModelSpec, resolve_summary_model
 from turnmark.shell.errors import (
     ConfigProblem,
     ConversationError,
@@ -165,7 +161,7 @@ def _batches(wanted: tuple[Candidate, ...], window: int | None, batch_size: int)
     batches: list[Packing] = []
     remaining = wanted
     while remaining:
-        packing = plan(remaining, window, batch_size)
+        packing = plan_summaries(remaining, window, batch_size)
         if not packing.packed:
             if not batches:
                 batches.append(packing)
@@ -322,7 +318,7 @@ class Session:
     def batches(self, stream: ConversationStream, *, last_turn_may_be_open: bool) -> list[Packing]:
         """The requests to make for ``stream``, recorded in the report's plan."""
         upgrade = self.options.upgrade and not self.model.is_builtin
-        wanted = candidates(
+        wanted = summary_candidates(
             stream,
             last_turn_may_be_open=last_turn_may_be_open,
             upgrade=upgrade,
@@ -354,7 +350,7 @@ class Session:
                     self._offline = (stream, extractive_labels(stream.turns(), excluded_ids(stream)))
                 text = extractive_answer(stream, ids, self._offline[1])
             else:
-                text = self._complete(summary_request(packing.packed, self.window), should_stop)
+                text = self._complete(build_summary_request(packing.packed, self.window), should_stop)
         except ModelError as error:
             self.report.error = f"{self.model.id}: {error}"
             self.model_failed = isinstance(error, ModelUnreachable | ModelRejected) or should_stop()
@@ -418,7 +414,7 @@ class Session:
                 fresh = read_conversation(self.ref, self.new_id, lock)
                 upgrade = self.options.upgrade
                 applied = apply_summaries(
-                    prepare(fresh.stream),
+                    ensure_first_turn_start(fresh.stream),
                     answer.summaries,
                     fingerprints,
                     self.model.id,
@@ -454,10 +450,10 @@ def _catch_up(
     run: CatchupRun,
 ) -> CatchupReport:
     loaded = read_conversation(ref, new_id)
-    stream = prepare(loaded.stream)
+    stream = ensure_first_turn_start(loaded.stream)
     locked = is_locked(ref)
     open_turn = options.last_turn_open or locked
-    if not candidates(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+    if not summary_candidates(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
         return report
     if locked and not options.dry_run:
         holder = lock_holder(ref)

@@ -1,0 +1,106 @@
+"""A turn's summary as stored: the first turn's ``turn_start`` that holds it, a summary set or cleared with
+who wrote it (RFD 126).
+
+Every stored summary records its author in the ``turn_start``'s ``metadata``
+(``summary_source``: a model ID, ``user`` or ``builtin/extractive``); catch-up
+never replaces a summary whose source is ``user``.
+"""
+
+from dataclasses import replace
+
+from returns.result import Failure, Result, Success
+
+from turnmark.core.errors import TurnSummaryError
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.payloads import ChatRequest, TurnStart, is_conversation_event
+from turnmark.core.stream.turns import SOURCE_KEY
+
+USER = "user"
+"""The source of a summary the user set (``turnmark label``)."""
+EXTRACTIVE = "builtin/extractive"
+"""The offline summarizer's model ID, the source of the summaries it writes."""
+
+
+def needs_turn_start(stream: ConversationStream) -> bool:
+    """The first turn has requests but no ``turn_start`` to hold its summary (older conversations)."""
+    turns = stream.turns()
+    return bool(turns) and turns[0].start is None and bool(turns[0].requests())
+
+
+def ensure_first_turn_start(stream: ConversationStream) -> ConversationStream:
+    """Give the first turn the ``turn_start`` it lacks, so every turn can be labelled.
+
+    The ``turn_start`` is JP's (``normalize_turn_starts``: the time of the first
+    request), placed before the first conversation event rather than before the
+    first request, so that events preceding the request stay in turn 0 and no
+    turn index (nor any compaction overlay's turn range) moves. Its ID is
+    derived (not drawn), so every preparation of the same file gives the same turn ID.
+
+    >>> from turnmark.core import ConversationStream, ensure_first_turn_start, sequential_ids
+    >>> events = b'[{"type": "chat_request", "timestamp": "2026-01-02 10:00:00.0", "content": "Hi"}]'
+    >>> old = ConversationStream.from_json(events, b"{}", new_id=sequential_ids(), conversation="jp-c17800000010")
+    >>> old.unwrap().turns()[0].id() is None
+    True
+    >>> prepared = ensure_first_turn_start(old.unwrap())
+    >>> [entry.type_tag for entry in prepared.entries], prepared.turns()[0].id()
+    (['turn_start', 'chat_request'], 'vrm25nf')
+    """
+    if not needs_turn_start(stream):
+        return stream
+    entries = stream.entries
+    first_event = next(i for i, entry in enumerate(entries) if is_conversation_event(entry.payload))
+    request = next(entry.payload for entry in entries if isinstance(entry.payload, ChatRequest))
+    inserted = stream.insert(first_event, (TurnStart(request.timestamp),))
+    return inserted.with_derived_id(first_event)
+
+
+def label_turn(
+    stream: ConversationStream, turn_id: str, text: str, source: str
+) -> Result[ConversationStream, TurnSummaryError]:
+    """Store a summary (normalized to one line) and who wrote it (``source``: a model ID, ``user``, ...).
+
+    This is what ``turnmark label`` does (with ``source="user"``, after
+    ``ensure_first_turn_start``); catch-up never replaces a summary whose source is ``user``.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, summary_source
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> turn = label_turn(stream, "e000001", "Fixed   the\\nbuild", "user").unwrap().turns()[0]
+    >>> turn.summary(), summary_source(turn)
+    ('Fixed the build', 'user')
+    >>> label_turn(stream, "e000002", "Not a turn", "user").failure().describe()
+    "no turn_start with event_id 'e000002'"
+    """
+    stored = stream.set_turn_summary(turn_id, text)
+    if isinstance(stored, Failure):
+        return stored
+    return Success(_with_source(stored.unwrap(), turn_id, source))
+
+
+def unlabel_turn(stream: ConversationStream, turn_id: str) -> Result[ConversationStream, TurnSummaryError]:
+    """Remove a summary and its provenance (``turnmark label --clear``).
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, unlabel_turn
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest("2026-01-02 10:00:00.0", "Fix the build"))
+    >>> labelled = label_turn(stream, "e000001", "Build fixed", "user").unwrap()
+    >>> cleared = unlabel_turn(labelled, "e000001").unwrap()
+    >>> cleared.turns()[0].summary(), cleared.turns()[0].start.payload.metadata, cleared == stream
+    (None, None, True)
+    """
+    return stream.clear_turn_summary(turn_id).map(lambda cleared: _with_source(cleared, turn_id, None))
+
+
+def _with_source(stream: ConversationStream, turn_id: str, source: str | None) -> ConversationStream:
+    position = stream.find(turn_id)
+    assert position is not None
+    entry = stream.entries[position]
+    payload = entry.payload
+    assert isinstance(payload, TurnStart)
+    metadata = {key: value for key, value in (payload.metadata or {}).items() if key != SOURCE_KEY}
+    if source is not None:
+        metadata[SOURCE_KEY] = source
+    if metadata == (payload.metadata or {}):
+        return stream
+    updated = replace(payload, metadata=metadata or None)
+    return replace(stream, entries=stream.entries.set(position, replace(entry, payload=updated)))

@@ -1,0 +1,100 @@
+"""What ``turns`` reports about each turn: its summary or fallback, who wrote it, why catch-up gave up on it.
+
+The shape is the documented ``turns --format json`` row.
+"""
+
+from dataclasses import dataclass
+from typing import Literal
+
+from turnmark.core.links.exclusion import excluded_ids
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.turns import Turn, summary_source
+from turnmark.core.summaries.failures import failure_of
+from turnmark.core.summaries.fingerprint import turn_fingerprint
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
+from turnmark.core.text.summary_text import normalize_summary
+
+LabelSource = Literal["summary", "fallback"]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One line of ``turnmark turns``.
+
+    ``summary`` is the stored text as written; ``label`` is what to show: the
+    summary made safe for one terminal line, or the fallback when the turn has
+    no (non-blank) summary.
+    """
+
+    index: int
+    id: str | None
+    id_transient: bool
+    summary: str | None
+    fallback: str | None
+    requests: int
+    events: int
+    source: str | None = None
+    """Who wrote the stored summary (a model ID, ``user`` or ``builtin/extractive``), when recorded."""
+    failure: str | None = None
+    """Why catch-up no longer asks for this turn's summary (its answers failed too often)."""
+
+    @property
+    def label(self) -> str | None:
+        shown = normalize_summary(self.summary) if self.summary is not None else None
+        return shown if shown is not None else self.fallback
+
+    @property
+    def label_source(self) -> LabelSource | None:
+        if self.summary is not None and normalize_summary(self.summary) is not None:
+            return "summary"
+        return "fallback" if self.fallback is not None else None
+
+    def to_json(self) -> JsonObject:
+        return {
+            "index": self.index,
+            "id": self.id,
+            "id_transient": self.id_transient,
+            "summary": self.summary,
+            "fallback": self.fallback,
+            "label": self.label,
+            "label_source": self.label_source,
+            "summary_source": self.source,
+            "summary_failure": self.failure,
+            "requests": self.requests,
+            "events": self.events,
+        }
+
+
+def turn_row(turn: Turn, failure: str | None = None) -> TurnRow:
+    start = turn.start
+    return TurnRow(
+        index=turn.index,
+        id=turn.id(),
+        id_transient=start.transient_id if start else False,
+        summary=turn.summary(),
+        fallback=turn.fallback_summary(),
+        requests=len(turn.requests()),
+        events=len(turn.events()),
+        source=summary_source(turn),
+        failure=failure,
+    )
+
+
+def turn_rows(
+    stream: ConversationStream, failures: JsonObject | None = None, max_message_chars: int = MAX_MESSAGE_CHARS
+) -> tuple[TurnRow, ...]:
+    """One row per turn; ``failures`` (the failure memory) says which turns catch-up gave up on, and why.
+
+    ``max_message_chars`` is the transcript limit catch-up uses (the remembered fingerprints were
+    taken with it)."""
+    remembered = failures or {}
+    excluded = excluded_ids(stream) if remembered else frozenset()
+
+    def failure(turn: Turn) -> str | None:
+        turn_id = turn.id()
+        if turn_id is None or turn_id not in remembered or turn.summary() is not None:
+            return None
+        return failure_of(remembered, turn_id, turn_fingerprint(turn, excluded, max_message_chars))
+
+    return tuple(turn_row(turn, failure(turn)) for turn in stream.turns())
