@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Generic
 
 from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import BuildErrorKind, TurnBuildError
+from turnmark.core.stream.editable import S
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import (
     InquiryRequest,
@@ -20,9 +21,6 @@ from turnmark.core.stream.payloads import (
     is_conversation_event,
 )
 
-if TYPE_CHECKING:
-    from turnmark.core.stream.conversation_stream import ConversationStream
-
 _ERROR_KINDS: dict[str, tuple[BuildErrorKind, BuildErrorKind]] = {
     "tool": ("orphaned_tool_call_response", "duplicate_tool_call_response"),
     "inquiry": ("orphaned_inquiry_response", "duplicate_inquiry_response"),
@@ -30,18 +28,18 @@ _ERROR_KINDS: dict[str, tuple[BuildErrorKind, BuildErrorKind]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class TurnBuilder:
+class TurnBuilder(Generic[S]):
     """Events added to the current turn, appended by ``build()`` only if all of them are valid.
 
     A ``turn_start`` given to ``add`` is dropped (a builder never opens a turn)
     and counted in ``dropped_turn_starts``.
     """
 
-    stream: ConversationStream
+    stream: S
     buffered: tuple[Payload, ...] = ()
     dropped_turn_starts: int = 0
 
-    def add(self, payload: Payload | Entry) -> TurnBuilder:
+    def add(self, payload: Payload | Entry) -> TurnBuilder[S]:
         event = payload.payload if isinstance(payload, Entry) else payload
         if isinstance(event, TurnStart):
             return replace(self, dropped_turn_starts=self.dropped_turn_starts + 1)
@@ -80,7 +78,7 @@ class TurnBuilder:
                     responses[key] += 1
         return None
 
-    def build(self) -> Result[ConversationStream, TurnBuildError]:
+    def build(self) -> Result[S, TurnBuildError]:
         """Append the buffered events (opening a turn first if the stream has no ``turn_start`` at all)."""
         error = self.validate()
         if error is not None:

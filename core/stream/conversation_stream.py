@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import InvalidDocument, InvalidEntry, StreamError, TurnSummaryError
+from turnmark.core.stream.builder import TurnBuilder
 from turnmark.core.stream.codec import decode_document, encode_document, read_entry, write_entry
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
@@ -33,11 +33,9 @@ from turnmark.core.stream.payloads import (
     is_conversation_event,
     is_linkable,
 )
+from turnmark.core.stream.sanitize import sanitize
 from turnmark.core.stream.turns import Turn, split_turns
 from turnmark.core.text.summary_text import normalize_summary
-
-if TYPE_CHECKING:
-    from turnmark.core.stream.builder import TurnBuilder
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,10 +336,8 @@ class ConversationStream:
         """Open a new turn: a ``turn_start`` (at ``started_at``, default the request's time) and the request."""
         return self.extend((TurnStart(started_at or request.timestamp), request))
 
-    def turn_builder(self) -> TurnBuilder:
+    def turn_builder(self) -> TurnBuilder[ConversationStream]:
         """A buffered builder for the current turn, validated all or nothing on ``build()``."""
-        from turnmark.core.stream.builder import TurnBuilder
-
         return TurnBuilder(self)
 
     def with_derived_id(self, position: int) -> ConversationStream:
@@ -484,8 +480,6 @@ class ConversationStream:
 
     def sanitize(self) -> ConversationStream:
         """JP's seven ordered repairs (jp-format §4.8); see ``turnmark.core.stream.sanitize``."""
-        from turnmark.core.stream.sanitize import sanitize
-
         return sanitize(self)
 
 

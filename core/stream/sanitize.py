@@ -20,7 +20,7 @@ one but has no request; here such a stream is left alone.
 from collections.abc import Callable
 from typing import TypeVar
 
-from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.editable import S
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import (
     ChatRequest,
@@ -36,12 +36,12 @@ from turnmark.core.stream.timestamps import EPOCH
 INTERRUPTED = "Tool call was interrupted."
 
 
-def _keep(stream: ConversationStream, keep: Callable[[Entry], bool]) -> ConversationStream:
+def _keep(stream: S, keep: Callable[[Entry], bool]) -> S:
     kept = [entry for entry in stream.entries if keep(entry)]
     return stream if len(kept) == len(stream.entries) else stream.with_entries(kept)
 
 
-def drop_leading_non_user_events(stream: ConversationStream) -> ConversationStream:
+def drop_leading_non_user_events(stream: S) -> S:
     first_request = next((i for i, entry in enumerate(stream.entries) if isinstance(entry.payload, ChatRequest)), None)
     if first_request is None:
         return stream
@@ -56,16 +56,16 @@ def drop_leading_non_user_events(stream: ConversationStream) -> ConversationStre
 _Paired = TypeVar("_Paired", ToolCallRequest, ToolCallResponse, InquiryRequest, InquiryResponse)
 
 
-def _ids_of(stream: ConversationStream, kind: type[_Paired]) -> set[str]:
+def _ids_of(stream: S, kind: type[_Paired]) -> set[str]:
     return {entry.payload.id for entry in stream.entries if isinstance(entry.payload, kind)}
 
 
-def remove_orphaned_tool_call_responses(stream: ConversationStream) -> ConversationStream:
+def remove_orphaned_tool_call_responses(stream: S) -> S:
     requested = _ids_of(stream, ToolCallRequest)
     return _keep(stream, lambda e: not (isinstance(e.payload, ToolCallResponse) and e.payload.id not in requested))
 
 
-def sanitize_orphaned_tool_calls(stream: ConversationStream) -> ConversationStream:
+def sanitize_orphaned_tool_calls(stream: S) -> S:
     """Insert a synthetic error response directly after every unanswered tool request."""
     answered = _ids_of(stream, ToolCallResponse)
     position = 0
@@ -79,17 +79,17 @@ def sanitize_orphaned_tool_calls(stream: ConversationStream) -> ConversationStre
     return stream
 
 
-def remove_orphaned_inquiry_responses(stream: ConversationStream) -> ConversationStream:
+def remove_orphaned_inquiry_responses(stream: S) -> S:
     asked = _ids_of(stream, InquiryRequest)
     return _keep(stream, lambda e: not (isinstance(e.payload, InquiryResponse) and e.payload.id not in asked))
 
 
-def remove_orphaned_inquiry_requests(stream: ConversationStream) -> ConversationStream:
+def remove_orphaned_inquiry_requests(stream: S) -> S:
     answered = _ids_of(stream, InquiryResponse)
     return _keep(stream, lambda e: not (isinstance(e.payload, InquiryRequest) and e.payload.id not in answered))
 
 
-def normalize_turn_starts(stream: ConversationStream) -> ConversationStream:
+def normalize_turn_starts(stream: S) -> S:
     entries = list(stream.entries)
     events = [i for i, entry in enumerate(entries) if is_conversation_event(entry.payload)]
     if all(isinstance(entries[i].payload, TurnStart) for i in events):
@@ -113,7 +113,11 @@ def normalize_turn_starts(stream: ConversationStream) -> ConversationStream:
     return stream.insert(first_request, (TurnStart(request.timestamp),))
 
 
-def sanitize(stream: ConversationStream) -> ConversationStream:
+def _trim_trailing_empty_turn(stream: S) -> S:
+    return stream.trim_trailing_empty_turn()
+
+
+def sanitize(stream: S) -> S:
     """Apply the seven repairs in JP's order."""
     for repair in (
         drop_leading_non_user_events,
@@ -121,7 +125,7 @@ def sanitize(stream: ConversationStream) -> ConversationStream:
         sanitize_orphaned_tool_calls,
         remove_orphaned_inquiry_responses,
         remove_orphaned_inquiry_requests,
-        ConversationStream.trim_trailing_empty_turn,
+        _trim_trailing_empty_turn,
         normalize_turn_starts,
     ):
         stream = repair(stream)
