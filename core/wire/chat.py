@@ -18,6 +18,14 @@ from turnmark.core.wire.messages import Message, Part, Text, Thinking, ToolResul
 from turnmark.core.wire.models import resolve_id
 
 WireApi: TypeAlias = Literal["ollama", "openai", "anthropic"]
+WIRE_APIS: dict[str, WireApi] = {
+    "ollama": "ollama",
+    "openai": "openai",
+    "llamacpp": "openai",
+    "openrouter": "openai",
+    "anthropic": "anthropic",
+}
+"""The API each provider speaks (llama.cpp and OpenRouter are OpenAI-compatible)."""
 DEFAULT_MAX_TOKENS = 4096
 EMPTY_ERROR = "(the tool failed without output)"
 

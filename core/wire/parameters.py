@@ -6,7 +6,8 @@ budget thinking: Anthropic ``thinking`` (disabled, or enabled with an explicit
 ``budget_tokens``) for models that think; OpenAI ``reasoning_effort`` for its
 reasoning models; OpenRouter's ``reasoning`` object; Ollama ``think``;
 llama.cpp's ``chat_template_kwargs.enable_thinking``. A configured
-``max_tokens`` replaces the answer budget turnmark computes.
+``max_tokens`` replaces the answer budget turnmark computes; ``temperature``
+and ``top_p`` go to every API.
 """
 
 from turnmark.core.stream.json_value import JsonObject
@@ -57,3 +58,12 @@ def reasoning_fields(provider: str, name: str, parameters: JsonObject) -> JsonOb
     if provider == "llamacpp":
         return {"chat_template_kwargs": {"enable_thinking": not off}}
     return {}
+
+
+def sampling(parameters: JsonObject) -> JsonObject:
+    """The sampling parameters every API understands (``temperature``, ``top_p``), from JP's ``parameters``."""
+    return {
+        key: parameters[key]
+        for key in ("temperature", "top_p")
+        if isinstance(parameters.get(key), int | float) and not isinstance(parameters.get(key), bool)
+    }

@@ -12,6 +12,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -88,50 +89,11 @@ class Http:
             return ModelRejected(message, status)
         return ModelError(message)
 
-    def stream_lines(self, path: str, body: Any, should_stop: Callable[[], bool] = lambda: False) -> Iterator[str]:
-        """POST ``body`` and yield the response's lines as they arrive (retrying before the first byte).
-
-        429 and 5xx are retried with backoff; a refused connection is retried quickly
-        (``connect_retries``); a status no retry can change is not retried.
-        """
-        url = self.base_url + path
-        attempt = refused = 0
-        while True:
-            try:
-                with self._client.stream("POST", url, json=body) as response:
-                    if response.status_code >= 400:
-                        error = self._refusal(response)
-                        retryable = response.status_code == 429 or response.status_code >= 500
-                        if retryable and attempt < self.settings.retries and not isinstance(error, ModelRejected):
-                            self._pause(attempt, response)
-                            attempt += 1
-                            continue
-                        raise error
-                    yield from self._capped_lines(response, url, should_stop)
-                    return
-            except httpx.ConnectTimeout:
-                raise ModelUnreachable(
-                    f"{url}: no answer to the connection within {self.settings.connect_timeout:g}s"
-                ) from None
-            except httpx.TimeoutException as error:
-                raise ModelError(f"{url}: timed out ({type(error).__name__})") from None
-            except httpx.ConnectError as error:
-                if refused < self.settings.connect_retries:
-                    refused += 1
-                    time.sleep(self.settings.connect_backoff)
-                    continue
-                raise ModelUnreachable(f"{url}: cannot connect: {error}") from None
-            except httpx.TransportError as error:
-                raise ModelError(f"{url}: {type(error).__name__}: {error}") from None
-
-    def get_json(self, path: str) -> Any:
-        """GET ``path`` as JSON (for model details); a failure raises ``ModelError``."""
-        url = self.base_url + path
+    @contextmanager
+    def _errors(self, url: str) -> Iterator[None]:
+        """httpx's exceptions as ``ModelUnreachable`` (no connection) or ``ModelError``, one line each."""
         try:
-            with self._client.stream("GET", url) as response:
-                if response.status_code >= 400:
-                    raise self._refusal(response)
-                body = "\n".join(self._capped_lines(response, url, lambda: False))
+            yield
         except httpx.ConnectTimeout:
             raise ModelUnreachable(
                 f"{url}: no answer to the connection within {self.settings.connect_timeout:g}s"
@@ -142,6 +104,42 @@ class Http:
             raise ModelUnreachable(f"{url}: cannot connect: {error}") from None
         except httpx.HTTPError as error:
             raise ModelError(f"{url}: {type(error).__name__}: {error}") from None
+
+    def stream_lines(self, path: str, body: Any, should_stop: Callable[[], bool] = lambda: False) -> Iterator[str]:
+        """POST ``body`` and yield the response's lines as they arrive (retrying before the first byte).
+
+        429 and 5xx are retried with backoff; a refused connection is retried quickly
+        (``connect_retries``); a status no retry can change is not retried.
+        """
+        url = self.base_url + path
+        attempt = refused = 0
+        while True:
+            with self._errors(url):
+                try:
+                    with self._client.stream("POST", url, json=body) as response:
+                        if response.status_code >= 400:
+                            error = self._refusal(response)
+                            retryable = response.status_code == 429 or response.status_code >= 500
+                            if retryable and attempt < self.settings.retries and not isinstance(error, ModelRejected):
+                                self._pause(attempt, response)
+                                attempt += 1
+                                continue
+                            raise error
+                        yield from self._capped_lines(response, url, should_stop)
+                        return
+                except httpx.ConnectError:
+                    if refused >= self.settings.connect_retries:
+                        raise
+                    refused += 1
+                    time.sleep(self.settings.connect_backoff)
+
+    def get_json(self, path: str) -> Any:
+        """GET ``path`` as JSON (for model details); a failure raises ``ModelError``."""
+        url = self.base_url + path
+        with self._errors(url), self._client.stream("GET", url) as response:
+            if response.status_code >= 400:
+                raise self._refusal(response)
+            body = "\n".join(self._capped_lines(response, url, lambda: False))
         try:
             return json.loads(body)
         except (ValueError, RecursionError):

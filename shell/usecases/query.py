@@ -32,11 +32,11 @@ from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, To
 from turnmark.core.stream.timestamps import format_timestamp
 from turnmark.core.summaries.catchup import summary_candidates
 from turnmark.core.summaries.labels import ensure_first_turn_start
-from turnmark.core.wire.chat import WireApi, request_body
+from turnmark.core.wire.answers import ChatPart
+from turnmark.core.wire.chat import WIRE_APIS, request_body
 from turnmark.core.wire.models import ModelSpec, resolve_id
 from turnmark.shell.errors import ModelError, QueryError
 from turnmark.shell.output import chrome, emit_json, write_text
-from turnmark.shell.providers.protocol import ChatPart
 from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.config_files import effective_config
@@ -57,13 +57,6 @@ from turnmark.shell.usecases.summary_task import TurnSummaryTask
 from turnmark.shell.usecases.tasks import TaskHandler
 
 NOT_RUN = "turnmark does not run tools; this call was not executed."
-WIRE_APIS: dict[str, WireApi] = {
-    "ollama": "ollama",
-    "openai": "openai",
-    "llamacpp": "openai",
-    "openrouter": "openai",
-    "anthropic": "anthropic",
-}
 
 
 @dataclass

@@ -43,7 +43,8 @@ from turnmark.shell.errors import (
     ModelTruncated,
     ModelUnreachable,
 )
-from turnmark.shell.providers.registry import SummaryProvider, open_provider
+from turnmark.shell.providers.base import Provider
+from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
@@ -198,7 +199,7 @@ def catch_up(
 
 def _open(
     model: ModelSpec, config: JsonObject, options: CatchupOptions, report: CatchupReport
-) -> tuple[ModelSpec, SummaryProvider | None, int | None]:
+) -> tuple[ModelSpec, Provider | None, int | None]:
     """The provider and its context window; the offline summarizer stands in for an unusable implicit model.
 
     A dry run needs no credential and no reachable model: what a real run would fail on is a note,
@@ -258,7 +259,7 @@ class Session:
     options: CatchupOptions
     new_id: IdSource
     model: ModelSpec
-    provider: SummaryProvider | None
+    provider: Provider | None
     window: int | None
     batch_size: int
     report: CatchupReport
