@@ -1,5 +1,5 @@
-"""Turn summaries (RFD 126): transcripts, fingerprints, packing, catch-up planning, the summary request and its
-quality gate, the memory of failed answers, a user's own labels, and the offline summarizer.
+"""Turn summaries (RFD 126): transcripts, fingerprints, packing, catch-up planning and batching, the summary
+request and its quality gate, the memory of failed answers, a user's own labels, and the offline summarizer.
 
 Imports ``core.links`` and below.
 """
