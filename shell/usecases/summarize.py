@@ -22,15 +22,16 @@ from dataclasses import dataclass, field, replace
 from returns.result import Failure
 
 from turnmark.core.links.exclusion import excluded_ids
-from turnmark.core.stream.config import TURN_SUMMARY, lookup, merge_all
+from turnmark.core.stream.config import merge_all
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.summaries.catchup import apply_summaries, extractive_answer, plan_summaries, summary_candidates
+from turnmark.core.summaries.batching import batch_size, batches, plan_rows, too_large
+from turnmark.core.summaries.catchup import apply_summaries, extractive_answer, summary_candidates
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.failures import counted, forgotten, given_up
 from turnmark.core.summaries.labels import EXTRACTIVE, ensure_first_turn_start
-from turnmark.core.summaries.packing import Candidate, Packing
+from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, build_summary_request, parse_summaries
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.wire.models import ModelSpec, resolve_summary_model
@@ -138,39 +139,6 @@ class CatchupRun:
 
 UNLIMITED_WINDOW = 1 << 40
 """The offline summarizer reads turns of any size."""
-
-
-def _batch_size(config: Mapping[str, object]) -> int:
-    value = lookup(dict(config), f"{TURN_SUMMARY}.batch_size")
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 5
-
-
-def _plan_rows(batches: list[Packing]) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = []
-    for number, packing in enumerate(batches, start=1):
-        rows += [{"turn": c.turn_id, "index": c.index, "tokens": c.tokens, "batch": number} for c in packing.packed]
-    if batches:
-        rows += [
-            {"turn": c.turn_id, "index": c.index, "tokens": c.tokens, "excluded": reason}
-            for c, reason in batches[-1].left_out
-        ]
-    return sorted(rows, key=lambda row: int(str(row["index"])))
-
-
-def _batches(wanted: tuple[Candidate, ...], window: int | None, batch_size: int) -> list[Packing]:
-    """Successive packings until nothing more fits (a turn too large alone stays out)."""
-    batches: list[Packing] = []
-    remaining = wanted
-    while remaining:
-        packing = plan_summaries(remaining, window, batch_size)
-        if not packing.packed:
-            if not batches:
-                batches.append(packing)
-            break
-        batches.append(packing)
-        packed = {c.turn_id for c in packing.packed}
-        remaining = tuple(c for c in remaining if c.turn_id not in packed)
-    return batches
 
 
 def catch_up(
@@ -313,7 +281,7 @@ class Session:
         if provider is not None and not options.dry_run and _skipped(report, run, provider.endpoint):
             return None
         return cls(
-            ref, options, new_id, model, provider, window, _batch_size(config), report, run, max_message_chars=limit
+            ref, options, new_id, model, provider, window, batch_size(config), report, run, max_message_chars=limit
         )
 
     def batches(self, stream: ConversationStream, *, last_turn_may_be_open: bool) -> list[Packing]:
@@ -329,15 +297,10 @@ class Session:
             self.report.given_up = given_up(self.failures, wanted)
             wanted = tuple(c for c in wanted if c.turn_id not in self.report.given_up)
         limit = UNLIMITED_WINDOW if self.model.is_builtin else self.window
-        planned = _batches(wanted, limit, self.batch_size)
+        planned = batches(wanted, limit, self.batch_size)
         self.report.budget = planned[0].budget if planned and not self.model.is_builtin else None
-        self.report.plan = _plan_rows(planned)
-        self.report.too_large = {
-            str(row["turn"]): f"too large for {self.model.id}'s window ({row['tokens']} tokens > budget "
-            f"{self.report.budget})"
-            for row in self.report.plan
-            if row.get("excluded") == "too_large"
-        }
+        self.report.plan = plan_rows(planned)
+        self.report.too_large = too_large(self.report.plan, self.model.id, self.report.budget)
         return [packing for packing in planned if packing.packed]
 
     def ask(

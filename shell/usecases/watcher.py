@@ -26,15 +26,13 @@ from typing import Any
 
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import id_from_dirname
+from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step
 from turnmark.shell.output import counted
 from turnmark.shell.storage.conversations import EVENTS
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupRun, catch_up
 
-LOCKED_RETRY = 2.0
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
-BACKOFF_FIRST = 5.0
-BACKOFF_MAX = 300.0
 SILO_RECHECK = 2.0
 
 
@@ -179,9 +177,7 @@ class Watcher:
             del self._states[conversation_id]
             return
         if conversation_id in self._written and _stat(ref) == self._written[conversation_id]:
-            with self._lock:
-                if self._states.get(conversation_id) is state:
-                    del self._states[conversation_id]
+            self._forget(conversation_id, state)
             return
         settled = self.clock() - state.last_change >= self.options.settle
         options = CatchupOptions(**{**self.options.catchup.__dict__, "last_turn_open": not settled})
@@ -189,54 +185,54 @@ class Watcher:
         try:
             report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set, run=self._run)
         except Exception as error:  # one broken conversation never stops the service
-            self._say("failed", ref, f"failed: {error}", error=str(error))
-            self._retry(conversation_id, BACKOFF_FIRST)
+            self._perform(conversation_id, ref, state, after_exception(str(error), state.backoff))
             return
         self._log_report(ref, report)
         if report.done:
             self.not_done.discard(conversation_id)
         else:
             self.not_done.add(conversation_id)
-        if report.error and report.conversation_problem:
-            self._say("given_up", ref, f"not summarized until it changes: {report.error}", error=report.error)
-            with self._lock:
-                if self._states.get(conversation_id) is state:
-                    del self._states[conversation_id]
-            return
-        if report.error or (report.skipped and not report.locked):
-            if self.options.once:
-                if report.error and not report.repeated:
-                    self._say("not_summarized", ref, f"not summarized: {report.error}", error=report.error)
-                return
-            state.backoff = min(max(state.backoff * 2, BACKOFF_FIRST), BACKOFF_MAX)
-            reason = report.error if report.error and not report.repeated else report.skipped
-            self._say(
-                "retrying",
-                ref,
-                f"not summarized, retrying in {state.backoff:.0f}s: {reason}",
-                error=reason,
-                retry_in_seconds=state.backoff,
-            )
-            self._retry(conversation_id, state.backoff)
-            return
-        state.backoff = 0.0
-        if report.locked:
-            self._retry(conversation_id, LOCKED_RETRY)
-            return
-        if report.written and settled:
+        step = next_step(
+            error=report.error,
+            conversation_problem=report.conversation_problem,
+            skipped=report.skipped,
+            locked=report.locked,
+            repeated=report.repeated,
+            written=bool(report.written),
+            settled=settled,
+            backoff=state.backoff,
+            once=self.options.once,
+            last_change=state.last_change,
+            settle=self.options.settle,
+            now=self.clock(),
+        )
+        self._perform(conversation_id, ref, state, step)
+
+    def _perform(self, conversation_id: int, ref: ConversationRef, state: _State, step: Step) -> None:
+        """Log what ``step`` says, keep its back-off and remember turnmark's own write, then reschedule or forget."""
+        for notice in step.notices:
+            self._say(notice.event, ref, notice.message, **notice.details)
+        state.backoff = step.backoff
+        if step.remember_written:
             self._written[conversation_id] = _stat(ref)
-        if not settled:
-            self._retry(conversation_id, state.last_change + self.options.settle - self.clock())
-            return
+        if step.action is Action.GIVE_UP:
+            self._forget(conversation_id, state)
+        elif step.action is Action.FORGET:
+            self._forget(conversation_id, state, unless_changed=True)
+        elif step.delay is not None:
+            self._retry(conversation_id, step.delay)
+
+    def _forget(self, conversation_id: int, state: _State, *, unless_changed: bool = False) -> None:
+        """Drop ``state`` unless a new change replaced it (or, ``unless_changed``, arrived during the catch-up)."""
         with self._lock:
-            if self._states.get(conversation_id) is state and state.due <= self.clock():
+            if self._states.get(conversation_id) is state and not (unless_changed and state.due > self.clock()):
                 del self._states[conversation_id]
 
     def _retry(self, conversation_id: int, delay: float) -> None:
         with self._lock:
             state = self._states.get(conversation_id)
             if state is not None:
-                state.due = self.clock() + max(delay, 0.0)
+                state.due = self.clock() + delay
 
     def _say(self, event: str, ref: ConversationRef | None, message: str, **details: object) -> None:
         self.log(WatchEvent(event, message, ref.display_id if ref is not None else None, details))

@@ -1,0 +1,115 @@
+"""What ``turnmark watch`` does with a conversation after a catch-up, and what it logs about it.
+
+A conversation that is itself the problem (unreadable, unsavable) is given up
+until it changes. Any other error, or a skip that is not a lock, is retried
+after a back-off that starts at ``BACKOFF_FIRST`` and doubles up to
+``BACKOFF_MAX`` (``--once`` only reports it). A locked conversation is looked
+at again after ``LOCKED_RETRY``, one whose last turn had not settled once it
+has, and a settled one is done. Times are seconds.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+
+LOCKED_RETRY = 2.0
+BACKOFF_FIRST = 5.0
+BACKOFF_MAX = 300.0
+
+
+class Action(Enum):
+    """What happens to the conversation's place in the watcher's queue."""
+
+    GIVE_UP = "give_up"
+    """Forget it until it changes."""
+    BACK_OFF = "back_off"
+    """Look again after the back-off."""
+    LOCKED = "locked"
+    """Look again soon: it was locked."""
+    SETTLE = "settle"
+    """Look again once its last change has rested for the settle period."""
+    FORGET = "forget"
+    """Done: forget it, unless it changed during the catch-up."""
+    LEAVE = "leave"
+    """Nothing: a ``--once`` pass looks at every conversation once."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """A line to log about the conversation: the event name, the message and the details ``--format json`` adds."""
+
+    event: str
+    message: str
+    details: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    """What to do after a catch-up."""
+
+    action: Action
+    backoff: float
+    """The conversation's back-off from now on (0: none)."""
+    delay: float | None = None
+    """Seconds until the conversation is looked at again (the retrying actions only)."""
+    notices: tuple[Notice, ...] = ()
+    remember_written: bool = False
+    """Summaries were written once the turn had settled: the files as they are now are turnmark's own write."""
+
+
+def next_step(
+    *,
+    error: str | None,
+    conversation_problem: bool,
+    skipped: str | None,
+    locked: bool,
+    repeated: bool,
+    written: bool,
+    settled: bool,
+    backoff: float,
+    once: bool,
+    last_change: float,
+    settle: float,
+    now: float,
+) -> Step:
+    """The step after a catch-up that reported ``error``, ``skipped`` and the rest (``CatchupReport``'s fields).
+
+    ``settled``: the last change had rested for ``settle`` when the catch-up began; ``backoff``: the
+    conversation's current back-off; ``last_change`` and ``now``: clock readings.
+
+    >>> step = next_step(error="ollama/qwen3:4b: connection refused", conversation_problem=False, skipped=None,
+    ...     locked=False, repeated=False, written=False, settled=True, backoff=5.0, once=False,
+    ...     last_change=100.0, settle=5.0, now=110.0)
+    >>> step.action, step.delay, [notice.message for notice in step.notices]
+    (<Action.BACK_OFF: 'back_off'>, 10.0, ['not summarized, retrying in 10s: ollama/qwen3:4b: connection refused'])
+    """
+    if error and conversation_problem:
+        notice = Notice("given_up", f"not summarized until it changes: {error}", {"error": error})
+        return Step(Action.GIVE_UP, backoff, notices=(notice,))
+    if error or (skipped and not locked):
+        if once:
+            reported = bool(error) and not repeated
+            notices = (Notice("not_summarized", f"not summarized: {error}", {"error": error}),) if reported else ()
+            return Step(Action.LEAVE, backoff, notices=notices)
+        longer = min(max(backoff * 2, BACKOFF_FIRST), BACKOFF_MAX)
+        reason = error if error and not repeated else skipped
+        message = f"not summarized, retrying in {longer:.0f}s: {reason}"
+        notice = Notice("retrying", message, {"error": reason, "retry_in_seconds": longer})
+        return Step(Action.BACK_OFF, longer, longer, (notice,))
+    if locked:
+        return Step(Action.LOCKED, 0.0, LOCKED_RETRY)
+    if not settled:
+        return Step(Action.SETTLE, 0.0, max(last_change + settle - now, 0.0))
+    return Step(Action.FORGET, 0.0, remember_written=written)
+
+
+def after_exception(error: str, backoff: float) -> Step:
+    """The step after a catch-up that raised ``error``: log it and look again after ``BACKOFF_FIRST``.
+
+    The back-off is kept as it was: one broken conversation never stops the service.
+
+    >>> step = after_exception("boom", 20.0)
+    >>> step.action, step.backoff, step.delay, [(notice.event, notice.message) for notice in step.notices]
+    (<Action.BACK_OFF: 'back_off'>, 20.0, 5.0, [('failed', 'failed: boom')])
+    """
+    return Step(Action.BACK_OFF, backoff, BACKOFF_FIRST, (Notice("failed", f"failed: {error}", {"error": error}),))
