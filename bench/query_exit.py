@@ -20,7 +20,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.llm_servers import Behaviour, ModelServer
+from tests.support.llm_servers import Behaviour, ModelServer
 from turnmark.shell.entropy import random_event_ids
 from turnmark.shell.usecases.query import QueryOptions, run_query
 

@@ -15,15 +15,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.conftest import REPO
+from tests.shell.storage.test_locking import hold, release
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation
-
-from .conftest import REPO
-from .test_locking import hold, release
 
 LEGACY_FIXTURES = REPO / "fixtures" / "legacy-workspace"
 URLSAFE = "17400000000"
@@ -155,7 +154,7 @@ def test_an_unreachable_model_is_asked_once_per_run_and_changes_no_byte(cli: Cli
 
 
 def test_final_statuses_are_not_retried() -> None:
-    from .llm_servers import Behaviour, ModelServer
+    from tests.support.llm_servers import Behaviour, ModelServer
 
     with ModelServer() as server:
         from turnmark.core.wire.models import ModelSpec
@@ -225,7 +224,7 @@ def test_ctrl_c_shows_what_was_done_and_exits_130(cli: Cli, legacy: Path) -> Non
     import signal
     import time
 
-    from .llm_servers import Behaviour, ModelServer
+    from tests.support.llm_servers import Behaviour, ModelServer
 
     with ModelServer() as server:
         server.queue.extend(Behaviour(delay=0.3 if n == 0 else 5.0) for n in range(6))

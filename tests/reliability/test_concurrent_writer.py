@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
-from tests.llm_servers import Behaviour, ModelServer, requested_ids
+from tests.support.llm_servers import Behaviour, ModelServer, requested_ids
 
 from .figures import record, seconds
 from .jp_writer import create, ids, jp_lock, request_text

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.llm_servers import ModelServer
+from tests.support.llm_servers import ModelServer
 
 from .hostile_cli import FIXTURE_IDS, Outcome, Tally, invoke
 

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.hostile_server import EchoServer, Reply
 from turnmark.shell.settings import HttpSettings
 
 from .figures import FULL
 from .hostile_cli import Outcome, Tally, invoke
-from .hostile_server import EchoServer, Reply
 
 ALPHABET = string.ascii_letters + string.digits
 PROVIDERS = ("ollama", "openai", "anthropic")

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.llm_servers import Behaviour, ModelServer
+from tests.support.llm_servers import Behaviour, ModelServer
 
 from .hostile_cli import Outcome, Tally, invoke
 

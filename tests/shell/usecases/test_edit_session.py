@@ -1,0 +1,338 @@
+"""``turnmark edit -i`` end to end: the editor is a small script that edits the folder, as a person would."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from typer.testing import CliRunner
+
+from tests.shell.storage.test_locking import hold, release
+from tests.support.terminal import wait_for
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.undo import KEEP, undo_root
+
+CONV = "17800000010"
+
+
+def editor(tmp_path: Path, body: str, name: str = "edit.py") -> str:
+    """An editor command running ``body`` with ``target`` (the folder or file it was given) bound."""
+    script = tmp_path / name
+    script.write_text(
+        f"#!{sys.executable}\nimport sys, pathlib, json\ntarget = pathlib.Path(sys.argv[1])\n" + textwrap.dedent(body)
+    )
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
+def run(workspace: Path, command: str, *args: str, code: int = 0) -> tuple[str, str]:
+    environ = {**os.environ, "EDITOR": command}
+    result = CliRunner().invoke(
+        app,
+        ["--workspace", str(workspace), "edit", *args],
+        obj=Settings(new_id=sequential_ids("x"), environ=environ),
+        env={"COLUMNS": "200"},
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return result.stdout, result.stderr
+
+
+def events_path(workspace: Path) -> Path:
+    return pick_conversation(workspace, CONV).directories[0] / "events.json"
+
+
+def test_an_identity_edit_writes_nothing(workspace: Path, tmp_path: Path) -> None:
+    before = events_path(workspace).read_bytes()
+    out, _ = run(workspace, editor(tmp_path, "pass\n"), "-i", CONV, "--no-summary")
+    assert out == f"jp-c{CONV}: nothing changed; nothing written\n"
+    assert events_path(workspace).read_bytes() == before
+
+
+def test_deleting_a_turn_keeps_the_others_and_the_conversation_checks_clean(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan = (target / "CONVERSATION").read_text().split("\\n")
+    cut = next(i for i, line in enumerate(plan) if line.startswith("# Turn 1"))
+    (target / "CONVERSATION").write_text("\\n".join(plan[:cut]) + "\\n")
+    """
+    before = json.loads(events_path(workspace).read_text())
+    out, _ = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    assert out.startswith(f"jp-c{CONV}: saved (1 turn)")
+    after = json.loads(events_path(workspace).read_text())
+    assert after == before[:11] + [entry for entry in before[11:] if entry["type"] == "config_delta"]
+    check = CliRunner().invoke(app, ["--workspace", str(workspace), "check", CONV], obj=Settings())
+    assert check.exit_code == 0, check.stdout
+
+
+def test_an_edited_tool_result_clears_that_turns_summary(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    result = next(p for p in target.iterdir() if "tool-result" in p.name)
+    result.write_text(result.read_text().replace("\\n---\\n", "\\n---\\nEDITED ", 1))
+    """
+    before = [entry for entry in json.loads(events_path(workspace).read_text()) if entry["type"] == "turn_start"]
+    run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    starts = [entry for entry in json.loads(events_path(workspace).read_text()) if entry["type"] == "turn_start"]
+    assert before[0]["summary"] == "Add retry backoff to stream handler"
+    assert "summary" not in starts[0]
+    assert starts[1] == before[1], "the untouched turn keeps its turn_start"
+    results = [e for e in json.loads(events_path(workspace).read_text()) if e["type"] == "tool_call_response"]
+    assert any(base64.b64decode(e["content"]).decode().startswith("EDITED") for e in results), "stored as JP stores it"
+
+
+def test_errors_are_annotated_and_the_editor_reopens_until_fixed(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan_path = target / "CONVERSATION"
+    plan = plan_path.read_text()
+    keep = target.parent / (target.name + ".orig")
+    if "# ERROR:" in plan:
+        plan_path.write_text(keep.read_text())
+        keep.unlink()
+    else:
+        keep.write_text(plan)
+        plan_path.write_text("\\n".join(l for l in plan.split("\\n") if "tool-call" not in l))
+    """
+    out, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    assert "problem(s) written at the top of CONVERSATION; reopening the editor" in err
+    assert out == f"jp-c{CONV}: nothing changed; nothing written\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('(target / "CONVERSATION").write_text("")\n', "the plan is empty; nothing written"),
+        ("sys.exit(3)\n", "the editor exited with status 3; nothing written"),
+    ],
+)
+def test_an_empty_plan_or_a_failing_editor_aborts(workspace: Path, tmp_path: Path, body: str, reason: str) -> None:
+    before = events_path(workspace).read_bytes()
+    _, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=1)
+    assert err == f"aborted: {reason}\n"
+    assert events_path(workspace).read_bytes() == before
+
+
+def test_a_conversation_held_by_jp_is_refused_at_once(workspace: Path, tmp_path: Path) -> None:
+    holder = hold(lock_path(pick_conversation(workspace, CONV)))
+    try:
+        _, err = run(workspace, editor(tmp_path, "pass\n"), "-i", CONV, "--no-summary", code=2)
+    finally:
+        release(holder)
+    assert "is locked" in err
+
+
+def test_an_editor_that_cannot_open_a_folder_gets_the_plan(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    assert target.name == "CONVERSATION", target
+    """
+    _, err = run(workspace, editor(tmp_path, body, name="nano"), "-i", CONV, "--no-summary")
+    assert "nano cannot open a folder: editing the plan; the event files are in" in err
+
+
+def test_the_newest_turn_is_summarized_before_the_editor_opens(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan = (target / "CONVERSATION").read_text()
+    assert "(p8q2r4b): ~" not in plan, plan
+    """
+    environ_cfg = ("--cfg", "conversation.turn_summary.generate.model.id=builtin/extractive")
+    result = CliRunner().invoke(
+        app,
+        ["--workspace", str(workspace), *environ_cfg, "edit", "-i", CONV],
+        obj=Settings(new_id=sequential_ids("x"), environ={**os.environ, "EDITOR": editor(tmp_path, body)}),
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "note: summarized p8q2r4b:" in result.stderr
+
+
+def test_undo_restores_the_bytes_refuses_after_a_change_and_keeps_five(workspace: Path, tmp_path: Path) -> None:
+    original = events_path(workspace).read_bytes()
+    rename = """
+    request = sorted(p for p in target.iterdir() if p.name.endswith("-request.md"))[0]
+    request.write_text(request.read_text().rstrip("\\n") + " (edited)\\n")
+    """
+    run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    assert events_path(workspace).read_bytes() != original
+    out, _ = run(workspace, editor(tmp_path, "pass\n"), "--undo", CONV)
+    assert out.startswith(f"jp-c{CONV}: restored the copy kept before edit 1")
+    assert events_path(workspace).read_bytes() == original
+    run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    events_path(workspace).write_bytes(events_path(workspace).read_bytes().replace(b"(edited)", b"(by hand)"))
+    _, err = run(workspace, editor(tmp_path, "pass\n"), "--undo", CONV, code=2)
+    assert "changed since that edit" in err
+    for _ in range(KEEP + 2):
+        run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    steps = list(undo_root(pick_conversation(workspace, CONV)).iterdir())
+    assert len(steps) == KEEP
+
+
+def fork(workspace: Path, *args: str, environ: dict[str, str] | None = None) -> tuple[str, str]:
+    result = CliRunner().invoke(
+        app,
+        ["--workspace", str(workspace), "fork", *args],
+        obj=Settings(new_id=sequential_ids("f"), environ=environ),
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result.stdout, result.stderr
+
+
+def forked_events(workspace: Path, out: str) -> list[dict[str, object]]:
+    fork_id = json.loads(out)["fork"]
+    directory = next(p for p in (workspace / ".jp/conversations").iterdir() if f"jp-c{p.name.split('-')[0]}" == fork_id)
+    events: list[dict[str, object]] = json.loads((directory / "events.json").read_text())
+    metadata = json.loads((directory / "metadata.json").read_text())
+    assert metadata["forked_from"]["conversation"] == "jp-c17800000040"
+    return events
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--first", "2"), ("--last", "2"), ("--until", "a1turn0"), ("--until", "3"), ()],
+    ids=["first-2", "last-2", "until-id", "until-last", "all"],
+)
+def test_fork_keeps_whole_turns_their_ids_and_the_overlays_inside(
+    workspace: Path, args: tuple[str, ...], snapshot: SnapshotAssertion
+) -> None:
+    out, err = fork(workspace, "17800000040", *args, "--format", "json")
+    result = json.loads(out)
+    result.pop("fork")
+    events = forked_events(workspace, out)
+    shape = [(e["type"], e.get("event_id"), e.get("summary"), e.get("from_turn"), e.get("to_turn")) for e in events]
+    assert (result, shape, err) == snapshot
+
+
+def test_conversations_shows_the_lineage(workspace: Path) -> None:
+    fork(workspace, "17800000040", "--last", "1")
+    listing = CliRunner().invoke(app, ["--workspace", str(workspace), "conversations"], obj=Settings()).stdout
+    assert "⑂ jp-c17800000040  Compacted and hand-edited" in listing
+
+
+def test_fork_last_2_edit_opens_the_fork_and_leaves_the_original(workspace: Path, tmp_path: Path) -> None:
+    original = next((workspace / ".jp/conversations").glob("17800000040*"))
+    before = {p.name: p.read_bytes() for p in original.iterdir()}
+    body = """
+    plan = (target / "CONVERSATION").read_text().split("\\n")
+    cut = [i for i, line in enumerate(plan) if line.startswith("# Turn")][-1]
+    (target / "CONVERSATION").write_text("\\n".join(plan[:cut]) + "\\n")
+    """
+    out, _ = fork(
+        workspace, "17800000040", "--last", "2", "--edit", environ={**os.environ, "EDITOR": editor(tmp_path, body)}
+    )
+    assert "forked from jp-c17800000040 (turns 2-3)" in out
+    assert ": saved (1 turn)" in out
+    assert {p.name: p.read_bytes() for p in original.iterdir()} == before
+
+
+def test_a_real_editor_in_a_real_terminal(workspace: Path) -> None:
+    if shutil.which("tmux") is None or shutil.which("vim") is None:
+        pytest.skip("tmux and vim are needed (apt-get install tmux vim)")
+    session = f"turnmark-edit-{time.monotonic_ns()}"
+    turnmark = Path(sys.executable).parent / "turnmark"
+    command = (
+        f"JP_USER_DATA_DIR={os.environ['JP_USER_DATA_DIR']} EDITOR='vim -u NONE -N -n' "
+        f"{turnmark} --workspace {workspace} edit -i {CONV} --no-summary; echo EXIT=$?; sleep 30"
+    )
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", command], check=True)
+    try:
+        time.sleep(1.0)
+        for keys in (":e %/CONVERSATION", ":g/^# Turn 1/,$d", ":wq"):
+            subprocess.run(["tmux", "send-keys", "-t", session, keys, "Enter"], check=True)
+            time.sleep(0.4)
+        screen = wait_for(session, "EXIT=")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    assert "EXIT=0" in screen, screen
+    assert f"jp-c{CONV}: saved (1 turn)" in screen
+    starts = [e for e in json.loads(events_path(workspace).read_text()) if e["type"] == "turn_start"]
+    assert [e["event_id"] for e in starts] == ["k3m9x2a"]
+
+
+def test_a_save_that_leaves_unresolved_links_says_so(workspace: Path, tmp_path: Path) -> None:
+    body = """
+    plan = (target / "CONVERSATION").read_text().split("\\n")
+    first_request = next(i for i, line in enumerate(plan) if line.endswith("-request.md"))
+    del plan[first_request]
+    (target / "CONVERSATION").write_text("\\n".join(plan))
+    """
+    out, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
+    assert "saved" in out
+    assert "request_id 'r1a2b3c' does not resolve (missing_target)" in err
+    assert "`turnmark project` leaves it out of what the model sees" in err
+
+
+def test_carriage_returns_survive_an_identity_edit(workspace: Path, tmp_path: Path) -> None:
+    path = events_path(workspace)
+    events = json.loads(path.read_text())
+    result = next(e for e in events if e["type"] == "tool_call_response")
+    result["content"] = base64.b64encode(b"line one\r\nline two\r\n").decode()
+    path.write_text(json.dumps(events, indent=2) + "\n")
+    before = path.read_bytes()
+    out, _ = run(workspace, editor(tmp_path, "pass\n"), "-i", CONV, "--no-summary")
+    assert "nothing changed" in out
+    assert path.read_bytes() == before
+
+
+def test_a_conversation_with_a_copied_request_is_refused_before_the_editor_opens(
+    workspace: Path, tmp_path: Path
+) -> None:
+    body = """
+    raise SystemExit("the editor must not open")
+    """
+    _, err = run(workspace, editor(tmp_path, body), "-i", "17800000030", "--no-summary", code=2)
+    assert "run `turnmark repair -i jp-c17800000030` first" in err
+    _, err = run(workspace, editor(tmp_path, "pass\n"), "--undo", "17800000030", code=2)
+    assert "nothing to undo" in err
+    result = CliRunner().invoke(app, ["--workspace", str(workspace), "fork", "17800000030"], obj=Settings())
+    assert result.exit_code == 2
+    assert "a fork would bind it silently" in result.stderr
+
+
+def test_undo_leaves_later_metadata_changes_alone(workspace: Path, tmp_path: Path) -> None:
+    rename = """
+    request = sorted(p for p in target.iterdir() if p.name.endswith("-request.md"))[0]
+    request.write_text(request.read_text().rstrip("\\n") + " (edited)\\n")
+    """
+    run(workspace, editor(tmp_path, rename), "-i", CONV, "--no-summary")
+    metadata = events_path(workspace).parent / "metadata.json"
+    metadata.write_text(metadata.read_text().replace("Add retry backoff", "Renamed later"))
+    run(workspace, editor(tmp_path, "pass\n"), "--undo", CONV)
+    assert "Renamed later" in metadata.read_text()
+
+
+def test_a_plan_replaced_by_a_link_is_never_written_through(workspace: Path, tmp_path: Path) -> None:
+    canary = tmp_path / "canary.txt"
+    body = f"""
+    plan = target / "CONVERSATION"
+    broken = "\\n".join(l for l in plan.read_text().split("\\n") if "tool-call" not in l)
+    pathlib.Path("{canary}").write_text(broken)
+    plan.unlink()
+    plan.symlink_to("{canary}")
+    """
+    before = events_path(workspace).read_bytes()
+    _, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=1)
+    assert "aborted" in err
+    assert "# ERROR" not in canary.read_text()
+    assert events_path(workspace).read_bytes() == before
+
+
+def test_fork_of_a_conversation_with_a_broken_metadata_file_is_one_clean_fork(workspace: Path) -> None:
+    metadata = next((workspace / ".jp/conversations").glob("17800000040*")) / "metadata.json"
+    metadata.write_text("{broken")
+    out, _ = fork(workspace, "17800000040", "--last", "1", "--format", "json")
+    directory = next(
+        p
+        for p in (workspace / ".jp/conversations").iterdir()
+        if f"jp-c{p.name.split('-')[0]}" == json.loads(out)["fork"]
+    )
+    assert json.loads((directory / "metadata.json").read_text())["forked_from"]["conversation"] == "jp-c17800000040"

@@ -1,0 +1,239 @@
+"""The watch service against a real temporary workspace, with real processes holding JP's lock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.shell.storage.test_locking import hold, release
+from tests.support.llm_servers import Behaviour, ModelServer
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.settings import HttpSettings
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import require_workspace
+from turnmark.shell.usecases.summarize import CatchupOptions
+from turnmark.shell.usecases.watcher import Watcher, WatchOptions
+
+SETTLE = 0.4
+TS = "2026-07-01 10:00:00.0"
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+class Running:
+    def __init__(self, workspace: Path, **catchup: Any) -> None:
+        self.lines: list[str] = []
+        options = WatchOptions(settle=SETTLE, catchup=CatchupOptions(environ={}, **catchup))
+        self.watcher = Watcher(
+            [require_workspace(workspace)], options, sequential_ids("w"), lambda event: self.lines.append(str(event))
+        )
+        self.thread = threading.Thread(target=self.watcher.run, daemon=True)
+
+    def __enter__(self) -> Running:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.watcher.stop()
+        self.thread.join(timeout=10)
+
+
+def write_like_jp(path: Path, entries: list[dict[str, Any]]) -> None:
+    """JP's write: the whole file to ``<file>.tmp``, then a rename over the target."""
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(entries, indent=2) + "\n")
+    os.replace(temporary, path)
+
+
+def new_conversation(workspace: Path, conversation_id: int, turns: int, conversations: Path | None = None) -> Path:
+    directory = (conversations or workspace / ".jp" / "conversations") / str(conversation_id)
+    directory.mkdir(parents=True)
+    (directory / "metadata.json").write_text('{"last_activated_at": "2026-07-01 10:00:00.0"}\n')
+    (directory / "base_config.json").write_text("{}\n")
+    entries: list[dict[str, Any]] = []
+    for n in range(turns):
+        entries += [
+            {"event_id": f"t{n}", "timestamp": TS, "type": "turn_start"},
+            {"event_id": f"r{n}", "timestamp": TS, "type": "chat_request", "content": f"Do step {n} of the plan"},
+            {
+                "event_id": f"m{n}",
+                "request_id": f"r{n}",
+                "timestamp": TS,
+                "type": "chat_response",
+                "message": f"Did step {n}.",
+            },
+        ]
+    write_like_jp(directory / "events.json", entries)
+    return directory
+
+
+def summaries(workspace: Path, conversation: str) -> list[str | None]:
+    ref = pick_conversation(workspace, conversation)
+    return [turn.summary() for turn in read_conversation(ref, sequential_ids("r")).stream.turns()]
+
+
+def test_a_conversation_written_the_way_jp_writes_it_gets_summarized(workspace: Path) -> None:
+    with Running(workspace):
+        directory = new_conversation(workspace, 17900000000, 2)
+        assert wait_for(
+            lambda: summaries(workspace, "17900000000") == ["Do step 0 of the plan", "Do step 1 of the plan"]
+        )
+    assert (directory / "events.json").exists()
+    assert not list(directory.glob("*.tmp"))
+
+
+def test_a_locked_conversation_is_not_written_until_released(workspace: Path) -> None:
+    directory = new_conversation(workspace, 17900000001, 2)
+    ref = pick_conversation(workspace, "17900000001")
+    holder: subprocess.Popen[str] | None = hold(lock_path(ref))
+    try:
+        with Running(workspace) as running:
+            before = (directory / "events.json").read_bytes()
+            time.sleep(SETTLE * 4)
+            assert (directory / "events.json").read_bytes() == before
+            assert any("17900000001: skipped because it is locked" in line for line in running.lines)
+            assert holder is not None
+            release(holder)
+            holder = None
+            assert wait_for(
+                lambda: summaries(workspace, "17900000001") == ["Do step 0 of the plan", "Do step 1 of the plan"]
+            )
+    finally:
+        if holder is not None:
+            release(holder)
+
+
+def test_twenty_rapid_appends_make_one_catch_up(workspace: Path) -> None:
+    directory = new_conversation(workspace, 17900000002, 1)
+    entries = json.loads((directory / "events.json").read_text())
+    with Running(workspace) as running:
+        assert wait_for(lambda: summaries(workspace, "17900000002") == ["Do step 0 of the plan"])
+        assert wait_for(lambda: running.watcher.pending(17900000002) == 0)
+        before = running.watcher.catchups[17900000002]
+        for n in range(1, 21):
+            entries += [
+                {"event_id": f"t{n}", "timestamp": TS, "type": "turn_start"},
+                {"event_id": f"r{n}", "timestamp": TS, "type": "chat_request", "content": f"Do step {n} of the plan"},
+                {"event_id": f"m{n}", "request_id": f"r{n}", "timestamp": TS, "type": "chat_response", "message": "ok"},
+            ]
+            write_like_jp(directory / "events.json", entries)
+            time.sleep(0.01)
+        assert wait_for(lambda: all(summaries(workspace, "17900000002")))
+        assert wait_for(lambda: running.watcher.pending(17900000002) == 0)
+        assert running.watcher.catchups[17900000002] - before == 1
+
+
+def test_a_write_by_another_process_during_catch_up_is_never_lost(workspace: Path) -> None:
+    directory = new_conversation(workspace, 17900000003, 2)
+    events = directory / "events.json"
+
+    def append_while_answering(body: dict[str, Any]) -> str:
+        entries = json.loads(events.read_text())
+        entries.append({"event_id": "late", "timestamp": TS, "type": "turn_start"})
+        write_like_jp(events, entries)
+        ids = body["format"]["properties"]["summaries"]["required"]
+        return json.dumps({"summaries": {i: f"Summary of {i}" for i in ids}})
+
+    with ModelServer() as server:
+        server.queue.append(Behaviour(content=append_while_answering))
+        (workspace / ".jp" / "config.toml").write_text(
+            '[conversation.turn_summary.generate.model]\nid = "ollama/llama3.2:3b"\n'
+            f'[providers.llm.ollama]\nbase_url = "{server.url}"\n'
+        )
+        with Running(workspace, http=HttpSettings(retries=0, read_timeout=5)):
+            assert wait_for(lambda: summaries(workspace, "17900000003")[:2] == ["Summary of t0", "Summary of t1"])
+    assert '"event_id": "late"' in events.read_text()
+
+
+def test_one_broken_conversation_never_stops_the_service(workspace: Path) -> None:
+    (workspace / ".jp" / "conversations" / "17790000000-explain-the-build-script" / "events.json").write_text("[{")
+    with Running(workspace) as running:
+        new_conversation(workspace, 17900000004, 1)
+        assert wait_for(lambda: summaries(workspace, "17900000004") == ["Do step 0 of the plan"])
+        assert any("17790000000" in line for line in running.lines)
+
+
+def test_once_processes_everything_pending_and_returns(workspace: Path) -> None:
+    new_conversation(workspace, 17900000005, 2)
+    lines: list[str] = []
+    watcher = Watcher(
+        [require_workspace(workspace)],
+        WatchOptions(settle=60),
+        sequential_ids("o"),
+        lambda event: lines.append(str(event)),
+    )
+    watcher.run_once()
+    assert summaries(workspace, "17900000005") == ["Do step 0 of the plan", "Do step 1 of the plan"]
+    assert any("17900000005: summarized 2 turns with builtin/extractive" in line for line in lines)
+
+
+def test_a_save_that_arrives_only_as_a_rename_is_seen(workspace: Path) -> None:
+    directory = new_conversation(workspace, 17900000006, 1)
+    with Running(workspace):
+        assert wait_for(lambda: summaries(workspace, "17900000006") == ["Do step 0 of the plan"])
+        entries = json.loads((directory / "events.json").read_text())
+        entries += [
+            {"event_id": "t9", "timestamp": TS, "type": "turn_start"},
+            {"event_id": "r9", "timestamp": TS, "type": "chat_request", "content": "Write the release notes"},
+            {"event_id": "m9", "request_id": "r9", "timestamp": TS, "type": "chat_response", "message": "Written."},
+        ]
+        outside = workspace / "events.json.tmp"
+        outside.write_text(json.dumps(entries, indent=2) + "\n")
+        os.replace(outside, directory / "events.json")
+        assert wait_for(lambda: summaries(workspace, "17900000006")[-1] == "Write the release notes")
+
+
+def test_a_folder_renamed_by_jp_is_followed(workspace: Path) -> None:
+    directory = new_conversation(workspace, 17900000007, 1)
+    with Running(workspace):
+        assert wait_for(lambda: summaries(workspace, "17900000007") == ["Do step 0 of the plan"])
+        renamed = directory.with_name("17900000007-a-title")
+        directory.rename(renamed)
+        entries = json.loads((renamed / "events.json").read_text())
+        entries += [
+            {"event_id": "t9", "timestamp": TS, "type": "turn_start"},
+            {"event_id": "r9", "timestamp": TS, "type": "chat_request", "content": "Name the conversation"},
+            {"event_id": "m9", "request_id": "r9", "timestamp": TS, "type": "chat_response", "message": "Named."},
+        ]
+        write_like_jp(renamed / "events.json", entries)
+        assert wait_for(lambda: summaries(workspace, "17900000007")[-1] == "Name the conversation")
+
+
+def test_a_silo_jp_creates_after_the_start_is_followed_and_its_locks_respected(
+    workspace: Path, user_data: Path
+) -> None:
+    silo = user_data / "workspace" / "ws-fx001"
+    holder: subprocess.Popen[str] | None = None
+    with Running(workspace) as running:
+        assert wait_for(lambda: running.watcher.pending() == 0 and running.watcher.catchups.total() >= 4)
+        (silo / "locks").mkdir(parents=True)
+        holder = hold(silo / "locks" / "jp-c17900000010.lock")
+        try:
+            directory = new_conversation(workspace, 17900000010, 2, silo / "conversations")
+            before = (directory / "events.json").read_bytes()
+            assert wait_for(lambda: any("following JP's user-local storage" in line for line in running.lines))
+            assert wait_for(lambda: any("17900000010: skipped because it is locked" in line for line in running.lines))
+            assert (directory / "events.json").read_bytes() == before
+            release(holder)
+            holder = None
+            assert wait_for(
+                lambda: summaries(workspace, "17900000010") == ["Do step 0 of the plan", "Do step 1 of the plan"]
+            )
+        finally:
+            if holder is not None:
+                release(holder)
