@@ -42,8 +42,8 @@ def exit_latency(workspace: Path, auto: bool) -> float:
     copy = workspace.parent / f"run-{time.monotonic_ns()}"
     shutil.copytree(workspace, copy)
     options = QueryOptions(
-        "next step",
-        "17800000040",
+        message="next step",
+        conversation="17800000040",
         model="ollama/llama3.2:3b",
         cfg=(f"conversation.turn_summary.generate.auto={str(auto).lower()}",),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Self
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +26,16 @@ class HttpSettings:
 class RunSettings:
     """The settings summarize, query, watch and edit share: ``--model``, ``--cfg``, environment, HTTP.
 
-    ``environ`` is ``None`` for the process's own environment.
+    Each use case's options extend it with their own (keyword-only) fields. ``environ`` is ``None`` for the
+    process's own environment.
     """
 
     model: str | None = None
     cfg: Sequence[str] = ()
     environ: Mapping[str, str] | None = None
     http: HttpSettings = field(default_factory=HttpSettings)
+
+    @classmethod
+    def using(cls, run: RunSettings, **own: Any) -> Self:
+        """These options, with ``run``'s model, config overrides, environment and HTTP settings."""
+        return cls(model=run.model, cfg=run.cfg, environ=run.environ, http=run.http, **own)

@@ -13,10 +13,10 @@ import typer
 from turnmark.shell.cli.usage import TurnmarkGroup, TurnmarkTyper
 from turnmark.shell.errors import ConversationError, TurnmarkError
 from turnmark.shell.output import chrome
+from turnmark.shell.settings import HttpSettings, RunSettings
 
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
-    from turnmark.shell.settings import HttpSettings
     from turnmark.shell.storage.conversations import LoadedConversation
     from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
@@ -57,8 +57,6 @@ def _random_event_ids() -> IdSource:
 
 
 def _http_settings() -> HttpSettings:
-    from turnmark.shell.settings import HttpSettings
-
     return HttpSettings()
 
 
@@ -72,6 +70,10 @@ class Settings:
     new_id: IdSource = field(default_factory=_random_event_ids)
     environ: Mapping[str, str] | None = None
     http: HttpSettings = field(default_factory=_http_settings)
+
+    def run(self, model: str | None = None) -> RunSettings:
+        """What a use case is given: ``model`` (``--model``), and the global ``--cfg``, environment and HTTP."""
+        return RunSettings(model, tuple(self.cfg), self.environ, self.http)
 
     def resolve_format(self, local: OutputFormat | None) -> OutputFormat:
         return local or self.format

@@ -48,15 +48,12 @@ def query(
     conversation, message = (words[0], words[1]) if len(words) == 2 else (None, words[0])
     if not message.strip():
         raise fail("the message is empty")
-    options = QueryOptions(
-        message,
-        conversation,
-        new,
-        not no_persist,
-        model,
-        tuple(settings.cfg),
-        settings.environ,
-        settings.http,
+    options = QueryOptions.using(
+        settings.run(model),
+        message=message,
+        conversation=conversation,
+        new=new,
+        persist=not no_persist,
         as_json=settings.format is OutputFormat.json,
     )
     status = run_query(settings.workspace or Path.cwd(), options, settings.new_id)

@@ -63,7 +63,7 @@ def edit(
         if undo_last:
             outcome = undo(ref)
         else:
-            options = EditOptions(tuple(settings.cfg), settings.environ, settings.http, summarize_first=not no_summary)
+            options = EditOptions.using(settings.run(), summarize_first=not no_summary)
             outcome = edit_interactively(ref, options, settings.new_id, lambda line: chrome(f"note: {line}"))
     except EditAborted as error:
         chrome(f"aborted: {error}")
@@ -151,7 +151,7 @@ def fork(
     else:
         emit_line(f"{new.display_id}  forked from {ref.display_id} ({span})")
     if open_editor:
-        options = EditOptions(tuple(settings.cfg), settings.environ, settings.http)
+        options = EditOptions.using(settings.run())
         try:
             emit_line(edit_interactively(new, options, settings.new_id, lambda line: chrome(f"note: {line}")))
         except EditAborted as error:

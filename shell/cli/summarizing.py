@@ -133,9 +133,7 @@ def summarize(
 
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
-    options = CatchupOptions(
-        dry_run, upgrade, model, tuple(settings.cfg), settings.environ, settings.http, retry_failed=retry_failed
-    )
+    options = CatchupOptions.using(settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed)
     run = CatchupRun()
     reports: list[CatchupReport] = []
     interrupted = False

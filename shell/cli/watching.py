@@ -71,7 +71,7 @@ def watch(
 
     settings = settings_of(ctx)
     roots = [require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]
-    catchup = CatchupOptions(model=model, cfg=tuple(settings.cfg), environ=settings.environ, http=settings.http)
+    catchup = CatchupOptions.using(settings.run(model))
     log = _log_json if settings.format is OutputFormat.json else _log_text
     watcher = Watcher(roots, WatchOptions(settle=settle, once=once, catchup=catchup), settings.new_id, log)
     if once:

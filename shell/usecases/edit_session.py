@@ -20,8 +20,7 @@ import shlex
 import subprocess
 import tempfile
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -31,10 +30,10 @@ from turnmark.core.editing.edit_plan import PLAN_NAME, EditSession, annotate, re
 from turnmark.core.links.check import check_report
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
-from turnmark.core.stream.timestamps import format_timestamp
+from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import ConversationError, EditAborted
 from turnmark.shell.output import counted
-from turnmark.shell.settings import HttpSettings
+from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
@@ -44,11 +43,8 @@ NO_DIRECTORY_EDITORS = frozenset({"nano", "pico", "ed", "vi", "ex", "mcedit", "j
 MAX_ROUNDS = 20
 
 
-@dataclass(frozen=True)
-class EditOptions:
-    cfg: tuple[str, ...] = ()
-    environ: Mapping[str, str] | None = None
-    http: HttpSettings = field(default_factory=HttpSettings)
+@dataclass(frozen=True, kw_only=True)
+class EditOptions(RunSettings):
     summarize_first: bool = True
 
 
@@ -141,7 +137,7 @@ def _session(ref: ConversationRef, command: list[str], new_id: IdSource, note: C
         for _ in range(MAX_ROUNDS):
             _run_editor(command, directory, note)
             plan, files = _read_directory(directory)
-            now = format_timestamp(datetime.now(UTC))
+            now = now_timestamp()
             result = rebuild(loaded.stream, session, plan, files, now)
             if isinstance(result, Failure):
                 _write(directory / PLAN_NAME, annotate(plan, result.failure()))

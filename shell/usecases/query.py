@@ -15,9 +15,7 @@ saying it was not run, and reported.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -29,16 +27,16 @@ from turnmark.core.stream.config import TURN_SUMMARY, lookup
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
-from turnmark.core.stream.timestamps import format_timestamp
 from turnmark.core.summaries.catchup import summary_candidates
 from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.wire.answers import ChatPart
 from turnmark.core.wire.chat import WIRE_APIS, request_body
 from turnmark.core.wire.models import ModelSpec, resolve_id
+from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import ModelError, QueryError
 from turnmark.shell.output import chrome, emit_json, write_text
 from turnmark.shell.providers.registry import open_provider
-from turnmark.shell.settings import HttpSettings
+from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import effective_config
 from turnmark.shell.storage.conversations import (
     METADATA,
@@ -59,16 +57,12 @@ from turnmark.shell.usecases.tasks import TaskHandler
 NOT_RUN = "turnmark does not run tools; this call was not executed."
 
 
-@dataclass
-class QueryOptions:
+@dataclass(frozen=True, kw_only=True)
+class QueryOptions(RunSettings):
     message: str
     conversation: str | None = None
     new: bool = False
     persist: bool = True
-    model: str | None = None
-    cfg: Sequence[str] = ()
-    environ: Mapping[str, str] | None = None
-    http: HttpSettings = field(default_factory=HttpSettings)
     soft_timeout: float = 10.0
     grace: float = 2.0
     as_json: bool = False
@@ -97,10 +91,6 @@ class QueryResult:
         }
 
 
-def _now() -> str:
-    return format_timestamp(datetime.now(UTC))
-
-
 def _assistant_model(config: dict[str, object], override: str | None) -> ModelSpec:
     wanted = override or lookup(config, "assistant.model.id")
     if wanted is None:
@@ -119,7 +109,7 @@ def _assistant_model(config: dict[str, object], override: str | None) -> ModelSp
 
 def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
     """A new conversation folder named as JP names it (``<deciseconds>``), empty, current format."""
-    metadata = encode_document({"last_activated_at": _now()})
+    metadata = encode_document({"last_activated_at": now_timestamp()})
     return create_conversation(
         workspace, metadata, encode_document({"assistant": {"model": {"id": model_id}}}), b"[]\n"
     )
@@ -134,7 +124,7 @@ def _touch(loaded: LoadedConversation) -> None:
         except (OSError, Exception):
             continue
         if isinstance(document, dict):
-            write_if_changed(path, encode_document({**document, "last_activated_at": _now()}))
+            write_if_changed(path, encode_document({**document, "last_activated_at": now_timestamp()}))
 
 
 def _answer(parts: list[ChatPart]) -> list[Payload]:
@@ -143,12 +133,12 @@ def _answer(parts: list[ChatPart]) -> list[Payload]:
     reasoning = "".join(part.text for part in parts if part.kind == "reasoning")
     text = "".join(part.text for part in parts if part.kind == "text")
     if reasoning:
-        payloads.append(ChatResponse(_now(), "reasoning", reasoning))
+        payloads.append(ChatResponse(now_timestamp(), "reasoning", reasoning))
     if text:
-        payloads.append(ChatResponse(_now(), "message", text))
+        payloads.append(ChatResponse(now_timestamp(), "message", text))
     for part in parts:
         if part.kind == "tool_call":
-            stamp = _now()
+            stamp = now_timestamp()
             payloads.append(ToolCallRequest(stamp, part.call_id, part.name, part.arguments))
             payloads.append(ToolCallResponse(stamp, part.call_id, NOT_RUN, True))
     return payloads
@@ -218,7 +208,7 @@ def _turn(
         result.conversation = ref.display_id if ref is not None else None
         result.model = model.id
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
-        stream = stream.start_turn(ChatRequest(_now(), options.message))
+        stream = stream.start_turn(ChatRequest(now_timestamp(), options.message))
         if lock is not None and ref is not None and auto and summary_candidates(stream, last_turn_may_be_open=True):
             catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
             handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: chrome(line, err)))

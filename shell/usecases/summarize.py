@@ -16,7 +16,7 @@ turns for the next run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from returns.result import Failure
@@ -46,7 +46,7 @@ from turnmark.shell.errors import (
 )
 from turnmark.shell.providers.base import Provider
 from turnmark.shell.providers.registry import open_provider
-from turnmark.shell.settings import HttpSettings
+from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
@@ -54,16 +54,12 @@ from turnmark.shell.storage.locking import is_locked, lock_holder
 from turnmark.shell.storage.workspace import ConversationRef
 
 
-@dataclass(frozen=True)
-class CatchupOptions:
+@dataclass(frozen=True, kw_only=True)
+class CatchupOptions(RunSettings):
     """What ``summarize`` was asked to do."""
 
     dry_run: bool = False
     upgrade: bool = False
-    model: str | None = None
-    cfg: Sequence[str] = ()
-    environ: Mapping[str, str] | None = None
-    http: HttpSettings = field(default_factory=HttpSettings)
     last_turn_open: bool | None = None
     """Whether the last turn may still be in progress; ``None``: only when another process holds the lock."""
     retry_failed: bool = False

@@ -15,11 +15,11 @@ from __future__ import annotations
 import queue
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
+from turnmark.shell.clock import monotonic
 from turnmark.shell.output import chrome
 
 SOFT_TIMEOUT = 10.0
@@ -105,13 +105,13 @@ class TaskHandler:
         self, deadline: float, started: float, finished: list[Task], report: DrainReport, *, countdown: bool
     ) -> None:
         label = "Cancelling background tasks…" if countdown else "Finishing background tasks…"
-        while self._running and time.monotonic() < deadline:
+        while self._running and monotonic() < deadline:
             try:
                 task, error = self._done.get(timeout=TIMER_INTERVAL)
             except queue.Empty:
-                elapsed = time.monotonic() - started
+                elapsed = monotonic() - started
                 if countdown or elapsed >= TIMER_DELAY:
-                    self._timer(label, max(deadline - time.monotonic(), 0.0) if countdown else elapsed)
+                    self._timer(label, max(deadline - monotonic(), 0.0) if countdown else elapsed)
                 continue
             self._running.pop(id(task), None)
             if error is None:
@@ -125,7 +125,7 @@ class TaskHandler:
         report = DrainReport()
         if not self._running:
             return report
-        started = time.monotonic()
+        started = monotonic()
         finished: list[Task] = []
         try:
             self._collect(started + self.soft_timeout, started, finished, report, countdown=False)
@@ -134,7 +134,7 @@ class TaskHandler:
         if self._running:
             self.token.cancel()
             report.cancelled = True
-            grace_started = time.monotonic()
+            grace_started = monotonic()
             try:
                 self._collect(grace_started + self.grace, grace_started, finished, report, countdown=True)
             except KeyboardInterrupt:
@@ -151,7 +151,7 @@ class TaskHandler:
             except Exception as error:
                 report.failed.append(task.name)
                 self._log(f"warning: background task {task.name} could not save its results: {error}")
-        report.waited = time.monotonic() - started
+        report.waited = monotonic() - started
         return report
 
     def _clear(self) -> None:

@@ -17,16 +17,16 @@ from __future__ import annotations
 import errno
 import signal
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import id_from_dirname
 from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step
+from turnmark.shell.clock import monotonic, now_epoch
 from turnmark.shell.output import counted
 from turnmark.shell.storage.conversations import EVENTS
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
@@ -91,7 +91,7 @@ class Watcher:
         options: WatchOptions,
         new_id: IdSource,
         log: Callable[[WatchEvent], None],
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = monotonic,
     ) -> None:
         self.workspaces = list(workspaces)
         self.options = options
@@ -180,7 +180,7 @@ class Watcher:
             self._forget(conversation_id, state)
             return
         settled = self.clock() - state.last_change >= self.options.settle
-        options = CatchupOptions(**{**self.options.catchup.__dict__, "last_turn_open": not settled})
+        options = replace(self.options.catchup, last_turn_open=not settled)
         self.catchups[conversation_id] += 1
         try:
             report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set, run=self._run)
@@ -281,7 +281,7 @@ class Watcher:
             self._refresh_refs()
             for conversation_id, ref in self._refs.items():
                 newest = max((stamp[0] for stamp in _stat(ref) if stamp is not None), default=None)
-                age = time.time() - newest / 1e9 if newest is not None else 0.0
+                age = now_epoch() - newest / 1e9 if newest is not None else 0.0
                 self._mark(conversation_id, max(age, 0.0))
             while not self._stop.is_set():
                 if self.clock() >= next_silo_check:

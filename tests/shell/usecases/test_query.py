@@ -61,7 +61,11 @@ def ask(
     out, err = io.StringIO(), io.StringIO()
     options.setdefault("model", "ollama/llama3.2:3b")
     status = run_query(
-        workspace, QueryOptions(message, conversation, http=FAST, **options), sequential_ids("q"), out, err
+        workspace,
+        QueryOptions(message=message, conversation=conversation, http=FAST, **options),
+        sequential_ids("q"),
+        out,
+        err,
     )
     return status, out.getvalue(), err.getvalue()
 
