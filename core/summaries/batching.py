@@ -17,6 +17,9 @@ DEFAULT_BATCH_SIZE = 5
 PlanRow = dict[str, object]
 """A turn in ``summarize --format json``'s plan: ``turn``, ``index``, ``tokens``, then ``batch`` or ``excluded``."""
 
+UNLIMITED_WINDOW = 1 << 40
+"""The offline summarizer reads turns of any size."""
+
 
 def batch_size(config: JsonObject) -> int:
     """``conversation.turn_summary.generate.batch_size`` when it is a positive integer, else ``DEFAULT_BATCH_SIZE``.

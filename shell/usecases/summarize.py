@@ -26,7 +26,7 @@ from turnmark.core.stream.config import merge_all
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.summaries.batching import batch_size, batches, plan_rows, too_large
+from turnmark.core.summaries.batching import UNLIMITED_WINDOW, batch_size, batches, plan_rows, too_large
 from turnmark.core.summaries.catchup import apply_summaries, extractive_answer, summary_candidates
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.failures import counted, forgotten, given_up
@@ -131,10 +131,6 @@ class CatchupRun:
 
     def remember(self, key: str, message: str) -> None:
         self.failures.setdefault(key, message)
-
-
-UNLIMITED_WINDOW = 1 << 40
-"""The offline summarizer reads turns of any size."""
 
 
 def catch_up(
