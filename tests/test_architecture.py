@@ -22,6 +22,7 @@ SHELL_LAYERS = {
     "clock": 0,
     "output": 0,
     "settings": 0,
+    "lazy": 0,
     "storage": 1,
     "providers": 1,
     "usecases": 2,

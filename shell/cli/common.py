@@ -11,17 +11,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from turnmark.shell.cli.usage import TurnmarkGroup, TurnmarkTyper
-from turnmark.shell.errors import ConversationError, TurnmarkError
+from turnmark.shell.errors import ConversationError, TurnmarkError, WorkspaceError
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome
 from turnmark.shell.settings import HttpSettings, RunSettings
+
+with lazy_imports():
+    from turnmark.shell import entropy
+    from turnmark.shell.storage import conversations, selection
+    from turnmark.shell.storage import workspace as workspace_files
 
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
     from turnmark.shell.storage.conversations import LoadedConversation
     from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
-# Every command module is imported to build the command line, so this one and the command modules
-# import what a command needs inside the command: ``turnmark --help`` and the read commands start fast.
 
 EDITING_HELP = """
 Every entry of events.json carries an "event_id": a short ID that stays with
@@ -51,9 +55,7 @@ class OutputFormat(enum.StrEnum):
 
 
 def _random_event_ids() -> IdSource:
-    from turnmark.shell.entropy import random_event_ids
-
-    return random_event_ids()
+    return entropy.random_event_ids()
 
 
 def _http_settings() -> HttpSettings:
@@ -79,9 +81,7 @@ class Settings:
         return local or self.format
 
     def workspace_root(self) -> Workspace:
-        from turnmark.shell.storage.workspace import require_workspace
-
-        return require_workspace(self.workspace or Path.cwd())
+        return workspace_files.require_workspace(self.workspace or Path.cwd())
 
 
 app = TurnmarkTyper(
@@ -106,11 +106,9 @@ FormatOption = Annotated[
 
 def complete_conversation(incomplete: str) -> list[str]:
     """Shell completion for ``CONV``: the conversation IDs of the workspace around the current directory."""
-    from turnmark.shell.storage.workspace import find_workspace, list_conversations
-
     try:
-        workspace = find_workspace(Path.cwd())
-        refs = list_conversations(workspace) if workspace is not None else []
+        workspace = workspace_files.find_workspace(Path.cwd())
+        refs = workspace_files.list_conversations(workspace) if workspace is not None else []
     except (OSError, TurnmarkError):
         return []
     names = [name for ref in refs for name in (ref.display_id, str(ref.id))]
@@ -173,14 +171,11 @@ def settings_of(ctx: typer.Context) -> Settings:
 
 def chosen(settings: Settings, conversation: str | None, all_conversations: bool) -> list[ConversationRef]:
     """The conversations a command works on: ``--all``, the one named, or the most recent one."""
-    from turnmark.shell.errors import WorkspaceError
-    from turnmark.shell.storage.workspace import list_conversations
-
     if not all_conversations:
         return [pick(settings, conversation)]
     if conversation is not None:
         raise WorkspaceError("give either a conversation or --all, not both")
-    return list_conversations(settings.workspace_root())
+    return workspace_files.list_conversations(settings.workspace_root())
 
 
 def warn(message: str) -> None:
@@ -188,16 +183,12 @@ def warn(message: str) -> None:
 
 
 def pick(settings: Settings, wanted: str | None) -> ConversationRef:
-    from turnmark.shell.storage.selection import pick_conversation
-
-    return pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
+    return selection.pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
 
 
 def read_for_display(settings: Settings, ref: ConversationRef) -> LoadedConversation:
     """Read a conversation for display; a broken metadata.json is a warning (the stream is still shown)."""
-    from turnmark.shell.storage.conversations import read_conversation
-
-    loaded = read_conversation(ref, settings.new_id)
+    loaded = conversations.read_conversation(ref, settings.new_id)
     if loaded.metadata_error:
         warn(loaded.metadata_error)
     return loaded

@@ -8,7 +8,11 @@ from typing import Annotated
 import typer
 
 from turnmark.shell.cli.common import OutputFormat, app, settings_of
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import fail
+
+with lazy_imports():
+    from turnmark.shell.usecases import query as query_usecase
 
 QUERY_HELP = """
 The conversation's lock is taken without waiting (if `jp` holds it, nothing
@@ -40,15 +44,13 @@ def query(
     ] = None,
 ) -> None:
     """Ask the assistant model one question in a conversation and stream the answer to stdout."""
-    from turnmark.shell.usecases.query import QueryOptions, run_query
-
     settings = settings_of(ctx)
     if len(words) > 2 or (new and len(words) > 1):
         raise fail("give [CONV] MESSAGE (quote the message); --new takes only the message")
     conversation, message = (words[0], words[1]) if len(words) == 2 else (None, words[0])
     if not message.strip():
         raise fail("the message is empty")
-    options = QueryOptions.using(
+    options = query_usecase.QueryOptions.using(
         settings.run(model),
         message=message,
         conversation=conversation,
@@ -56,6 +58,6 @@ def query(
         persist=not no_persist,
         as_json=settings.format is OutputFormat.json,
     )
-    status = run_query(settings.workspace or Path.cwd(), options, settings.new_id)
+    status = query_usecase.run_query(settings.workspace or Path.cwd(), options, settings.new_id)
     if status:
         raise typer.Exit(status)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from turnmark.core.text.summary_text import one_line, truncate
 from turnmark.shell.cli.common import (
     EDITING_HELP,
     ConversationArgument,
@@ -21,7 +22,19 @@ from turnmark.shell.cli.common import (
     read_or_report,
     settings_of,
 )
+from turnmark.shell.errors import ConfigProblem
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, counted, emit_json, emit_line
+
+with lazy_imports():
+    from turnmark.core.links import check as link_check
+    from turnmark.core.links import projection as link_projection
+    from turnmark.core.links import resolution
+    from turnmark.core.stream import duplicate_keys, payloads
+    from turnmark.core.summaries import transcript, turn_rows
+    from turnmark.core.wire import chat
+    from turnmark.shell.storage import config_files, failure_memory
+    from turnmark.shell.storage import workspace as workspace_files
 
 if TYPE_CHECKING:
     from turnmark.core.links.check import CheckReport
@@ -57,14 +70,11 @@ def _turn_line(row: TurnRow) -> str:
 )
 def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
     """List the turns of a conversation, one line per turn: <event_id> <summary>."""
-    from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
-    from turnmark.core.summaries.turn_rows import turn_rows
-    from turnmark.shell.storage.failure_memory import load_memory
-
     settings = settings_of(ctx)
     loaded = read_for_display(settings, pick(settings, conversation))
-    memory = load_memory(loaded.ref)
-    rows = turn_rows(loaded.stream, memory, _transcript_limit(settings, loaded) if memory else MAX_MESSAGE_CHARS)
+    memory = failure_memory.load_memory(loaded.ref)
+    limit = _transcript_limit(settings, loaded) if memory else transcript.MAX_MESSAGE_CHARS
+    rows = turn_rows.turn_rows(loaded.stream, memory, limit)
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"conversation": conversation_json(loaded), "turns": [row.to_json() for row in rows]})
         return
@@ -86,15 +96,12 @@ def _transcript_limit(settings: Settings, loaded: LoadedConversation) -> int:
 
     A configuration that cannot be read only loses the failure notes: the default is used, with a warning.
     """
-    from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
-    from turnmark.shell.errors import ConfigProblem
-    from turnmark.shell.storage.config_files import config_layers, transcript_limit
-
     try:
-        return transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
+        layers = config_files.config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ)
+        return config_files.transcript_limit(layers)
     except ConfigProblem as error:
         chrome(f"warning: {error}; why turns were not summarized may not be shown")
-        return MAX_MESSAGE_CHARS
+        return transcript.MAX_MESSAGE_CHARS
 
 
 def _excluded_text(event: dict[str, object]) -> str:
@@ -104,13 +111,11 @@ def _excluded_text(event: dict[str, object]) -> str:
 
 def _diagnostic_lines(diagnostic: dict[str, object]) -> tuple[str, str]:
     """A diagnostic as two lines: the unresolved link and why, then what is left out."""
-    from turnmark.core.links.resolution import REASON_TEXT
-
     reason = str(diagnostic["reason"])
     excluded = diagnostic["excluded"]
     assert isinstance(excluded, list)
     return (
-        f"request_id {diagnostic['request_id']!r} does not resolve ({reason}: {REASON_TEXT[reason]})",
+        f"request_id {diagnostic['request_id']!r} does not resolve ({reason}: {resolution.REASON_TEXT[reason]})",
         "left out of what the model sees: " + ", ".join(_excluded_text(event) for event in excluded),
     )
 
@@ -177,9 +182,6 @@ def check(
     (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
     unresolved or a save would be refused, 2 when a conversation cannot be read.
     """
-    from turnmark.core.links.check import check_report
-    from turnmark.core.stream.duplicate_keys import duplicate_keys
-
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     results: list[dict[str, object]] = []
@@ -190,7 +192,7 @@ def check(
             errors += 1
             results.append(loaded)
             continue
-        report = check_report(loaded.stream, duplicate_keys(loaded.events))
+        report = link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events))
         problems += 0 if report.ok else 1
         results.append({**conversation_json(loaded), **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
@@ -226,24 +228,20 @@ why; when one half of a tool call is left out, so is the other half.
 
 
 def _preview(event: ViewEvent) -> tuple[str, str]:
-    from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
-
     payload = event.payload
-    if isinstance(payload, ChatRequest):
+    if isinstance(payload, payloads.ChatRequest):
         return "request", payload.content
-    if isinstance(payload, ChatResponse):
+    if isinstance(payload, payloads.ChatResponse):
         value = payload.value if isinstance(payload.value, str) else json.dumps(payload.value, ensure_ascii=False)
         return {"message": "message", "reasoning": "reasoning", "data": "data"}[payload.variant], value
-    if isinstance(payload, ToolCallRequest):
+    if isinstance(payload, payloads.ToolCallRequest):
         return "tool_call", f"{payload.name} {json.dumps(payload.arguments or {}, ensure_ascii=False)}"
-    if isinstance(payload, ToolCallResponse):
+    if isinstance(payload, payloads.ToolCallResponse):
         return ("tool_error" if payload.is_error else "tool_result"), payload.content
     return payload.type_tag, ""
 
 
 def _view_line(event: ViewEvent) -> str:
-    from turnmark.core.text.summary_text import one_line, truncate
-
     kind, text = _preview(event)
     run = event.summary_run
     if run is not None and kind == "request":
@@ -270,23 +268,20 @@ def project(
     With --provider: the request body for ollama (/api/chat), openai (/v1/chat/completions) or
     anthropic (/v1/messages).
     """
-    from turnmark.core.links.check import diagnostic_json, projection_json
-    from turnmark.core.links.projection import project as project_stream
-    from turnmark.core.wire.chat import request_body
-    from turnmark.shell.storage.config_files import effective_config
-
     settings = settings_of(ctx)
     loaded = read_for_display(settings, pick(settings, conversation))
     stream = loaded.stream
-    projection = project_stream(stream)
+    projection = link_projection.project(stream)
     for diagnostic in projection.diagnostics:
-        head, body = _diagnostic_lines(diagnostic_json(diagnostic, stream.file_index))
+        head, body = _diagnostic_lines(link_check.diagnostic_json(diagnostic, stream.file_index))
         chrome(f"warning: {head}; {body}")
     if provider is not None:
-        config = effective_config(loaded.ref.workspace, stream, settings.cfg, settings.environ)
-        emit_json(request_body(projection.view, provider.value, config))
+        config = config_files.effective_config(loaded.ref.workspace, stream, settings.cfg, settings.environ)
+        emit_json(chat.request_body(projection.view, provider.value, config))
     elif settings.resolve_format(output_format) is OutputFormat.json:
-        emit_json({"conversation": conversation_json(loaded), **projection_json(projection, stream.file_index)})
+        emit_json(
+            {"conversation": conversation_json(loaded), **link_check.projection_json(projection, stream.file_index)}
+        )
     else:
         for event in projection.view.events:
             emit_line(_view_line(event))
@@ -298,23 +293,19 @@ def project(
 @app.command()
 def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
     """List the workspace's conversations: ID, turns, summarized turns, link problems, title."""
-    from turnmark.core.links.check import check_report
-    from turnmark.core.summaries.turn_rows import turn_rows
-    from turnmark.shell.storage.workspace import list_conversations
-
     settings = settings_of(ctx)
     workspace = settings.workspace_root()
     rows: list[dict[str, object]] = []
     errors = 0
-    for ref in list_conversations(workspace):
+    for ref in workspace_files.list_conversations(workspace):
         loaded = read_or_report(settings, ref)
         if isinstance(loaded, dict):
             errors += 1
             rows.append(loaded)
             continue
         stream = loaded.stream
-        report = check_report(stream)
-        all_turns = turn_rows(stream)
+        report = link_check.check_report(stream)
+        all_turns = turn_rows.turn_rows(stream)
         rows.append(
             {
                 **conversation_json(loaded),

@@ -18,7 +18,13 @@ from turnmark.shell.cli.common import (
     settings_of,
 )
 from turnmark.shell.errors import ConversationError
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, emit_json, emit_line, fail
+
+with lazy_imports():
+    from turnmark.core.editing import repair as repair_plan
+    from turnmark.core.editing import strip as strip_keys
+    from turnmark.shell.storage import conversations, undo
 
 if TYPE_CHECKING:
     from turnmark.core.editing.repair import Fix, Problem, RepairPlan
@@ -134,13 +140,10 @@ def _ask(stream: ConversationStream, problems: tuple[Problem, ...]) -> list[Fix]
 
 
 def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive: bool, backfill: bool) -> Outcome:
-    from turnmark.core.editing.repair import plan_repairs
-    from turnmark.shell.storage.conversations import read_conversation
-
     outcome = Outcome(ref.display_id)
     try:
-        loaded = read_conversation(ref, new_id)
-        plan = plan_repairs(loaded.stream, backfill=backfill)
+        loaded = conversations.read_conversation(ref, new_id)
+        plan = repair_plan.plan_repairs(loaded.stream, backfill=backfill)
         outcome.plan, outcome.stream = plan, loaded.stream
         if interactive and plan.problems:
             outcome.decided = _ask(loaded.stream, plan.problems)
@@ -154,18 +157,15 @@ def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive
 
 
 def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], new_id: IdSource) -> None:
-    from turnmark.core.editing.repair import apply_repairs
-    from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
-    from turnmark.shell.storage.undo import saved_with_undo
-
     """Apply the fixes under the lock, on a copy read under it, if the conversation did not change meanwhile."""
-    with hold_lock(ref) as lock:
-        fresh = read_conversation(ref, new_id, lock)
+    with conversations.hold_lock(ref) as lock:
+        fresh = conversations.read_conversation(ref, new_id, lock)
         if fresh.events != planned.events:
             raise ConversationError(
                 f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
             )
-        saved_with_undo(fresh, partial(save_stream, lock, fresh, apply_repairs(fresh.stream, fixes)))
+        repaired = repair_plan.apply_repairs(fresh.stream, fixes)
+        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired))
 
 
 @app.command(epilog=REPAIR_HELP)
@@ -250,23 +250,20 @@ def strip(
     output_format: FormatOption = None,
 ) -> None:
     """Remove the keys turnmark adds, so an older JP can open the conversation again."""
-    from turnmark.core.editing.strip import stripped_events
-    from turnmark.shell.storage.conversations import hold_lock, read_conversation, write_documents
-    from turnmark.shell.storage.undo import saved_with_undo
-
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     rows: list[dict[str, object]] = []
     for ref in refs:
         row: dict[str, object] = {"id": ref.display_id, "changes": False, "applied": False, "error": None}
         try:
-            loaded = read_conversation(ref, settings.new_id)
-            data = stripped_events(loaded.stream)
+            loaded = conversations.read_conversation(ref, settings.new_id)
+            data = strip_keys.stripped_events(loaded.stream)
             row["changes"] = data != loaded.events
             if apply and row["changes"]:
-                with hold_lock(ref) as lock:
-                    fresh = read_conversation(ref, settings.new_id, lock)
-                    saved_with_undo(fresh, partial(write_documents, lock, fresh, None, stripped_events(fresh.stream)))
+                with conversations.hold_lock(ref) as lock:
+                    fresh = conversations.read_conversation(ref, settings.new_id, lock)
+                    stripped = strip_keys.stripped_events(fresh.stream)
+                    undo.saved_with_undo(fresh, partial(conversations.write_documents, lock, fresh, None, stripped))
                 row["applied"] = True
         except ConversationError as error:
             row["error"] = str(error)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,11 +15,17 @@ from turnmark.shell.cli.common import (
     read_for_display,
     settings_of,
 )
-from turnmark.shell.errors import ConversationError, TurnmarkError
+from turnmark.shell.errors import ConversationError, EditAborted, TurnmarkError
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, emit_json, emit_line, fail
 
 if TYPE_CHECKING:
-    from turnmark.core.stream.conversation_stream import ConversationStream
+    from turnmark.shell.cli.common import Settings
+    from turnmark.shell.storage.workspace import ConversationRef
+
+with lazy_imports():
+    from turnmark.shell.storage import undo
+    from turnmark.shell.usecases import edit_session, forking
 
 EDIT_HELP = """
 edit -i writes the conversation to a temporary folder: CONVERSATION (the plan,
@@ -51,20 +56,16 @@ def edit(
     ] = False,
 ) -> None:
     """Restructure a conversation like `git rebase -i`: one line per event, grouped by turn."""
-    from turnmark.shell.errors import EditAborted
-    from turnmark.shell.storage.undo import undo
-    from turnmark.shell.usecases.edit_session import EditOptions, edit_interactively
-
     settings = settings_of(ctx)
     if interactive == undo_last:
         raise fail("give -i (edit) or --undo")
     try:
         ref = pick(settings, conversation)
         if undo_last:
-            outcome = undo(ref)
+            outcome = undo.undo(ref)
         else:
-            options = EditOptions.using(settings.run(), summarize_first=not no_summary)
-            outcome = edit_interactively(ref, options, settings.new_id, lambda line: chrome(f"note: {line}"))
+            options = edit_session.EditOptions.using(settings.run(), summarize_first=not no_summary)
+            outcome = edit_session.edit_interactively(ref, options, settings.new_id, _note)
     except EditAborted as error:
         chrome(f"aborted: {error}")
         raise typer.Exit(1) from error
@@ -98,75 +99,39 @@ def fork(
     output_format: FormatOption = None,
 ) -> None:
     """Start a new conversation from some or all turns of one, keeping its lineage."""
-    from turnmark.core.editing.fork import cut_at, fork_metadata, fork_stream, kept_turns
-    from turnmark.core.errors import InvalidDocument
-    from turnmark.core.stream.codec import decode_document, encode_document
-    from turnmark.core.stream.timestamps import format_timestamp
-    from turnmark.shell.errors import EditAborted
-    from turnmark.shell.storage.conversations import METADATA, create_conversation
-    from turnmark.shell.storage.files import read_file
-    from turnmark.shell.storage.workspace import require_workspace
-    from turnmark.shell.usecases.edit_session import EditOptions, edit_interactively
-
     settings = settings_of(ctx)
     if sum(option is not None for option in (first, last, until)) > 1:
         raise fail("give at most one of --first, --last, --until")
     ref = pick(settings, conversation)
-    loaded = read_for_display(settings, ref)
-    stream = loaded.stream
-    cut = None if until is None else turn_index(stream, until)
-    keep = kept_turns(stream, first=first, last=last, until=cut)
-    forked = fork_stream(stream, keep)
-    if forked.stream.ambiguous_links():
-        raise ConversationError(
-            f"{ref.display_id}: a request_id names a copied request; a fork would bind it silently "
-            f"(run `turnmark repair -i {ref.display_id}` first)"
-        )
-    current = forked.stream.upgraded()
-    source = read_file(loaded.directory / METADATA)
-    try:
-        parsed = decode_document(source, METADATA) if source else None
-    except InvalidDocument:
-        parsed = None
-    now = format_timestamp(datetime.now(UTC))
-    document = fork_metadata(parsed, ref.display_id, cut_at(stream.turns(), keep), now)
-    new = create_conversation(
-        ref.workspace or require_workspace(loaded.directory),
-        encode_document(document),
-        current.base_config_json() or b"{}\n",
-        current.to_json(),
-    )
+    forked = forking.fork_conversation(read_for_display(settings, ref), first=first, last=last, until=until)
     for event_id in forked.dropped_overlays:
         chrome(f"note: compaction {event_id} reaches a turn the fork leaves out; not kept")
-    span = f"turns {keep.start}-{keep.stop - 1}" if keep else "no turns"
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json(
             {
                 "source": ref.display_id,
-                "fork": new.display_id,
-                "kept_turns": list(keep),
+                "fork": forked.ref.display_id,
+                "kept_turns": list(forked.kept),
                 "dropped_overlays": list(forked.dropped_overlays),
             }
         )
     else:
-        emit_line(f"{new.display_id}  forked from {ref.display_id} ({span})")
+        span = f"turns {forked.kept.start}-{forked.kept.stop - 1}" if forked.kept else "no turns"
+        emit_line(f"{forked.ref.display_id}  forked from {ref.display_id} ({span})")
     if open_editor:
-        options = EditOptions.using(settings.run())
-        try:
-            emit_line(edit_interactively(new, options, settings.new_id, lambda line: chrome(f"note: {line}")))
-        except EditAborted as error:
-            chrome(f"aborted: {error} (the fork {new.display_id} is kept)")
-            raise typer.Exit(1) from error
-        except ConversationError as error:
-            raise fail(str(error)) from error
+        _edit_fork(settings, forked.ref)
 
 
-def turn_index(stream: ConversationStream, wanted: str) -> int:
-    """A turn given by its ``turn_start`` ID or its number (as ``turns`` shows them)."""
-    from turnmark.core.stream.turns import find_turn
-    from turnmark.shell.errors import WorkspaceError
+def _edit_fork(settings: Settings, new: ConversationRef) -> None:
+    options = edit_session.EditOptions.using(settings.run())
+    try:
+        emit_line(edit_session.edit_interactively(new, options, settings.new_id, _note))
+    except EditAborted as error:
+        chrome(f"aborted: {error} (the fork {new.display_id} is kept)")
+        raise typer.Exit(1) from error
+    except ConversationError as error:
+        raise fail(str(error)) from error
 
-    found = find_turn(stream.turns(), wanted)
-    if found is not None:
-        return found.index
-    raise WorkspaceError(f"no turn {wanted!r} (give its event_id or number; see `turnmark turns`)")
+
+def _note(line: str) -> None:
+    chrome(f"note: {line}")

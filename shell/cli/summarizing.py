@@ -18,13 +18,26 @@ from turnmark.shell.cli.common import (
     read_for_display,
     settings_of,
 )
+from turnmark.shell.errors import WorkspaceError
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, counted, emit_json, emit_line, fail
 
-if TYPE_CHECKING:
-    from rich.progress import Progress
+with lazy_imports():
+    from returns import result as returns_result
 
+    from turnmark.core.links import exclusion
+    from turnmark.core.stream import turns as stream_turns
+    from turnmark.core.summaries import fingerprint, labels, packing
+    from turnmark.core.summaries import transcript as summary_transcript
+    from turnmark.shell.cli import progress
+    from turnmark.shell.storage import config_files, conversations
+    from turnmark.shell.usecases import summarize as summarize_usecase
+
+if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
-    from turnmark.shell.usecases.summarize import CatchupReport
+    from turnmark.core.stream.event_ids import IdSource
+    from turnmark.shell.storage.workspace import ConversationRef
+    from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport
 
 SUMMARIZE_HELP = """
 Each turn of a conversation gets a one-line summary on its turn_start entry,
@@ -83,22 +96,6 @@ def _report_chrome(report: CatchupReport) -> None:
         chrome(f"note: {report.conversation}: no summary for {turn_id}: {reason}; retried next time")
 
 
-def _progress_bar() -> Progress:
-    """A progress bar on stderr, shown only on a terminal (rich is imported only when needed)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-    console = Console(stderr=True)
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
-    )
-
-
 @app.command(epilog=SUMMARIZE_HELP)
 def summarize(
     ctx: typer.Context,
@@ -129,30 +126,12 @@ def summarize(
     was skipped (locked by a running jp, or its model failed earlier in the run), 2 on bad input,
     130 on Ctrl-C (what was done so far is shown first).
     """
-    from turnmark.shell.usecases.summarize import CatchupOptions, CatchupRun, catch_up
-
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
-    options = CatchupOptions.using(settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed)
-    run = CatchupRun()
-    reports: list[CatchupReport] = []
-    interrupted = False
-    with _progress_bar() as progress:
-        overall = progress.add_task("conversations", total=len(refs))
-        batches = progress.add_task("batches", total=None)
-        try:
-            for ref in refs:
-                progress.update(overall, description=ref.display_id)
-
-                def on_batch(done: int, total: int) -> None:
-                    progress.update(batches, completed=done, total=total)
-
-                report = catch_up(ref, options, settings.new_id, on_batch=on_batch, run=run)
-                _report_chrome(report)
-                reports.append(report)
-                progress.advance(overall)
-        except KeyboardInterrupt:
-            interrupted = True
+    options = summarize_usecase.CatchupOptions.using(
+        settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed
+    )
+    reports, interrupted = _catch_up_all(refs, options, settings.new_id)
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json(
             {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
@@ -168,6 +147,31 @@ def summarize(
         raise typer.Exit(130)
     if not all(report.done for report in reports):
         raise typer.Exit(1)
+
+
+def _catch_up_all(
+    refs: list[ConversationRef], options: CatchupOptions, new_id: IdSource
+) -> tuple[list[CatchupReport], bool]:
+    """Catch up each conversation in turn under a progress bar; the reports so far, and whether Ctrl-C stopped it."""
+    run = summarize_usecase.CatchupRun()
+    reports: list[CatchupReport] = []
+    with progress.progress_bar() as bar:
+        overall = bar.add_task("conversations", total=len(refs))
+        batches = bar.add_task("batches", total=None)
+
+        def on_batch(done: int, total: int) -> None:
+            bar.update(batches, completed=done, total=total)
+
+        try:
+            for ref in refs:
+                bar.update(overall, description=ref.display_id)
+                report = summarize_usecase.catch_up(ref, options, new_id, on_batch=on_batch, run=run)
+                _report_chrome(report)
+                reports.append(report)
+                bar.advance(overall)
+        except KeyboardInterrupt:
+            return reports, True
+    return reports, False
 
 
 @app.command()
@@ -186,32 +190,25 @@ def transcript(
     A request or answer longer than conversation.turn_summary.transcript.max_message_chars (default
     4000) keeps its first and last halves around […], as the model would read it.
     """
-    from turnmark.core.links.exclusion import excluded_ids
-    from turnmark.core.summaries.fingerprint import turn_fingerprint
-    from turnmark.core.summaries.labels import ensure_first_turn_start
-    from turnmark.core.summaries.packing import estimate_tokens
-    from turnmark.core.summaries.transcript import turn_transcript
-    from turnmark.shell.errors import WorkspaceError
-    from turnmark.shell.storage.config_files import config_layers, transcript_limit
-
     settings = settings_of(ctx)
     loaded = read_for_display(settings, pick(settings, conversation))
-    limit = transcript_limit(config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ))
-    prepared = ensure_first_turn_start(loaded.stream)
+    layers = config_files.config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ)
+    limit = config_files.transcript_limit(layers)
+    prepared = labels.ensure_first_turn_start(loaded.stream)
     try:
         wanted = None if turn is None else _turn_id(prepared, turn)
     except WorkspaceError as error:
         raise fail(f"{loaded.ref.display_id}: {error}") from error
     turns = [t for t in prepared.turns() if t.id() is not None and (wanted is None or t.id() == wanted)]
-    excluded = excluded_ids(prepared)
-    texts = [turn_transcript(t, excluded, limit) for t in turns]
+    excluded = exclusion.excluded_ids(prepared)
+    texts = [summary_transcript.turn_transcript(t, excluded, limit) for t in turns]
     if settings.resolve_format(output_format) is OutputFormat.json:
         rows = [
             {
                 "id": t.id(),
                 "index": t.index,
-                "tokens": estimate_tokens(text),
-                "fingerprint": turn_fingerprint(t, excluded, limit),
+                "tokens": packing.estimate_tokens(text),
+                "fingerprint": fingerprint.turn_fingerprint(t, excluded, limit),
                 "transcript": text,
             }
             for t, text in zip(turns, texts, strict=True)
@@ -223,10 +220,7 @@ def transcript(
 
 def _turn_id(stream: ConversationStream, wanted: str) -> str:
     """A turn given by its event_id, or by its number as `turnmark turns` counts them (from 0)."""
-    from turnmark.core.stream.turns import find_turn
-    from turnmark.shell.errors import WorkspaceError
-
-    found = find_turn(stream.turns(), wanted)
+    found = stream_turns.find_turn(stream.turns(), wanted)
     if found is not None and found.id() is not None:
         return str(found.id())
     raise WorkspaceError(f"no turn {wanted!r} with a turn_start (give its event_id or number; see `turnmark turns`)")
@@ -247,28 +241,26 @@ def label(
     --format json: {"conversation", "turn", "summary", "by"} ("summary" and "by" are null after
     --clear).
     """
-    from returns.result import Failure
-
-    from turnmark.core.summaries.labels import ensure_first_turn_start, label_turn, unlabel_turn
-    from turnmark.shell.errors import WorkspaceError
-    from turnmark.shell.storage.conversations import edit_conversation
-
     settings = settings_of(ctx)
     if clear == (text is not None):
         raise fail("give either TEXT or --clear")
     chosen: list[str] = []
 
     def change(stream: ConversationStream) -> ConversationStream:
-        prepared = ensure_first_turn_start(stream)
+        prepared = labels.ensure_first_turn_start(stream)
         turn_id = _turn_id(prepared, turn)
         chosen.append(turn_id)
-        result = unlabel_turn(prepared, turn_id) if clear else label_turn(prepared, turn_id, text or "", "user")
-        if isinstance(result, Failure):
+        result = (
+            labels.unlabel_turn(prepared, turn_id)
+            if clear
+            else labels.label_turn(prepared, turn_id, text or "", "user")
+        )
+        if isinstance(result, returns_result.Failure):
             raise WorkspaceError(result.failure().describe())
         return result.unwrap()
 
     ref = pick(settings, conversation)
-    stream, _ = edit_conversation(
+    stream, _ = conversations.edit_conversation(
         ref,
         change,
         settings.new_id,

@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from turnmark.shell.cli.common import ModelOption, OutputFormat, app, settings_of
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, json_line
+
+with lazy_imports():
+    from turnmark.shell.storage import workspace as workspace_files
+    from turnmark.shell.usecases import summarize
+    from turnmark.shell.usecases import watcher as watcher_service
 
 if TYPE_CHECKING:
     from turnmark.shell.usecases.watcher import WatchEvent
@@ -65,15 +71,13 @@ def watch(
     model: ModelOption = None,
 ) -> None:
     """Watch workspaces and keep every conversation summarized as it changes."""
-    from turnmark.shell.storage.workspace import require_workspace
-    from turnmark.shell.usecases.summarize import CatchupOptions
-    from turnmark.shell.usecases.watcher import Watcher, WatchEvent, WatchOptions
-
     settings = settings_of(ctx)
-    roots = [require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]
-    catchup = CatchupOptions.using(settings.run(model))
+    roots = [workspace_files.require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]
+    catchup = summarize.CatchupOptions.using(settings.run(model))
     log = _log_json if settings.format is OutputFormat.json else _log_text
-    watcher = Watcher(roots, WatchOptions(settle=settle, once=once, catchup=catchup), settings.new_id, log)
+    watcher = watcher_service.Watcher(
+        roots, watcher_service.WatchOptions(settle=settle, once=once, catchup=catchup), settings.new_id, log
+    )
     if once:
         watcher.run_once()
         if watcher.not_done:
@@ -82,5 +86,5 @@ def watch(
     watcher.install_signal_handlers()
     watched = ", ".join(str(root.root) for root in roots)
     details = {"workspaces": [str(root.root) for root in roots], "settle_seconds": settle}
-    log(WatchEvent("watching", f"watching {watched} (settle {settle:g}s)", details=details))
+    log(watcher_service.WatchEvent("watching", f"watching {watched} (settle {settle:g}s)", details=details))
     watcher.run()

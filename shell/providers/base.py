@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
 
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.summaries.request import SummaryRequest
@@ -16,20 +15,19 @@ from turnmark.core.wire.answers import ChatPart, answer_text
 from turnmark.core.wire.models import ModelSpec
 from turnmark.core.wire.summary_bodies import summary_body
 from turnmark.shell.errors import ModelError, ModelTruncated
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.settings import HttpSettings
 
-if TYPE_CHECKING:
-    from turnmark.shell.providers.http import Http
+with lazy_imports():
+    from turnmark.shell.providers import http
 
 
 class Provider(ABC):
     """A provider for one model; ``api_key`` (if any) never appears in a message, a repr or output."""
 
     def __init__(self, model: ModelSpec, base_url: str, settings: HttpSettings, api_key: str | None = None) -> None:
-        from turnmark.shell.providers.http import Http
-
         self.model = model
-        self.http: Http = Http(base_url, self.headers(api_key), settings, secret=api_key)
+        self.http = http.Http(base_url, self.headers(api_key), settings, secret=api_key)
 
     @property
     def endpoint(self) -> str:

@@ -23,6 +23,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import id_from_dirname
 from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step
@@ -332,49 +347,42 @@ class Watcher:
         signal.signal(signal.SIGINT, handle)
 
 
+class _Changes(FileSystemEventHandler):
+    """Passes each changed path (both ends of a move) on."""
+
+    def __init__(self, touched: Callable[[str], None]) -> None:
+        self.touched = touched
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in CHANGES:
+            return  # opening or reading a file (turnmark's own reads included) changes nothing
+        for path in (event.src_path, getattr(event, "dest_path", "")):
+            if path:
+                self.touched(str(path))
+
+
+OBSERVED = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+]
+"""Only changes: asking the kernel for opens and reads too would flood its queue with turnmark's own
+reads of thousands of conversations (an overflow makes watchdog re-walk every folder)."""
+
+
 def _observe(
     roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str, str], None]
 ) -> tuple[Any, Callable[[Path], None]]:
     """A watchdog observer on ``roots`` (recursive; the polling observer when inotify runs out), and
     how to add a root to it later."""
-    from watchdog.events import (
-        DirCreatedEvent,
-        DirDeletedEvent,
-        DirMovedEvent,
-        FileClosedEvent,
-        FileCreatedEvent,
-        FileDeletedEvent,
-        FileModifiedEvent,
-        FileMovedEvent,
-        FileSystemEvent,
-        FileSystemEventHandler,
-    )
-    from watchdog.observers import Observer
-    from watchdog.observers.polling import PollingObserver
-
-    class Handler(FileSystemEventHandler):
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            if event.event_type not in CHANGES:
-                return  # opening or reading a file (turnmark's own reads included) changes nothing
-            for path in (event.src_path, getattr(event, "dest_path", "")):
-                if path:
-                    touched(str(path))
-
-    # Only changes: asking the kernel for opens and reads too would flood its queue with turnmark's
-    # own reads of thousands of conversations (an overflow makes watchdog re-walk every folder).
-    changes = [
-        FileCreatedEvent,
-        FileDeletedEvent,
-        FileModifiedEvent,
-        FileMovedEvent,
-        FileClosedEvent,
-        DirCreatedEvent,
-        DirDeletedEvent,
-        DirMovedEvent,
-    ]
 
     def add(observer: Any, root: Path) -> None:
-        observer.schedule(Handler(), str(root), recursive=True, event_filter=changes)
+        observer.schedule(_Changes(touched), str(root), recursive=True, event_filter=OBSERVED)
 
     def start(kind: Any) -> Any:
         observer = kind()

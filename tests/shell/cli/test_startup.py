@@ -19,13 +19,14 @@ HEAVY = (
 
 PROBE = f"""
 import sys
+from turnmark.shell.lazy import executed
 from turnmark.shell.cli.main import main
 sys.argv = ["turnmark", *sys.argv[1:]]
 try:
     main()
 except SystemExit:
     pass
-print("heavy:", ",".join(name for name in {HEAVY!r} if name in sys.modules), file=sys.stderr)
+print("heavy:", ",".join(name for name in {HEAVY!r} if executed(name)), file=sys.stderr)
 """
 
 
