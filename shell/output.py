@@ -15,11 +15,6 @@ from turnmark.core.text.terminal import json_escaped, visible
 from turnmark.shell.secrets import redacted
 
 
-def counted(number: int, noun: str, plural: str | None = None) -> str:
-    """``1 turn``, ``2 turns``; ``1 batch``, ``2 batches`` with ``plural``."""
-    return f"{number} {noun if number == 1 else plural or noun + 's'}"
-
-
 def emit_json(value: Any, stream: TextIO | None = None) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout (or ``stream``)."""
     (stream or sys.stdout).write(redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2))) + "\n")

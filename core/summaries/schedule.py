@@ -8,9 +8,11 @@ at again after ``LOCKED_RETRY``, one whose last turn had not settled once it
 has, and a settled one is done. Times are seconds.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+
+from turnmark.core.text.wording import counted
 
 LOCKED_RETRY = 2.0
 BACKOFF_FIRST = 5.0
@@ -55,6 +57,44 @@ class Step:
     notices: tuple[Notice, ...] = ()
     remember_written: bool = False
     """Summaries were written once the turn had settled: the files as they are now are turnmark's own write."""
+
+
+def report_notices(
+    *,
+    written: Mapping[str, str],
+    model: str | None,
+    dropped: Mapping[str, str],
+    refused: Mapping[str, str],
+    notes: Sequence[str],
+    locked: bool,
+    skipped: str | None,
+    once: bool,
+) -> tuple[Notice, ...]:
+    """What a catch-up did, as log lines: the summaries written, the results dropped or refused, its notes, a skip.
+
+    >>> [(n.event, n.message) for n in report_notices(written={"a1": "Fix the parser"}, model="ollama/qwen3:4b",
+    ...     dropped={}, refused={"b2": "a turn ID"}, notes=(), locked=True, skipped="jp holds the lock", once=False)]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('summarized', 'summarized 1 turn with ollama/qwen3:4b'), ('refused', 'no summary for b2: a turn ID'),
+     ('locked', 'skipped because it is locked (jp holds the lock); retrying')]
+    """
+    notices: list[Notice] = []
+    if written:
+        message = f"summarized {counted(len(written), 'turn')} with {model}"
+        notices.append(Notice("summarized", message, {"model": model, "summaries": dict(written)}))
+    for turn_id, reason in dropped.items():
+        notices.append(
+            Notice("stale", f"dropped a stale result for {turn_id}: {reason}", {"turn": turn_id, "reason": reason})
+        )
+    for turn_id, reason in refused.items():
+        notices.append(Notice("refused", f"no summary for {turn_id}: {reason}", {"turn": turn_id, "reason": reason}))
+    notices += [Notice("note", note) for note in notes]
+    if locked:
+        retry = "" if once else "; retrying"
+        notices.append(Notice("locked", f"skipped because it is locked ({skipped}){retry}", {"reason": skipped}))
+    elif skipped:
+        notices.append(Notice("skipped", f"skipped: {skipped}", {"reason": skipped}))
+    return tuple(notices)
 
 
 def next_step(

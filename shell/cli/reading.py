@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from turnmark.core.text.summary_text import one_line, truncate
+from turnmark.core.text.wording import counted
 from turnmark.shell.cli.common import (
     EDITING_HELP,
     ConversationArgument,
@@ -24,7 +25,7 @@ from turnmark.shell.cli.common import (
 )
 from turnmark.shell.errors import ConfigProblem
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, counted, emit_json, emit_line
+from turnmark.shell.output import chrome, emit_json, emit_line
 
 with lazy_imports():
     from turnmark.core.links import check as link_check

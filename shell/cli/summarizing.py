@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from turnmark.core.text.wording import counted
 from turnmark.shell.cli.common import (
     ConversationArgument,
     FormatOption,
@@ -20,7 +21,7 @@ from turnmark.shell.cli.common import (
 )
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, counted, emit_json, emit_line, fail
+from turnmark.shell.output import chrome, emit_json, emit_line, fail
 
 with lazy_imports():
     from returns import result as returns_result

@@ -30,9 +30,9 @@ from turnmark.core.editing.edit_plan import PLAN_NAME, EditSession, annotate, re
 from turnmark.core.links.check import check_report
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.text.wording import counted
 from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import ConversationError, EditAborted
-from turnmark.shell.output import counted
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
 from turnmark.shell.storage.undo import saved_with_undo

@@ -170,24 +170,34 @@ def _open(
     try:
         provider = open_provider(model, config, options.environ, options.http)
     except ModelError as error:
-        if model.implicit:
-            return _offline(model, str(error), report), None, None
-        if options.dry_run:
-            report.notes.append(f"a real run would fail: {error}")
-            return model, None, None
-        raise
+        return _unusable(model, None, error, options, report)
     try:
         return model, provider, provider.context_window()
     except ModelUnreachable as error:
-        if model.implicit:
-            return _offline(model, str(error), report), None, None
-        if options.dry_run:
-            report.notes.append(f"a real run would fail: {error}; packed for the default context window")
-            return model, provider, None
-        raise
+        return _unusable(
+            model, provider, error, options, report, dry_run_note="; packed for the default context window"
+        )
     except ModelError as error:
         report.notes.append(f"context window unknown ({error}); assuming the default")
         return model, provider, None
+
+
+def _unusable(
+    model: ModelSpec,
+    provider: Provider | None,
+    error: ModelError,
+    options: CatchupOptions,
+    report: CatchupReport,
+    *,
+    dry_run_note: str = "",
+) -> tuple[ModelSpec, Provider | None, int | None]:
+    """An implicit model gives way to the offline summarizer; a dry run notes the failure; otherwise it is raised."""
+    if model.implicit:
+        return _offline(model, str(error), report), None, None
+    if options.dry_run:
+        report.notes.append(f"a real run would fail: {error}{dry_run_note}")
+        return model, provider, None
+    raise error
 
 
 SAME_FOR_EVERY_REQUEST = frozenset({401, 403, 404})

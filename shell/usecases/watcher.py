@@ -40,12 +40,11 @@ from watchdog.observers.polling import PollingObserver
 
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import id_from_dirname
-from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step
+from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step, report_notices
 from turnmark.shell.clock import monotonic, now_epoch
-from turnmark.shell.output import counted
 from turnmark.shell.storage.conversations import EVENTS
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
-from turnmark.shell.usecases.summarize import CatchupOptions, CatchupRun, catch_up
+from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun, catch_up
 
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 SILO_RECHECK = 2.0
@@ -252,21 +251,19 @@ class Watcher:
     def _say(self, event: str, ref: ConversationRef | None, message: str, **details: object) -> None:
         self.log(WatchEvent(event, message, ref.display_id if ref is not None else None, details))
 
-    def _log_report(self, ref: ConversationRef, report: Any) -> None:
-        if report.written:
-            written = f"summarized {counted(len(report.written), 'turn')} with {report.model}"
-            self._say("summarized", ref, written, model=report.model, summaries=dict(report.written))
-        for turn_id, reason in report.dropped.items():
-            self._say("stale", ref, f"dropped a stale result for {turn_id}: {reason}", turn=turn_id, reason=reason)
-        for turn_id, reason in report.refused.items():
-            self._say("refused", ref, f"no summary for {turn_id}: {reason}", turn=turn_id, reason=reason)
-        for note in report.notes:
-            self._say("note", ref, note)
-        if report.locked:
-            retry = "" if self.options.once else "; retrying"
-            self._say("locked", ref, f"skipped because it is locked ({report.skipped}){retry}", reason=report.skipped)
-        elif report.skipped:
-            self._say("skipped", ref, f"skipped: {report.skipped}", reason=report.skipped)
+    def _log_report(self, ref: ConversationRef, report: CatchupReport) -> None:
+        notices = report_notices(
+            written=report.written,
+            model=report.model,
+            dropped=report.dropped,
+            refused=report.refused,
+            notes=report.notes,
+            locked=report.locked,
+            skipped=report.skipped,
+            once=self.options.once,
+        )
+        for notice in notices:
+            self._say(notice.event, ref, notice.message, **notice.details)
 
     def run_once(self) -> None:
         """Catch up every conversation now (as ``--once`` does), treating every turn as settled."""
