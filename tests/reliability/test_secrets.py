@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_server import EchoServer, Reply
+from tests.support.llm_servers import EchoServer, Reply
 from turnmark.shell.settings import HttpSettings
 
 from .figures import FULL

@@ -1,11 +1,11 @@
-"""Small model servers on loopback that speak the real protocols, for provider and catch-up tests.
+"""Small model servers on loopback that speak the real protocols, for provider, catch-up and hostile tests.
 
-One server answers Ollama (``/api/chat``, ``/api/tags``), OpenAI-compatible
-(``/v1/chat/completions``, ``/api/v1/chat/completions``, ``/props``,
-``/api/v1/models``) and Anthropic (``/v1/messages``, ``/v1/models/<id>``),
-each streamed the way that API streams. Tests queue behaviours: an answer
-(by default, one summary per requested turn), an HTTP status, raw content,
-a delay, or a protocol-level error.
+Both answer Ollama (``/api/chat``, ``/api/tags``), OpenAI-compatible (``/v1/chat/completions``,
+``/api/v1/chat/completions``, ``/props``, ``/api/v1/models``) and Anthropic (``/v1/messages``,
+``/v1/models/<id>``), each streamed the way that API streams, and log every request.
+``ModelServer`` plays queued behaviours: an answer (by default, one summary per requested turn),
+an HTTP status, raw content, a delay, or a protocol-level error. ``EchoServer`` fails every request
+with the reply a probe scripts, built from the credential the request carried.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar, Self, cast
 
 Answer = Callable[[dict[str, Any]], str]
+Encoder = Callable[[str, str | None, bool], Iterator[str]]
+NOT_FOUND = b'{"error": "not found"}'
 
 
 def requested_ids(body: dict[str, Any]) -> list[str]:
@@ -43,6 +45,130 @@ def summaries_for(body: dict[str, Any]) -> str:
 
 
 @dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any] | None
+    started: float = field(default_factory=time.monotonic)
+    finished: float | None = None
+    """When the server sent the last byte of its answer (``time.monotonic``)."""
+
+
+class Exchange(BaseHTTPRequestHandler):
+    """One request, logged and handed to the ``LoopbackServer`` that owns the socket."""
+
+    protocol_version = "HTTP/1.1"
+
+    @property
+    def owner(self) -> LoopbackServer:
+        return cast("_Server", self.server).owner
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+    def do_GET(self) -> None:
+        received = Received("GET", self.path, dict(self.headers), None)
+        self.owner.received.append(received)
+        self.owner.get(self, received)
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        received = Received("POST", self.path, dict(self.headers), body)
+        self.owner.received.append(received)
+        self.owner.post(self, received)
+
+    def send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        """A whole JSON answer."""
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def stream(self, chunks: Iterator[str], pause: float = 0.0) -> None:
+        """An event stream in HTTP chunks, ``pause`` seconds before each."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for chunk in chunks:
+            if pause:
+                time.sleep(pause)
+            data = chunk.encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+class NoDelayExchange(Exchange):
+    disable_nagle_algorithm = True
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, owner: LoopbackServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), owner.exchange)
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        return None  # a client that gave up (timeout, size cap) is expected here
+
+
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1 that answers context-window lookups; use as a context manager.
+
+    Subclasses answer ``POST`` requests; any other path gets a 404.
+    """
+
+    exchange: ClassVar[type[Exchange]] = Exchange
+
+    def __init__(self, context_window: int = 32_768) -> None:
+        self.received: list[Received] = []
+        self.context_window = context_window
+        self._server = _Server(self)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def posts(self) -> list[Received]:
+        return [request for request in self.received if request.method == "POST"]
+
+    def window(self, path: str) -> Any:
+        """What a context-window lookup at ``path`` answers, or ``None`` for another path."""
+        if path == "/api/tags":
+            return {"models": [{"name": "llama3.2:3b", "details": {"context_length": self.context_window}}]}
+        if path == "/props":
+            return {"default_generation_settings": {"n_ctx": self.context_window}}
+        if path.endswith("/models"):
+            return {"data": [{"id": "small-model", "context_length": self.context_window}]}
+        if path.startswith("/v1/models/"):
+            return {"id": path.rsplit("/", 1)[-1], "max_input_tokens": self.context_window}
+        return None
+
+    def get(self, exchange: Exchange, received: Received) -> None:
+        payload = self.window(received.path)
+        if payload is None:
+            exchange.send(404, NOT_FOUND)
+        else:
+            exchange.send(200, json.dumps(payload).encode())
+
+    def post(self, exchange: Exchange, received: Received) -> None:
+        exchange.send(404, NOT_FOUND)
+
+
+@dataclass
 class Behaviour:
     status: int = 200
     content: Answer = summaries_for
@@ -56,114 +182,103 @@ class Behaviour:
     """End the answer as the token limit does (finish_reason length, stop_reason max_tokens, done_reason length)."""
 
 
-@dataclass
-class Received:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any] | None
-    started: float = field(default_factory=time.monotonic)
-    finished: float | None = None
-    """When the server sent the last byte of its answer (``time.monotonic``)."""
-
-
-class ModelServer:
-    """A threaded HTTP server on 127.0.0.1; use as a context manager."""
+class ModelServer(LoopbackServer):
+    """Answers each ``POST`` with the next queued ``Behaviour`` (a default one when the queue is empty)."""
 
     def __init__(self, context_window: int = 32_768) -> None:
+        super().__init__(context_window)
         self.queue: deque[Behaviour] = deque()
-        self.received: list[Received] = []
-        self.context_window = context_window
-        server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    def post(self, exchange: Exchange, received: Received) -> None:
+        behaviour = self.queue.popleft() if self.queue else Behaviour()
+        if behaviour.delay:
+            time.sleep(behaviour.delay)
+        if behaviour.status != 200:
+            exchange.send(behaviour.status, behaviour.error_body(received.headers), behaviour.headers)
+            return
+        body = received.body or {}
+        content = behaviour.content(body)
+        encode = _encoder(received.path)
+        if behaviour.raw_stream is not None:
+            chunks: Iterator[str] = iter([behaviour.raw_stream.decode()])
+        elif encode is not None:
+            chunks = encode(content, behaviour.protocol_error, behaviour.cut_off)
+        else:
+            exchange.send(404, NOT_FOUND)
+            return
+        exchange.stream(chunks, behaviour.chunk_delay(body))
+        received.finished = time.monotonic()
 
-            def log_message(self, *args: object) -> None:
-                return None
 
-            def do_GET(self) -> None:
-                server.received.append(Received("GET", self.path, dict(self.headers), None))
-                window = server.context_window
-                if self.path == "/api/tags":
-                    payload: Any = {"models": [{"name": "llama3.2:3b", "details": {"context_length": window}}]}
-                elif self.path == "/props":
-                    payload = {"default_generation_settings": {"n_ctx": window}}
-                elif self.path.endswith("/models"):
-                    payload = {"data": [{"id": "small-model", "context_length": window}]}
-                elif self.path.startswith("/v1/models/"):
-                    payload = {"id": self.path.rsplit("/", 1)[-1], "max_input_tokens": window}
-                else:
-                    self._send(404, b'{"error": "not found"}')
-                    return
-                self._send(200, json.dumps(payload).encode())
+def _nothing(credential: str) -> dict[str, str]:
+    return {}
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                received = Received("POST", self.path, dict(self.headers), body)
-                server.received.append(received)
-                behaviour = server.queue.popleft() if server.queue else Behaviour()
-                if behaviour.delay:
-                    time.sleep(behaviour.delay)
-                if behaviour.status != 200:
-                    self._send(behaviour.status, behaviour.error_body(dict(self.headers)), behaviour.headers)
-                    return
-                content = behaviour.content(body)
-                if behaviour.raw_stream is not None:
-                    chunks: Iterator[str] = iter([behaviour.raw_stream.decode()])
-                elif self.path == "/api/chat":
-                    chunks = _ollama(content, behaviour.protocol_error, behaviour.cut_off)
-                elif self.path.endswith("/chat/completions"):
-                    chunks = _openai(content, behaviour.protocol_error, behaviour.cut_off)
-                elif self.path == "/v1/messages":
-                    chunks = _anthropic(content, behaviour.protocol_error, behaviour.cut_off)
-                else:
-                    self._send(404, b'{"error": "not found"}')
-                    return
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("transfer-encoding", "chunked")
-                self.end_headers()
-                pause = behaviour.chunk_delay(body)
-                for chunk in chunks:
-                    if pause:
-                        time.sleep(pause)
-                    data = chunk.encode()
-                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
-                received.finished = time.monotonic()
 
-            def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                for name, value in (headers or {}).items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body)
+@dataclass(frozen=True)
+class Reply:
+    """What every request gets: ``status`` with ``body`` and ``headers``, or (``stream``) an error event
+    carrying ``body`` as its message after a partial answer."""
 
-        class Server(ThreadingHTTPServer):
-            def handle_error(self, request: object, client_address: object) -> None:
-                return None  # a client that gave up (timeout, size cap) is expected here
+    status: int
+    body: Callable[[str], str]
+    headers: Callable[[str], dict[str, str]] = _nothing
+    stream: bool = False
 
-        self._server = Server(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
-    def __enter__(self) -> ModelServer:
-        self._thread.start()
-        return self
+@dataclass
+class Seen:
+    credentials: list[str] = field(default_factory=list)
 
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
 
-    def posts(self) -> list[Received]:
-        return [request for request in self.received if request.method == "POST"]
+def credential_of(headers: Any) -> str:
+    """The key a request carried (``x-api-key`` or ``Authorization: Bearer``), as sent ("" when none)."""
+    key = headers.get("x-api-key")
+    if key:
+        return str(key)
+    authorization = str(headers.get("authorization") or "")
+    return authorization.removeprefix("Bearer ").strip()
+
+
+class EchoServer(LoopbackServer):
+    """Fails every request with ``reply``, built from the key it carried; context-window lookups
+    answer normally unless the reply is an HTTP error, which they get too."""
+
+    exchange = NoDelayExchange
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reply = Reply(500, lambda credential: "{}")
+        self.seen = Seen()
+
+    def get(self, exchange: Exchange, received: Received) -> None:
+        if self.reply.stream or self.window(received.path) is None:
+            super().get(exchange, received)
+        else:
+            self._fail(exchange, credential_of(exchange.headers))
+
+    def post(self, exchange: Exchange, received: Received) -> None:
+        credential = credential_of(exchange.headers)
+        self.seen.credentials.append(credential)
+        self._fail(exchange, credential)
+
+    def _fail(self, exchange: Exchange, credential: str) -> None:
+        reply = self.reply
+        body = reply.body(credential)
+        if reply.stream:
+            events = (_encoder(exchange.path) or _anthropic)("par", body, False)
+            exchange.send(200, "".join(events).encode(), reply.headers(credential))
+        else:
+            exchange.send(reply.status, body.encode(), reply.headers(credential))
+
+
+def _encoder(path: str) -> Encoder | None:
+    if path == "/api/chat":
+        return _ollama
+    if path.endswith("/chat/completions"):
+        return _openai
+    if path == "/v1/messages":
+        return _anthropic
+    return None
 
 
 def _pieces(text: str) -> list[str]:
