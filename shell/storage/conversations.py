@@ -160,18 +160,20 @@ def write_documents(
     """
     if not lock.held or loaded.lock is not lock:
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
-    for directory in loaded.ref.directories:
-        check_writable(directory, (METADATA, BASE_CONFIG, EVENTS))
+    ref = loaded.ref
+    for directory in ref.directories:
+        check_writable(directory, (METADATA, BASE_CONFIG, EVENTS), ref.anchor_of(directory))
     written: list[Path] = []
-    for directory in loaded.ref.directories:
+    for directory in ref.directories:
+        anchor = ref.anchor_of(directory)
         created = base_config is not None and not (directory / BASE_CONFIG).exists()
-        if base_config is not None and write_if_changed(directory / BASE_CONFIG, base_config):
+        if base_config is not None and write_if_changed(directory / BASE_CONFIG, base_config, anchor):
             written.append(directory / BASE_CONFIG)
         try:
-            changed = write_if_changed(directory / EVENTS, events)
+            changed = write_if_changed(directory / EVENTS, events, anchor)
         except ConversationError:
             if created:
-                remove(directory / BASE_CONFIG)
+                remove(directory / BASE_CONFIG, anchor)
             raise
         if changed:
             written.append(directory / EVENTS)
@@ -210,13 +212,13 @@ def create_conversation(workspace: Workspace, metadata: bytes, base_config: byte
     while any(path.name.split("-", 1)[0] == str(conversation_id) for path in parent.glob(f"{conversation_id}*")):
         conversation_id += 1
     directory = parent / str(conversation_id)
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        with opened_directory(parent) as fd:
+    anchor = workspace.storage
+    with opened_directory(parent, anchor, create=True, target=directory) as fd:
+        try:
             os.mkdir(directory.name, dir_fd=fd)
-    except OSError as error:
-        raise FileFault(f"{directory}: cannot create the conversation: {os_reason(error)}") from None
-    write_if_changed(directory / METADATA, metadata)
-    write_if_changed(directory / BASE_CONFIG, base_config)
-    write_if_changed(directory / EVENTS, events)
+        except OSError as error:
+            raise FileFault(f"{directory}: cannot create the conversation: {os_reason(error)}") from None
+    write_if_changed(directory / METADATA, metadata, anchor)
+    write_if_changed(directory / BASE_CONFIG, base_config, anchor)
+    write_if_changed(directory / EVENTS, events, anchor)
     return ConversationRef(conversation_id, directory, None, workspace)

@@ -3,6 +3,7 @@ under ``.jp/turnmark/summary-failures/`` (JP ignores it), written through the sa
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -30,10 +31,6 @@ def load_memory(ref: ConversationRef) -> JsonObject:
 def save_memory(ref: ConversationRef, memory: JsonObject) -> None:
     """Write the memory (removing nothing else); a fault is ignored: the memory is only a hint."""
     path = memory_path(ref)
-    if path.parent.is_symlink() or path.parent.parent.is_symlink():
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_if_changed(path, (json.dumps(memory, indent=2, sort_keys=True) + "\n").encode())
-    except (OSError, ConversationError):
-        return
+    with contextlib.suppress(ConversationError):
+        data = (json.dumps(memory, indent=2, sort_keys=True) + "\n").encode()
+        write_if_changed(path, data, ref.anchor_of(path), create=True)

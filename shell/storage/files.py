@@ -1,7 +1,11 @@
 """The one safe-write path: nothing is written through a link, no leftover is reused, faults are one line.
 
-Every file turnmark writes goes through ``write_if_changed``: the directory is
-opened without following a link, the target must be a regular file (or
+Every write starts from an *anchor*: the workspace's ``.jp`` folder or JP's user-local
+silo for it (either may itself be a link: a user may keep ``.jp`` elsewhere). From
+there the path is resolved one folder at a time (``openat`` with ``O_NOFOLLOW`` and
+``O_DIRECTORY``), so no link anywhere below the anchor is followed, and a path that
+is not below it is refused. Every file turnmark writes goes through
+``write_if_changed``: the target must be a regular file (or
 absent), the bytes go to a freshly created ``<file>.tmp`` (exclusive create,
 no-follow; a leftover of that name is removed, or sidestepped with another
 ``*.tmp`` name when it cannot be), and the temporary file is renamed over the
@@ -15,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -40,23 +45,55 @@ def _is_link(path: Path) -> bool:
     return False
 
 
-def link_refusal(path: Path, outcome: str = "not written") -> FileFault:
-    return FileFault(f"{path}: {outcome}: it is a symbolic link, and turnmark never writes through links")
+def link_refusal(path: Path, outcome: str = "not written", via: Path | None = None) -> FileFault:
+    """``path`` is not used because it (or ``via``, a folder on its way) is a symbolic link."""
+    which = "it is" if via is None or via == path else f"{via} is"
+    return FileFault(f"{path}: {outcome}: {which} a symbolic link, and turnmark never writes through links")
 
 
-def open_directory(path: Path) -> int:
-    """A descriptor of the real directory ``path`` (never a link to one)."""
+def _walk_refusal(target: Path, reached: Path, error: OSError) -> FileFault:
+    if error.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(reached):
+        return link_refusal(target, via=reached)
+    return FileFault(f"{target}: cannot write: {reached}: {os_reason(error)}")
+
+
+def open_directory(path: Path, anchor: Path, *, create: bool = False, target: Path | None = None) -> int:
+    """A descriptor of the directory ``path``, reached from ``anchor`` without following a link below it.
+
+    ``create`` makes the missing folders on the way. ``FileFault`` (one line, naming ``target``, the file
+    to be written, when given) names the folder that is a link, is missing or cannot be opened, or says
+    that ``path`` is not below ``anchor``.
+    """
+    target = target or path
     try:
-        return os.open(path, _DIRECTORY_FLAGS)
+        parts = path.relative_to(anchor).parts
+    except ValueError:
+        parts = ("..",)
+    if ".." in parts:
+        raise FileFault(f"{target}: not written: it is not inside {anchor}")
+    try:
+        fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(path):
-            raise link_refusal(path) from None
-        raise FileFault(f"{path}: cannot write: {os_reason(error)}") from None
+        raise FileFault(f"{target}: cannot write: {anchor}: {os_reason(error)}") from None
+    reached = anchor
+    try:
+        for part in parts:
+            reached /= part
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+            below = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = below
+    except OSError as error:
+        os.close(fd)
+        raise _walk_refusal(target, reached, error) from None
+    return fd
 
 
 @contextlib.contextmanager
-def directory(path: Path) -> Iterator[int]:
-    fd = open_directory(path)
+def directory(path: Path, anchor: Path, *, create: bool = False, target: Path | None = None) -> Iterator[int]:
+    fd = open_directory(path, anchor, create=create, target=target)
     try:
         yield fd
     finally:
@@ -78,9 +115,9 @@ def refuse_links(directory_fd: int, parent: Path, names: Iterable[str]) -> None:
             raise FileFault(f"{parent / name}: not written: it is not a regular file")
 
 
-def check_writable(parent: Path, names: Iterable[str]) -> None:
+def check_writable(parent: Path, names: Iterable[str], anchor: Path) -> None:
     """Refuse, before anything is written, a directory or files that are links."""
-    with directory(parent) as fd:
+    with directory(parent, anchor, target=parent) as fd:
         refuse_links(fd, parent, names)
 
 
@@ -164,9 +201,12 @@ def _replace(directory_fd: int, name: str, data: bytes) -> None:
     os.fsync(directory_fd)
 
 
-def write_if_changed(path: Path, data: bytes) -> bool:
-    """Write ``data`` atomically unless the file already holds it; ``FileFault`` (one line) when it cannot."""
-    with directory(path.parent) as fd:
+def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = False) -> bool:
+    """Write ``data`` atomically unless the file already holds it; ``FileFault`` (one line) when it cannot.
+
+    ``create`` makes the missing folders between ``anchor`` and the file.
+    """
+    with directory(path.parent, anchor, create=create, target=path) as fd:
         refuse_links(fd, path.parent, (path.name,))
         try:
             if _read(fd, path.name) == data:
@@ -177,7 +217,13 @@ def write_if_changed(path: Path, data: bytes) -> bool:
     return True
 
 
-def remove(path: Path) -> None:
+def remove(path: Path, anchor: Path) -> None:
     """Remove a regular file written moments ago (undoing part of a save); never follows a link."""
-    with directory(path.parent) as fd, contextlib.suppress(OSError):
+    with directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
         os.unlink(path.name, dir_fd=fd)
+
+
+def remove_tree(path: Path, anchor: Path) -> None:
+    """Remove the folder ``path`` and all below it (turnmark's own keeping); no link is followed, faults ignored."""
+    with contextlib.suppress(FileFault), directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
+        shutil.rmtree(path.name, dir_fd=fd)

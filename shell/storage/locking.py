@@ -5,9 +5,13 @@ workspace's ``.jp/locks/``; an existing file in either place is reused so
 turnmark and ``jp`` always contend for the same inode. The holder writes
 ``{"pid", "acquired_at"}`` into it and deletes it on release. After locking,
 the path is checked to still name the locked inode (a releasing holder may
-have just deleted it); if not, the attempt starts over. Neither the lock
-file nor its folder is ever followed when it is a link: that is an error
-for the conversation (``FileFault``), and nothing is written.
+have just deleted it); if not, the attempt starts over. The locks folder is
+reached from the ``.jp`` folder or silo without following a link (see
+``files.py``), the lock file is opened ``O_NOFOLLOW`` and refused when it has a
+second hard link, so its diagnostics can only land in a file no other name
+reaches. (They are written in place, as JP does: replacing the file would give
+the path a new, unlocked inode and break the lock JP and turnmark share.) A
+conversation outside any workspace is never locked for writing.
 """
 
 from __future__ import annotations
@@ -77,16 +81,21 @@ class ConversationLock:
 
 
 def _open_lock_file(directory_fd: int, path: Path) -> int:
-    """The lock file, created if absent; ``FileFault`` when it is a link or not a regular file."""
+    """The lock file, created if absent; ``FileFault`` when it is a link, not a regular file, or has other names.
+
+    A file with a second hard link could be any file on the disk: its diagnostics would overwrite it.
+    """
     try:
         fd = os.open(path.name, _LOCK_FLAGS, 0o644, dir_fd=directory_fd)
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise link_refusal(path, "not used as a lock") from None
         raise FileFault(f"{path}: cannot open the lock: {os_reason(error)}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    status = os.fstat(fd)
+    if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1:
         os.close(fd)
-        raise FileFault(f"{path}: not used as a lock: it is not a regular file")
+        what = "it is not a regular file" if not stat.S_ISREG(status.st_mode) else "it has another name (a hard link)"
+        raise FileFault(f"{path}: not used as a lock: {what}")
     return fd
 
 
@@ -99,21 +108,18 @@ def _same_file(directory_fd: int, name: str, fd: int) -> bool:
     return (current.st_dev, current.st_ino) == (locked.st_dev, locked.st_ino)
 
 
-def _locks_directory(path: Path) -> int:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise FileFault(f"{path.parent}: cannot create the locks folder: {os_reason(error)}") from None
-    return open_directory(path.parent)
+def _locks_directory(ref: ConversationRef, path: Path) -> int:
+    return open_directory(path.parent, ref.anchor_of(path), create=True, target=path)
 
 
 def try_lock(ref: ConversationRef) -> ConversationLock | None:
     """Take the conversation's lock without waiting; ``None`` when another process holds it.
 
-    Raises ``FileFault`` (one line) when the lock file or its folder is a link or cannot be opened.
+    Raises ``FileFault`` (one line) when the lock file or a folder on its way is a link, when it has a
+    second hard link, when it cannot be opened, or when the conversation is not in a workspace.
     """
     path = lock_path(ref)
-    directory_fd = _locks_directory(path)
+    directory_fd = _locks_directory(ref, path)
     try:
         for _ in range(_ATTEMPTS):
             fd = _open_lock_file(directory_fd, path)

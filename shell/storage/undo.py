@@ -11,13 +11,12 @@ second undo restores the one before.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 from turnmark.shell.errors import ConversationError
 from turnmark.shell.storage.conversations import BASE_CONFIG, EVENTS, LoadedConversation, hold_lock
-from turnmark.shell.storage.files import read_file, remove, write_if_changed
+from turnmark.shell.storage.files import read_file, remove, remove_tree, write_if_changed
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.workspace import ConversationRef
 
@@ -45,26 +44,25 @@ def _steps(ref: ConversationRef) -> list[Path]:
 def saved_with_undo(loaded: LoadedConversation, save: Callable[[], object]) -> None:
     """Keep the files as they are, run ``save`` (under the lock ``loaded`` was read with), and record its result."""
     root = undo_root(loaded.ref)
-    if root.is_symlink() or root.parent.is_symlink() or root.parent.parent.is_symlink():
-        raise ConversationError(f"{root}: not used for undo: a folder on its way is a symbolic link")
+    anchor = loaded.ref.anchor_of(root)
     steps = _steps(loaded.ref)
     step = root / str(int(steps[-1].name) + 1 if steps else 1)
     try:
-        step.mkdir(parents=True)
         for name in NAMES:
             data = read_file(loaded.directory / name)
             if data is not None:
-                write_if_changed(step / name, data)
-    except OSError as error:
-        raise ConversationError(f"{step}: cannot keep the undo copy: {error.strerror or error}") from None
+                write_if_changed(step / name, data, anchor, create=True)
+    except ConversationError as error:
+        remove_tree(step, anchor)
+        raise ConversationError(f"cannot keep the undo copy: {error}") from None
     try:
         save()
     except BaseException:
-        shutil.rmtree(step, ignore_errors=True)
+        remove_tree(step, anchor)
         raise
-    write_if_changed(step / AFTER, _digest(read_file(loaded.directory / EVENTS)).encode())
+    write_if_changed(step / AFTER, _digest(read_file(loaded.directory / EVENTS)).encode(), anchor, create=True)
     for old in _steps(loaded.ref)[:-KEEP]:
-        shutil.rmtree(old, ignore_errors=True)
+        remove_tree(old, anchor)
 
 
 def undo(ref: ConversationRef) -> str:
@@ -83,11 +81,12 @@ def undo(ref: ConversationRef) -> str:
                 f"{ref.display_id}: changed since that edit (events.json is not what it wrote); nothing restored"
             )
         for directory in ref.directories:
+            anchor = ref.anchor_of(directory)
             for name in reversed(NAMES):
                 data = read_file(step / name)
                 if data is not None:
-                    write_if_changed(directory / name, data)
+                    write_if_changed(directory / name, data, anchor)
                 elif (directory / name).exists():
-                    remove(directory / name)
-    shutil.rmtree(step, ignore_errors=True)
+                    remove(directory / name, anchor)
+    remove_tree(step, ref.anchor_of(step))
     return f"{ref.display_id}: restored the copy kept before edit {step.name}; {len(steps) - 1} more to undo"

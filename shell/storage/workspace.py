@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id
-from turnmark.shell.errors import WorkspaceError
+from turnmark.shell.errors import FileFault, WorkspaceError
 
 STORAGE_DIR = ".jp"
 
@@ -37,6 +37,13 @@ class Workspace:
     @property
     def conversations_dir(self) -> Path:
         return self.storage / "conversations"
+
+    def anchor_of(self, path: Path) -> Path:
+        """Where writes to ``path`` start: the ``.jp`` folder or the user-local silo holding it (see ``files.py``)."""
+        for anchor in (self.storage, self.user_silo):
+            if anchor is not None and path.is_relative_to(anchor):
+                return anchor
+        raise FileFault(f"{path}: not written: it is not inside {self.storage} or JP's user-local copy")
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the workspace root when it is inside it."""
@@ -106,6 +113,15 @@ class ConversationRef:
     @property
     def dirname(self) -> str:
         return self.directories[0].name
+
+    def anchor_of(self, path: Path) -> Path:
+        """Where writes to ``path`` start; a conversation outside a workspace is never written."""
+        if self.workspace is None:
+            raise FileFault(
+                f"{path}: not written: it is not inside a workspace's {STORAGE_DIR}/ folder; "
+                "turnmark writes only the conversations of a workspace"
+            )
+        return self.workspace.anchor_of(path)
 
 
 def _live_dirs(conversations: Path) -> dict[int, Path]:

@@ -124,7 +124,8 @@ def _touch(loaded: LoadedConversation) -> None:
         except (OSError, Exception):
             continue
         if isinstance(document, dict):
-            write_if_changed(path, encode_document({**document, "last_activated_at": now_timestamp()}))
+            touched = encode_document({**document, "last_activated_at": now_timestamp()})
+            write_if_changed(path, touched, loaded.ref.anchor_of(path))
 
 
 def _answer(parts: list[ChatPart]) -> list[Payload]:

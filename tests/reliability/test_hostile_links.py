@@ -1,5 +1,6 @@
-"""Hostile links: every writing command, run where a ``.tmp``, a lock file, ``events.json`` or the
-conversation folder is a link to a canary outside the workspace, or where a ``.tmp`` is a directory.
+"""Hostile links: every writing command, run where a ``.tmp``, a lock file, ``events.json``, the
+conversation folder, ``.jp/conversations``, ``.jp/locks`` or turnmark's own folders are links to a
+canary outside the workspace, where a lock file is a hard link to one, or where a ``.tmp`` is a directory.
 
 The canaries must keep their bytes and mtime, no file may appear outside the workspace, no run may
 end in a traceback, and a conversation the same command writes in a clean copy must either be
@@ -51,11 +52,34 @@ COMMANDS = {
     "query-no-persist": Command(("query", TARGET, MESSAGE, "--no-persist", "--model", MODEL)),
     "query-new": Command(("query", "--new", NEW_MESSAGE, "--model", MODEL), new=True),
     "watch-once": Command(("watch", "--once")),
+    "strip-apply": Command(("strip", LABELLED, "--apply")),
+    "repair-apply": Command(("repair", TARGET, "--apply", "--backfill")),
 }
 READ_ONLY = {"summarize-dry-run", "query-no-persist"}
 READABLE = {"tmp-events", "tmp-base-config", "tmp-metadata", "tmp-dir", "events-link"}
 """Kinds that stop no read: a leftover ``.tmp`` is never read, and reading through a linked ``events.json`` is fine."""
-KINDS = ("tmp-events", "tmp-base-config", "tmp-metadata", "tmp-dir", "lock", "events-link", "folder-link")
+KINDS = (
+    "tmp-events",
+    "tmp-base-config",
+    "tmp-metadata",
+    "tmp-dir",
+    "lock",
+    "lock-hardlink",
+    "events-link",
+    "folder-link",
+    "conversations-link",
+    "locks-link",
+    "undo-link",
+    "memory-link",
+)
+FOLDER_LINKS = {
+    "conversations-link": "conversations",
+    "locks-link": "locks",
+    "undo-link": ".turnmark",
+    "memory-link": "turnmark",
+}
+"""Kinds that move a folder of ``.jp`` outside and leave a link in its place."""
+NEW_KINDS = {"lock", "lock-hardlink", "conversations-link", "locks-link"}
 TMP_NAMES = {
     "tmp-events": "events.json.tmp",
     "tmp-base-config": "base_config.json.tmp",
@@ -65,9 +89,10 @@ CASES = [
     pytest.param(command, kind, id=f"{command}-{kind}")
     for command in COMMANDS
     for kind in KINDS
-    if not COMMANDS[command].new or kind == "lock"
+    if not COMMANDS[command].new or kind in NEW_KINDS
 ]
-"""``query --new`` writes a folder that does not exist yet: only its lock (at a predictable path) can be planted."""
+"""``query --new`` writes a folder that does not exist yet: only its lock (at a predictable path) and the folders
+above it can be planted."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +130,9 @@ def _change(before: tuple[bytes, int] | None, after: tuple[bytes, int] | None) -
 
 def _snapshot(path: Path) -> dict[str, tuple[bytes, int]]:
     if path.is_dir() and not path.is_symlink():
-        return {child.name: _file_state(child) for child in sorted(path.iterdir())}
+        return {".": _file_state(path)} | {
+            str(child.relative_to(path)): _file_state(child) for child in sorted(path.rglob("*"))
+        }
     return {".": _file_state(path)}
 
 
@@ -148,11 +175,24 @@ def plant(kind: str, workspace: Path, outside: Path, command: Command) -> Plante
     locks.mkdir(exist_ok=True)
     canaries: list[Path] = []
     links: dict[Path, str] = {}
+    if kind in FOLDER_LINKS:
+        folder = workspace / ".jp" / FOLDER_LINKS[kind]
+        folder.mkdir(exist_ok=True)
+        moved = outside / FOLDER_LINKS[kind]
+        shutil.move(folder, moved)
+        for child in (moved, *moved.rglob("*")):
+            os.utime(child, ns=(OLD, OLD))
+        folder.symlink_to(moved, target_is_directory=True)
+        return Planted([Canary.take(moved)], {folder: str(moved)}, _predicted_new_ids() if command.new else range(0))
     if command.new:
         canary = _old_canary(outside / "new-lock.canary", b"canary: a lock link\n")
         new_ids = _predicted_new_ids()
         for new_id in new_ids:
-            (locks / f"jp-c{new_id}.lock").symlink_to(canary)
+            lock = locks / f"jp-c{new_id}.lock"
+            if kind == "lock-hardlink":
+                os.link(canary, lock)
+            else:
+                lock.symlink_to(canary)
         return Planted([Canary.take(canary)], links, new_ids)
     for conversation_id, folder in _conversations(workspace).items():
         if kind in TMP_NAMES:
@@ -165,6 +205,10 @@ def plant(kind: str, workspace: Path, outside: Path, command: Command) -> Plante
         elif kind == "lock":
             canary = _old_canary(outside / f"jp-c{conversation_id}.lock.canary", b"canary: a lock link\n")
             (locks / f"jp-c{conversation_id}.lock").symlink_to(canary)
+            canaries.append(canary)
+        elif kind == "lock-hardlink":
+            canary = _old_canary(outside / f"jp-c{conversation_id}.lock.canary", b"canary: a hard-linked lock\n")
+            os.link(canary, locks / f"jp-c{conversation_id}.lock")
             canaries.append(canary)
         elif kind == "events-link":
             events = folder / "events.json"
@@ -307,3 +351,38 @@ def test_the_probe_plants_what_it_says(workspace: Path, tmp_path: Path) -> None:
     assert folder.is_symlink()
     assert (folder / "events.json").is_symlink()
     assert str(folder.resolve()).startswith(str(outside.resolve()))
+
+
+def test_a_linked_jp_folder_is_the_users_choice_and_is_written(workspace: Path, tmp_path: Path) -> None:
+    """``.jp`` itself may live elsewhere (dotfiles): writes go there; only links below it are refused."""
+    elsewhere = tmp_path / "dotfiles" / "jp"
+    elsewhere.parent.mkdir()
+    shutil.move(workspace / ".jp", elsewhere)
+    (workspace / ".jp").symlink_to(elsewhere, target_is_directory=True)
+    outcome = invoke(workspace, "label", LABELLED, "0", "kept in my dotfiles")
+    assert outcome.code == 0, outcome.describe()
+    [folder] = (elsewhere / "conversations").glob(f"{LABELLED}*")
+    assert "kept in my dotfiles" in (folder / "events.json").read_text(encoding="utf-8")
+    assert not list((elsewhere / "locks").glob("*.lock"))
+
+
+def test_a_conversation_outside_any_workspace_is_read_but_never_written(workspace: Path, tmp_path: Path) -> None:
+    """A bare folder path: no ``locks`` folder appears beside it, and writing is refused in one line."""
+    loose = tmp_path / "loose" / "kept"
+    loose.mkdir(parents=True)
+    [source] = (workspace / ".jp" / "conversations").glob(f"{LABELLED}*")
+    folder = loose / source.name
+    shutil.copytree(source, folder)
+    before = (folder / "events.json").read_bytes()
+    readable = invoke(tmp_path, "turns", str(folder))
+    assert readable.code == 0, readable.describe()
+    refused = invoke(tmp_path, "label", str(folder), "0", "written outside")
+    assert refused.code != 0
+    assert refused.traceback() is None
+    assert "not inside a workspace" in refused.err
+    assert len(refused.err.strip().splitlines()) == 1
+    assert (folder / "events.json").read_bytes() == before
+    assert sorted(str(path.relative_to(loose.parent)) for path in loose.parent.rglob("*") if path.is_dir()) == [
+        "kept",
+        f"kept/{source.name}",
+    ]

@@ -253,7 +253,7 @@ def test_a_full_disk_is_one_line_and_the_file_is_intact(workspace: Path, tmp_pat
         with contextlib.suppress(OSError):
             filler.write_bytes(b"x" * 64 * 1024)
         with pytest.raises(FileFault, match="no space left on device"):
-            write_if_changed(target, before + b" " * 8192)
+            write_if_changed(target, before + b" " * 8192, small)
         assert target.read_bytes() == before
         assert not list(small.rglob("*.tmp"))
 

@@ -71,9 +71,9 @@ def test_identical_bytes_are_not_rewritten(tmp_path: Path) -> None:
     target = tmp_path / "events.json"
     target.write_bytes(b"[]\n")
     mtime = target.stat().st_mtime_ns
-    assert not write_if_changed(target, b"[]\n")
+    assert not write_if_changed(target, b"[]\n", tmp_path)
     assert target.stat().st_mtime_ns == mtime
-    assert write_if_changed(target, b"[1]\n")
+    assert write_if_changed(target, b"[1]\n", tmp_path)
     assert target.read_bytes() == b"[1]\n"
 
 
