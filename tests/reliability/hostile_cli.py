@@ -107,4 +107,4 @@ class Tally:
             result = f"FAILED: {len(self.failed)} of {self.cases} cases ({shown})"
         else:
             result = f"0 problems in {self.cases} cases"
-        record(self.probe, count, result, self.must_show, self.started)
+        record(self.probe, count, result, self.must_show, self.started, setups=self.cases)
