@@ -39,14 +39,21 @@ class ConversationLocked(ConversationError):
 class SaveRefused(ConversationError):
     """Saving would silently resolve an ambiguous request link."""
 
-    def __init__(self, path: Path, links: tuple[AmbiguousLink, ...], legacy: bool) -> None:
+    def __init__(
+        self, path: Path, links: tuple[AmbiguousLink, ...], legacy: bool, conversation: str, decide: bool
+    ) -> None:
         offset = 1 if legacy else 0
         named = ", ".join(
             f"entry {link.index + offset} (event_id {link.event_id}) -> {link.request_id}" for link in links
         )
+        fix = (
+            f"turnmark repair -i {conversation} (it asks which request each answers)"
+            if decide
+            else f"turnmark repair {conversation} --apply (it links each to the copy in its own turn)"
+        )
         super().__init__(
             f"{path}: refusing to save: request_id points at an event_id that more than one entry had: {named}; "
-            "edit events.json so the ID is unique and each request_id names the request it answers"
+            f"to fix: {fix}"
         )
         self.links = links
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
+from turnmark.core.editing.repair import plan_repairs
 from turnmark.core.errors import StreamError
 from turnmark.core.stream.conversation_stream import ConversationStream, persisted_repairs
 from turnmark.core.stream.duplicate_keys import duplicate_keys
@@ -133,22 +134,37 @@ def save_stream(
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
     if stream == loaded.stream and not (persist_ids and any(entry.transient_id for entry in stream.entries)):
         return []
-    ambiguous = stream.ambiguous_links()
-    if ambiguous:
-        raise SaveRefused(loaded.directory / EVENTS, ambiguous, stream.is_legacy)
-    doubled = duplicate_keys(loaded.events)
-    if doubled:
-        first = doubled[0]
-        raise ConversationError(
-            f"{loaded.directory / EVENTS}: entry {first.index}: key {first.key!r} is written twice in "
-            f"{first.path}; refusing to save, which would keep only the last value"
-        )
+    refusal = save_refusal(loaded, stream)
+    if refusal is not None:
+        raise refusal
     current = stream.upgraded()
     written = write_documents(lock, loaded, current.base_config_json(), current.to_json())
     repairs = persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)
     return written
+
+
+def save_refusal(loaded: LoadedConversation, stream: ConversationStream) -> ConversationError | None:
+    """Why ``stream`` may not replace ``loaded`` on disk, or ``None``: the rule ``save_stream`` applies.
+
+    A link to an ID several entries had (saving would make the surviving copy look like the intended
+    target), or a key written twice in the file (saving would keep only the last value).
+    """
+    ambiguous = stream.ambiguous_links()
+    if ambiguous:
+        planned = plan_repairs(loaded.stream)
+        undecided = {problem.event_id for problem in planned.problems}
+        decide = any(link.event_id in undecided for link in ambiguous)
+        return SaveRefused(loaded.directory / EVENTS, ambiguous, stream.is_legacy, loaded.ref.display_id, decide)
+    doubled = duplicate_keys(loaded.events)
+    if doubled:
+        first = doubled[0]
+        return ConversationError(
+            f"{loaded.directory / EVENTS}: entry {first.index}: key {first.key!r} is written twice in "
+            f"{first.path}; refusing to save, which would keep only the last value"
+        )
+    return None
 
 
 def write_documents(

@@ -15,6 +15,7 @@ from tests.support.llm_servers import Behaviour, ModelServer
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.turns import summary_source
+from turnmark.shell.errors import QueryError
 from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.locking import lock_path
@@ -195,6 +196,22 @@ def test_a_model_failure_keeps_the_request_and_exits_1(workspace: Path, server: 
     ref = pick_conversation(workspace, "17800000040")
     last = read_conversation(ref, sequential_ids("r")).stream.turns()[-1]
     assert [e.type_tag for e in last.events()] == ["turn_start", "chat_request"]
+
+
+@pytest.mark.parametrize("new", [False, True])
+def test_a_model_without_its_key_is_refused_before_anything_is_written(
+    workspace: Path, user_data: Path, server: ModelServer, new: bool
+) -> None:
+    def files() -> dict[Path, bytes]:
+        found = [path for root in (workspace, user_data) for path in root.rglob("*")]
+        return {path: path.read_bytes() for path in found if path.is_file()}
+
+    before = files()
+    conversation = None if new else "17800000040"
+    with pytest.raises(QueryError, match=r"^ANTHROPIC_API_KEY is not set \(needed for anthropic/claude-x\); nothing"):
+        ask(workspace, "anyone there?", conversation, new=new, model="anthropic/claude-x", environ={})
+    assert files() == before
+    assert server.posts() == [], "no background summary was started"
 
 
 def test_an_interrupted_last_turn_is_summarized_during_the_next_query(workspace: Path, server: ModelServer) -> None:
