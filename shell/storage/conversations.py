@@ -27,7 +27,16 @@ from turnmark.core.stream.duplicate_keys import duplicate_keys
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import Metadata, parse_metadata
 from turnmark.shell.errors import ConversationError, ConversationLocked, FileFault, SaveRefused
-from turnmark.shell.storage.files import check_writable, os_reason, read_file, remove, write_if_changed
+from turnmark.shell.storage.files import (
+    BASE_CONFIG_LIMIT,
+    EVENTS_LIMIT,
+    METADATA_LIMIT,
+    check_writable,
+    os_reason,
+    read_file,
+    remove,
+    write_if_changed,
+)
 from turnmark.shell.storage.files import directory as opened_directory
 from turnmark.shell.storage.locking import ConversationLock, lock_holder, try_lock
 from turnmark.shell.storage.workspace import ConversationRef, Workspace
@@ -84,10 +93,10 @@ def read_conversation(
     directories = ref.directories
     directory = _newest(directories, (EVENTS, BASE_CONFIG))
     events_path = directory / EVENTS
-    events = read_file(events_path)
+    events = read_file(events_path, EVENTS_LIMIT)
     if events is None:
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
-    base_config = read_file(directory / BASE_CONFIG)
+    base_config = read_file(directory / BASE_CONFIG, BASE_CONFIG_LIMIT)
     match ConversationStream.from_json(events, base_config, new_id=new_id, conversation=ref.display_id):
         case Failure(problem):
             raise ConversationError(describe(events_path, problem))
@@ -101,7 +110,7 @@ def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
     path = _newest(ref.directories, (METADATA,)) / METADATA
     try:
-        data = read_file(path)
+        data = read_file(path, METADATA_LIMIT)
     except FileFault as fault:
         return None, str(fault)
     if data is None:

@@ -1,4 +1,16 @@
-"""The one safe-write path: nothing is written through a link, no leftover is reused, faults are one line.
+"""The one safe-write path and the one guarded read: nothing is written through a link, no leftover is
+reused, nothing read is unbounded, faults are one line.
+
+Every file turnmark reads goes through ``read_file``: it must be a regular file
+(a FIFO, device, socket or directory is refused without being opened for a
+blocking read: it is checked before opening, opened with ``O_NONBLOCK`` and
+checked again), and no larger than the limit its kind is given below (checked
+on the open file and again while reading, so a file that grows is cut off);
+the refusal names the file and the limit. Reads follow links, as JP does: a
+linked ``events.json`` or config file is read, and every check applies to the
+link's target, so a link to ``/dev/zero`` or to a FIFO is refused like the
+thing itself. ``follow_links=False`` refuses the link instead (for files only
+turnmark writes, which are never links). Writes never follow links.
 
 Every write starts from an *anchor*: the workspace's ``.jp`` folder or JP's user-local
 silo for it (either may itself be a link: a user may keep ``.jp`` elsewhere). From
@@ -31,6 +43,22 @@ os_write = os.write
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _SIDESTEPS = 8
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+KIB = 1024
+MIB = 1024 * KIB
+SMALL_FILE_LIMIT = 4 * KIB
+"""``.jp/.id``, a lock's diagnostics, an undo step's digest: a line or two."""
+CONFIG_LIMIT = 4 * MIB
+"""A TOML config file (JP's, ``--cfg @FILE``); real ones are a few KiB."""
+METADATA_LIMIT = 1 * MIB
+"""``metadata.json`` (real ones hold about 120 bytes) and turnmark's failure memory."""
+BASE_CONFIG_LIMIT = 16 * MIB
+"""``base_config.json``; the largest in the real corpus is 300 KB."""
+EVENTS_LIMIT = 128 * MIB
+"""``events.json``, its undo copy and each event file of ``edit -i``; the largest real one is 1.8 MB."""
+PLAN_LIMIT = 16 * MIB
+"""``edit -i``'s plan; the largest real one is 19 KB."""
 
 
 def os_reason(error: OSError) -> str:
@@ -121,34 +149,61 @@ def check_writable(parent: Path, names: Iterable[str], anchor: Path) -> None:
         refuse_links(fd, parent, names)
 
 
-def read_file(path: Path) -> bytes | None:
-    """A regular file's bytes (a link is followed: reading is safe), ``None`` when it is absent.
+def _size(limit: int) -> str:
+    for unit, name in ((MIB, "MiB"), (KIB, "KiB")):
+        if limit >= unit and limit % unit == 0:
+            return f"{limit // unit} {name}"
+    return f"{limit} bytes"
 
-    A FIFO, device or directory is refused without blocking, as ``FileFault`` (one line).
+
+def _refuse_unreadable(path: Path, status: os.stat_result, limit: int) -> None:
+    if stat.S_ISLNK(status.st_mode):
+        raise FileFault(f"{path}: not read: it is a symbolic link")
+    if not stat.S_ISREG(status.st_mode):
+        raise FileFault(f"{path}: cannot read: it is not a regular file")
+    if status.st_size > limit:
+        raise _too_large(path, limit)
+
+
+def _too_large(path: Path, limit: int) -> FileFault:
+    return FileFault(f"{path}: not read: it is larger than {_size(limit)}, turnmark's limit for this file")
+
+
+def read_file(path: Path, limit: int, *, follow_links: bool = True) -> bytes | None:
+    """A regular file's bytes, at most ``limit`` of them; ``None`` when it is absent.
+
+    Anything else (a FIFO, device or directory, a larger file, a link when ``follow_links`` is false) is
+    refused without blocking, as ``FileFault`` naming the file (and the limit).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        _refuse_unreadable(path, os.stat(path, follow_symlinks=follow_links), limit)
+        fd = os.open(path, _READ_FLAGS | (0 if follow_links else os.O_NOFOLLOW))
     except FileNotFoundError:
         return None
     except OSError as error:
         raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise FileFault(f"{path}: cannot read: it is not a regular file")
     with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(fd)
+        _refuse_unreadable(path, status, limit)
         try:
-            return handle.read()
+            data = handle.read(status.st_size + 1)
+            while len(data) <= limit and (more := handle.read(min(MIB, limit + 1 - len(data)))):
+                data += more
         except OSError as error:
             raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
+    if len(data) > limit:
+        raise _too_large(path, limit)
+    return data
 
 
-def _read(directory_fd: int, name: str) -> bytes | None:
+def _holds(directory_fd: int, name: str, data: bytes) -> bool:
+    """Whether the file already holds ``data`` (no more than one byte beyond it is read)."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory_fd)
+        fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW, dir_fd=directory_fd)
     except FileNotFoundError:
-        return None
+        return False
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        return stat.S_ISREG(os.fstat(fd).st_mode) and handle.read(len(data) + 1) == data
 
 
 def _clear_leftover(directory_fd: int, name: str) -> None:
@@ -209,7 +264,7 @@ def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = Fa
     with directory(path.parent, anchor, create=create, target=path) as fd:
         refuse_links(fd, path.parent, (path.name,))
         try:
-            if _read(fd, path.name) == data:
+            if _holds(fd, path.name, data):
                 return False
             _replace(fd, path.name, data)
         except OSError as error:

@@ -16,7 +16,15 @@ from pathlib import Path
 
 from turnmark.shell.errors import ConversationError
 from turnmark.shell.storage.conversations import BASE_CONFIG, EVENTS, LoadedConversation, hold_lock
-from turnmark.shell.storage.files import read_file, remove, remove_tree, write_if_changed
+from turnmark.shell.storage.files import (
+    BASE_CONFIG_LIMIT,
+    EVENTS_LIMIT,
+    SMALL_FILE_LIMIT,
+    read_file,
+    remove,
+    remove_tree,
+    write_if_changed,
+)
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.workspace import ConversationRef
 
@@ -24,6 +32,7 @@ KEEP = 5
 AFTER = "after.sha256"
 NAMES = (BASE_CONFIG, EVENTS)
 """The files a restructuring command writes (``metadata.json`` is never among them, nor restored)."""
+LIMITS = {BASE_CONFIG: BASE_CONFIG_LIMIT, EVENTS: EVENTS_LIMIT}
 
 
 def undo_root(ref: ConversationRef) -> Path:
@@ -49,7 +58,7 @@ def saved_with_undo(loaded: LoadedConversation, save: Callable[[], object]) -> N
     step = root / str(int(steps[-1].name) + 1 if steps else 1)
     try:
         for name in NAMES:
-            data = read_file(loaded.directory / name)
+            data = read_file(loaded.directory / name, LIMITS[name])
             if data is not None:
                 write_if_changed(step / name, data, anchor, create=True)
     except ConversationError as error:
@@ -60,7 +69,8 @@ def saved_with_undo(loaded: LoadedConversation, save: Callable[[], object]) -> N
     except BaseException:
         remove_tree(step, anchor)
         raise
-    write_if_changed(step / AFTER, _digest(read_file(loaded.directory / EVENTS)).encode(), anchor, create=True)
+    digest = _digest(read_file(loaded.directory / EVENTS, EVENTS_LIMIT)).encode()
+    write_if_changed(step / AFTER, digest, anchor, create=True)
     for old in _steps(loaded.ref)[:-KEEP]:
         remove_tree(old, anchor)
 
@@ -75,15 +85,15 @@ def undo(ref: ConversationRef) -> str:
     step = steps[-1]
     with hold_lock(ref):
         directory = max(ref.directories, key=lambda d: (d / EVENTS).stat().st_mtime_ns if (d / EVENTS).exists() else -1)
-        recorded = (read_file(step / AFTER) or b"").decode()
-        if _digest(read_file(directory / EVENTS)) != recorded:
+        recorded = (read_file(step / AFTER, SMALL_FILE_LIMIT) or b"").decode(errors="replace")
+        if _digest(read_file(directory / EVENTS, EVENTS_LIMIT)) != recorded:
             raise ConversationError(
                 f"{ref.display_id}: changed since that edit (events.json is not what it wrote); nothing restored"
             )
         for directory in ref.directories:
             anchor = ref.anchor_of(directory)
             for name in reversed(NAMES):
-                data = read_file(step / name)
+                data = read_file(step / name, LIMITS[name])
                 if data is not None:
                     write_if_changed(directory / name, data, anchor)
                 elif (directory / name).exists():

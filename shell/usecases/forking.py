@@ -12,7 +12,7 @@ from turnmark.core.stream.turns import find_turn
 from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import ConversationError, WorkspaceError
 from turnmark.shell.storage.conversations import METADATA, LoadedConversation, create_conversation
-from turnmark.shell.storage.files import read_file
+from turnmark.shell.storage.files import METADATA_LIMIT, read_file
 from turnmark.shell.storage.workspace import ConversationRef, require_workspace
 
 
@@ -49,7 +49,7 @@ def fork_conversation(
             f"(run `turnmark repair -i {ref.display_id}` first)"
         )
     current = forked.stream.upgraded()
-    source = read_file(loaded.directory / METADATA)
+    source = read_file(loaded.directory / METADATA, METADATA_LIMIT)
     try:
         parsed = decode_document(source, METADATA) if source else None
     except InvalidDocument:

@@ -48,7 +48,7 @@ from turnmark.shell.storage.conversations import (
     read_conversation,
     save_stream,
 )
-from turnmark.shell.storage.files import read_file, write_if_changed
+from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_if_changed
 from turnmark.shell.storage.locking import ConversationLock
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, require_workspace
@@ -132,7 +132,7 @@ def _touch(loaded: LoadedConversation) -> None:
     for directory in loaded.ref.directories:
         path = directory / METADATA
         try:
-            document = decode_document(read_file(path) or b"", METADATA)
+            document = decode_document(read_file(path, METADATA_LIMIT) or b"", METADATA)
         except (OSError, Exception):
             continue
         if isinstance(document, dict):
