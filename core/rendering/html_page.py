@@ -73,7 +73,7 @@ def _highlighted(code: str, language: str, _attributes: Any) -> str:
     lexer = _lexer(language.strip().lower()) if language.strip() else None
     if lexer is None:
         return ""
-    body = highlight(code, lexer, _FORMATTER)
+    body: str = highlight(code, lexer, _FORMATTER)
     return f'<pre class="hl"><code>{body}</code></pre>\n'
 
 
@@ -109,14 +109,14 @@ def markdown_html(text: str) -> str:
 <a href="https://f/g.png" rel="noopener noreferrer" class="image">[image: e]</a></p>
     <BLANKLINE>
     """
-    return _MARKDOWN.render(visible(text))
+    return str(_MARKDOWN.render(visible(text)))
 
 
 @cache
 def page_style() -> str:
     """The page's CSS, code colours for a light and a dark system setting included."""
-    light = HtmlFormatter(style="friendly").get_style_defs(".hl")
-    dark = HtmlFormatter(style="github-dark").get_style_defs(".hl")
+    light: str = HtmlFormatter(style="friendly").get_style_defs(".hl")  # type: ignore[no-untyped-call]
+    dark: str = HtmlFormatter(style="github-dark").get_style_defs(".hl")  # type: ignore[no-untyped-call]
     return _STYLE + light + "\n@media (prefers-color-scheme: dark) {\n" + dark + "\n}\n"
 
 
@@ -195,7 +195,7 @@ def render_html(conversation: ShownConversation) -> str:
     title = escaped(conversation.title)
     identity = escaped(str(conversation.conversation.get("id", "")))
     contents = "\n".join(
-        f'<li><a href="#{turn.anchor}"><span class="n">{turn.index}</span> {escaped(turn.label or "(no request)")}</a></li>'
+        f'<li><a href="#{turn.anchor}"><span class="n">{turn.index}</span> {escaped(turn.label or "(empty)")}</a></li>'
         for turn in conversation.turns
     )
     turns = "".join(_turn(turn, conversation.options.tools) for turn in conversation.turns)
@@ -238,7 +238,8 @@ header h1 { margin: 0; font-size: 1.45rem; overflow-wrap: anywhere; }
 .layout { display: grid; grid-template-columns: minmax(12rem, 19rem) minmax(0, 1fr); }
 nav.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto; padding: 1rem;
   border-right: 1px solid var(--line); font-size: .88rem; }
-nav.toc h2 { font-size: .8rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted); margin: 0 0 .5rem; }
+nav.toc h2 { font-size: .8rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted);
+  margin: 0 0 .5rem; }
 nav.toc ol { list-style: none; margin: 0; padding: 0; }
 nav.toc li a { display: block; padding: .25rem .4rem; border-radius: 6px; color: var(--fg); text-decoration: none;
   overflow-wrap: anywhere; }

@@ -94,9 +94,11 @@ def guarded(text: str) -> str:
     for line in lines:
         if open_fence is not None:
             stripped = line.strip()
-            if stripped.startswith(open_fence) and set(stripped) == {open_fence[0]} and len(line) - len(
-                line.lstrip(" ")
-            ) <= 3:
+            if (
+                stripped.startswith(open_fence)
+                and set(stripped) == {open_fence[0]}
+                and len(line) - len(line.lstrip(" ")) <= 3
+            ):
                 open_fence = None
             out.append(line)
             continue

@@ -46,7 +46,19 @@ EventKind = Literal["request", "message", "reasoning", "data", "tool", "inquiry"
 OUTPUT_CHARS = 4_000
 """Tool output longer than this is cut where a reader's format shows it (JSON keeps it whole)."""
 TARGET_CHARS = 60
-TELLING_KEYS = ("path", "file_path", "file", "filename", "command", "cmd", "query", "pattern", "url", "package", "prefix")
+TELLING_KEYS = (
+    "path",
+    "file_path",
+    "file",
+    "filename",
+    "command",
+    "cmd",
+    "query",
+    "pattern",
+    "url",
+    "package",
+    "prefix",
+)
 """The arguments that say what a tool call was about, in the order they are looked for."""
 
 
@@ -391,7 +403,7 @@ def show_turns(stream: ConversationStream, turns: Sequence[Turn], options: ShowO
         answers = {e.payload.id: e.payload.answer for e in turn.entries if isinstance(e.payload, InquiryResponse)}
         events: list[ShownEvent] = []
         for position, entry in zip(turn.positions, turn.entries, strict=True):
-            event = _shown_event(entry, position, partners, entries, answers, options)
+            event = _shown_event(entry, position, partners, entries, answers=answers, options=options)
             if event is not None:
                 mark = excluded.get(position) or excluded.get(partners.get(position, -1))
                 events.append(replace(event, excluded=mark))
@@ -422,6 +434,7 @@ def _shown_event(
     position: int,
     partners: dict[int, int],
     entries: Sequence[Entry],
+    *,
     answers: dict[str, Json],
     options: ShowOptions,
 ) -> ShownEvent | None:
@@ -469,4 +482,3 @@ def answer_text(answer: Json) -> str:
     if answer is None:
         return "(no answer)"
     return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-
