@@ -241,10 +241,10 @@ nav.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overfl
 nav.toc h2 { font-size: .8rem; text-transform: uppercase; letter-spacing: .05em; color: var(--muted);
   margin: 0 0 .5rem; }
 nav.toc ol { list-style: none; margin: 0; padding: 0; }
-nav.toc li a { display: block; padding: .25rem .4rem; border-radius: 6px; color: var(--fg); text-decoration: none;
-  overflow-wrap: anywhere; }
+nav.toc li a { display: flex; gap: .3rem; padding: .25rem .4rem; border-radius: 6px; color: var(--fg);
+  text-decoration: none; overflow-wrap: anywhere; }
 nav.toc li a:hover { background: var(--panel); }
-nav.toc .n { display: inline-block; min-width: 1.6rem; color: var(--muted); font-variant-numeric: tabular-nums; }
+nav.toc .n { flex: none; min-width: 1.6rem; color: var(--muted); font-variant-numeric: tabular-nums; }
 main { padding: 0 1.5rem 4rem; min-width: 0; max-width: 62rem; }
 section.turn { padding-top: 1rem; border-bottom: 1px solid var(--line); padding-bottom: 1rem; }
 section.turn h2 { font-size: 1.1rem; margin: .4rem 0 .8rem; }

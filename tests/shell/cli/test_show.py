@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,7 +13,6 @@ from markdown_it import MarkdownIt
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from tests.conftest import REPO
 from turnmark.core.rendering.shown import ShowOptions, TurnSelection
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli.main import Settings, app
@@ -23,18 +21,10 @@ from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.usecases import showing
 
-SHOW_FIXTURES = REPO / "fixtures" / "show-workspace"
 ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
 STORAGE = "17820000010"
 HOSTILE = "17820000020"
 CONVERSATIONS = (STORAGE, HOSTILE)
-
-
-@pytest.fixture
-def show_workspace(tmp_path: Path, user_data: Path) -> Path:
-    root = tmp_path / "show-ws"
-    shutil.copytree(SHOW_FIXTURES, root)
-    return root
 
 
 def show(workspace: Path, *args: str, code: int = 0) -> tuple[str, str]:
@@ -52,7 +42,14 @@ def test_every_format_of_every_fixture(
 ) -> None:
     out, err = show(show_workspace, conversation, "--format", output_format, "--reasoning")
     assert err == ""
-    assert out == snapshot
+    assert re.sub("<style>\n.*</style>", "<style>(the page style)</style>", out, flags=re.DOTALL) == snapshot
+
+
+def test_the_page_style_has_light_and_dark_code_colours(show_workspace: Path) -> None:
+    out, _ = show(show_workspace, STORAGE, "--format", "html")
+    style = out[out.index("<style>") : out.index("</style>")]
+    assert style.count("@media (prefers-color-scheme: dark)") == 2
+    assert ".hl .k " in style
 
 
 def test_text_defaults_to_tool_names_and_no_reasoning(show_workspace: Path, snapshot: SnapshotAssertion) -> None:
