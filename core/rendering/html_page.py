@@ -163,8 +163,8 @@ def _event(event: ShownEvent, detail: str) -> str:
             f'{_why_excluded(event)}<div class="body">{markdown_html(event.text)}</div></details>\n'
         )
     if event.kind == "inquiry":
-        asked = f"{escaped(event.text)} → <strong>{escaped(answer_text(event.answer))}</strong>"
-        return f'<div class="{_classes(event)}" id="{event.anchor}">❓ {asked}\n{_why_excluded(event)}</div>\n'
+        asked = f"<strong>Asked:</strong> {escaped(event.text)} → <strong>{escaped(answer_text(event.answer))}</strong>"
+        return f'<div class="{_classes(event)}" id="{event.anchor}">{asked}\n{_why_excluded(event)}</div>\n'
     body = f"<pre>{escaped(event.text)}</pre>" if event.kind == "data" else markdown_html(event.text)
     return (
         f'<article class="{_classes(event)}" id="{event.anchor}">\n'

@@ -165,7 +165,7 @@ def _event(event: ShownEvent, detail: str) -> list[str]:
         ]
     if event.kind == "inquiry":
         return [
-            f'<a id="{event.anchor}"></a>❓ {inline(event.text)} → {inline(answer_text(event.answer))}',
+            f'<a id="{event.anchor}"></a>**Asked:** {inline(event.text)} → {inline(answer_text(event.answer))}',
             *_excluded(event),
         ]
     body = fenced(event.text, "json") if event.kind == "data" else guarded(event.text)

@@ -25,7 +25,7 @@ _SGR = re.compile("(\x1b\\[[0-9;]*m)")
 
 
 def visible_styled(text: str) -> str:
-    """``visible`` for text a renderer styled: its SGR colour and weight codes (``ESC [ … m``) are kept.
+    r"""``visible`` for text a renderer styled: its SGR colour and weight codes (``ESC [ … m``) are kept.
 
     >>> visible_styled("\x1b[1mbold\x1b[0m \x1b]0;title\x07")
     '\x1b[1mbold\x1b[0m \\u{1b}]0;title\\u{7}'

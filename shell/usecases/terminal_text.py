@@ -69,7 +69,7 @@ def _event(event: ShownEvent, detail: str) -> list[object]:
         return shown
     when = minute(event.timestamp).rpartition(" ")[2]
     if event.kind == "inquiry":
-        return [_indented(_text((f"❓ {event.text} → {answer_text(event.answer)}", dim))), *_why(event)]
+        return [_indented(_text((f"Asked: {event.text} → {answer_text(event.answer)}", dim))), *_why(event)]
     if event.kind == "reasoning":
         title, style, body = "Reasoning", "italic dim", _markdown(event.text, "italic dim")
     else:
