@@ -49,6 +49,7 @@ bench:
     {{bin}}/python bench/labels.py
     {{bin}}/python bench/query_exit.py
     {{bin}}/python bench/edit.py
+    {{bin}}/python bench/show.py
     {{bin}}/python bench/startup.py
     {{bin}}/python bench/watch.py --quick
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -109,7 +110,25 @@ def markdown_html(text: str) -> str:
 <a href="https://f/g.png" rel="noopener noreferrer" class="image">[image: e]</a></p>
     <BLANKLINE>
     """
-    return str(_MARKDOWN.render(visible(text)))
+    text = visible(text)
+    if _plain(text):
+        paragraphs = (" ".join(part.split()) for part in _BLANK_LINES.split(text.strip()))
+        return "".join(f"<p>{html.escape(paragraph, quote=False)}</p>\n" for paragraph in paragraphs if paragraph)
+    return str(_MARKDOWN.render(text))
+
+
+_MARKUP = re.compile(r"[^\w\s,.;:?!()/'%@$+=-]|_|^[ \t]*(?:[-+=]|\d+[.)])|^(?: {4}|\t)|  $|\t", re.MULTILINE)
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+
+
+def _plain(text: str) -> bool:
+    """Text with nothing Markdown acts on (so its paragraphs are the whole rendering): the common short
+    request or answer skips the parser.
+
+    >>> _plain("do step 5\n\nDone, thanks."), _plain("- a list"), _plain("a *b*"), _plain("1. one")
+    (True, False, False, False)
+    """
+    return _MARKUP.search(text) is None
 
 
 @cache
