@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import best_of, corpus_conversations, corpus_files
 from bench.projection import synthetic
 from turnmark.core.rendering.html_page import render_html
-from turnmark.core.rendering.shown import ShowOptions, ShownConversation, TurnSelection, select_turns, show_turns
+from turnmark.core.rendering.shown import ShownConversation, ShowOptions, TurnSelection, select_turns, show_turns
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.shell.entropy import random_event_ids
 

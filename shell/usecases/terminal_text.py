@@ -117,4 +117,4 @@ def terminal_text(conversation: ShownConversation, width: int, color: bool) -> s
     for turn in conversation.turns:
         for renderable in _turn(turn, conversation.options.tools):
             console.print(renderable)
-    return "".join(line.rstrip(" ") + "\n" for line in buffer.getvalue().splitlines())
+    return "".join(line.rstrip(" ") + "\n" for line in buffer.getvalue().splitlines()).rstrip("\n") + "\n"
