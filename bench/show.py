@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import best_of, corpus_conversations, corpus_files
+from bench.common import best_of, corpus_files, largest_conversation
 from bench.projection import synthetic
 from turnmark.core.rendering.html_page import render_html
 from turnmark.core.rendering.shown import ShownConversation, ShowOptions, TurnSelection, select_turns, show_turns
@@ -51,13 +51,10 @@ def measure(label: str, folder: Path, repeat: int) -> float:
 
 
 def main() -> None:
-    conversations = corpus_conversations()
     ratios = []
-    if conversations:
-        largest = max(conversations, key=lambda d: (d / "events.json").stat().st_size)
+    largest = largest_conversation()
+    if largest is not None:
         ratios.append(measure(f"corpus {largest.name[:20]}", largest, 15))
-    else:
-        print("corpus not found (set TURNMARK_CORPUS); only the synthetic conversation is measured")
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(temporary) / "17900000000-synthetic"
         folder.mkdir()

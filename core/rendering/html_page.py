@@ -41,7 +41,6 @@ from turnmark.core.text.terminal import visible
 
 ALLOWED_SCHEMES = ("http://", "https://", "mailto:")
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
-_KIND = {"request": "Request", "message": "Answer", "data": "Data"}
 
 
 def escaped(text: str) -> str:
@@ -178,16 +177,17 @@ def _event(event: ShownEvent, detail: str) -> str:
         return _tool(event, event.tool, detail)
     if event.kind == "reasoning":
         return (
-            f'<details class="{_classes(event)}" id="{event.anchor}"><summary>Reasoning {_time(event)}</summary>\n'
+            f'<details class="{_classes(event)}" id="{event.anchor}"><summary>{event.title} {_time(event)}</summary>\n'
             f'{_why_excluded(event)}<div class="body">{markdown_html(event.text)}</div></details>\n'
         )
     if event.kind == "inquiry":
-        asked = f"<strong>Asked:</strong> {escaped(event.text)} → <strong>{escaped(answer_text(event.answer))}</strong>"
+        answer = escaped(answer_text(event.answer))
+        asked = f"<strong>{event.title}:</strong> {escaped(event.text)} → <strong>{answer}</strong>"
         return f'<div class="{_classes(event)}" id="{event.anchor}">{asked}\n{_why_excluded(event)}</div>\n'
     body = f"<pre>{escaped(event.text)}</pre>" if event.kind == "data" else markdown_html(event.text)
     return (
         f'<article class="{_classes(event)}" id="{event.anchor}">\n'
-        f'<div class="who">{_KIND.get(event.kind, event.kind)} {_time(event)}</div>\n'
+        f'<div class="who">{event.title} {_time(event)}</div>\n'
         f'{_why_excluded(event)}<div class="body">{body}</div>\n</article>\n'
     )
 

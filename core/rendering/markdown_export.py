@@ -32,7 +32,6 @@ _BAD_LINK = re.compile(r"\]\((?=\s*<?\s*(?!(?:https?|mailto):|#)[A-Za-z][A-Za-z0
 _BAD_DEFINITION = re.compile(r"^( {0,3})\[(?=[^\]]*\]:\s*<?\s*(?!(?:https?|mailto):)[A-Za-z][A-Za-z0-9+.-]*:)")
 _BACKTICKS = re.compile(r"`+")
 _INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>&~|])")
-_KIND = {"request": "Request", "message": "Answer", "data": "Data"}
 
 
 def inline(text: str) -> str:
@@ -122,8 +121,8 @@ def fenced(text: str, info: str = "") -> str:
     return f"{marker}{info}\n{text}\n{marker}"
 
 
-def _event_heading(event: ShownEvent, title: str) -> str:
-    parts = [f"**{title}**", minute(event.timestamp).rpartition(" ")[2]]
+def _event_heading(event: ShownEvent) -> str:
+    parts = [f"**{event.title}**", minute(event.timestamp).rpartition(" ")[2]]
     if event.excluded is not None:
         parts.append("*left out of what the model sees*")
     return f'<a id="{event.anchor}"></a>\n' + " · ".join(parts)
@@ -156,7 +155,7 @@ def _event(event: ShownEvent, detail: str) -> list[str]:
         return [
             f'<a id="{event.anchor}"></a>',
             "<details>",
-            "<summary>Reasoning</summary>",
+            f"<summary>{event.title}</summary>",
             "",
             *_excluded(event),
             guarded(event.text),
@@ -165,12 +164,12 @@ def _event(event: ShownEvent, detail: str) -> list[str]:
         ]
     if event.kind == "inquiry":
         return [
-            f'<a id="{event.anchor}"></a>**Asked:** {inline(event.text)} → {inline(answer_text(event.answer))}',
+            f'<a id="{event.anchor}"></a>**{event.title}:** {inline(event.text)} → {inline(answer_text(event.answer))}',
             *_excluded(event),
         ]
     body = fenced(event.text, "json") if event.kind == "data" else guarded(event.text)
     excluded = [*_excluded(event), ""] if event.excluded is not None else []
-    return [_event_heading(event, _KIND.get(event.kind, event.kind)), "", *excluded, body]
+    return [_event_heading(event), "", *excluded, body]
 
 
 def _turn(turn: ShownTurn, detail: str) -> list[str]:

@@ -43,6 +43,14 @@ the arguments too; the output too (cut at ``OUTPUT_CHARS``)."""
 TOOL_DETAILS: tuple[ToolDetail, ...] = ("none", "names", "args", "full")
 EventKind = Literal["request", "message", "reasoning", "data", "tool", "inquiry"]
 
+_TITLES: dict[EventKind, str] = {
+    "request": "Request",
+    "message": "Answer",
+    "reasoning": "Reasoning",
+    "data": "Data",
+    "tool": "Tool call",
+    "inquiry": "Asked",
+}
 OUTPUT_CHARS = 4_000
 """Tool output longer than this is cut where a reader's format shows it (JSON keeps it whole)."""
 TARGET_CHARS = 60
@@ -156,6 +164,11 @@ class ShownEvent:
     @property
     def anchor(self) -> str:
         return anchor("event", self.event_id)
+
+    @property
+    def title(self) -> str:
+        """``Request``, ``Answer``, ``Reasoning``, ``Data``, ``Tool call`` or ``Asked``."""
+        return _TITLES[self.kind]
 
     def to_json(self, tools: ToolDetail) -> JsonObject:
         shown: JsonObject = {"event_id": self.event_id, "anchor": self.anchor, "type": self.kind}

@@ -20,7 +20,7 @@ from turnmark.core.rendering import markdown_export
 from turnmark.core.rendering.shown import ShownConversation, ShownEvent, ShownTurn, answer_text, cut, minute
 from turnmark.core.text.terminal import visible
 
-_KIND = {"request": ("Request", "bold cyan"), "message": ("Answer", "bold green"), "data": ("Data", "bold green")}
+_STYLE = {"request": "bold cyan", "message": "bold green", "data": "bold green"}
 _OUTCOME_STYLE = {"ok": "green", "error": "bold red", "pending": "yellow"}
 
 
@@ -69,13 +69,13 @@ def _event(event: ShownEvent, detail: str) -> list[object]:
         return shown
     when = minute(event.timestamp).rpartition(" ")[2]
     if event.kind == "inquiry":
-        return [_indented(_text((f"Asked: {event.text} → {answer_text(event.answer)}", dim))), *_why(event)]
+        return [_indented(_text((f"{event.title}: {event.text} → {answer_text(event.answer)}", dim))), *_why(event)]
     if event.kind == "reasoning":
-        title, style, body = "Reasoning", "italic dim", _markdown(event.text, "italic dim")
+        style, body = "italic dim", _markdown(event.text, "italic dim")
     else:
-        title, style = _KIND.get(event.kind, (event.kind, "bold"))
+        style = _STYLE.get(event.kind, "bold")
         body = _markdown(f"```json\n{event.text}\n```" if event.kind == "data" else event.text, dim)
-    head = _text(("▌ ", style), (title, dim or style), (f" · {when}", "dim"))
+    head = _text(("▌ ", style), (event.title, dim or style), (f" · {when}", "dim"))
     if event.excluded is not None:
         head.append("  (left out of what the model sees)", style="dim red")
     return [head, *_why(event), _indented(body), ""]
