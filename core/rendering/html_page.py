@@ -124,7 +124,7 @@ def _plain(text: str) -> bool:
     """Text with nothing Markdown acts on (so its paragraphs are the whole rendering): the common short
     request or answer skips the parser.
 
-    >>> _plain("do step 5\n\nDone, thanks."), _plain("- a list"), _plain("a *b*"), _plain("1. one")
+    >>> _plain("do step 5\\n\\nDone, thanks."), _plain("- a list"), _plain("a *b*"), _plain("1. one")
     (True, False, False, False)
     """
     return _MARKUP.search(text) is None

@@ -27,8 +27,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("turnmark -w ~/src/app turns --format json", "The turns as JSON, from another workspace."),
     ),
     "show": (
-        ("turnmark show", "Read the most recent conversation on the terminal (paged when long)."),
-        ("turnmark show 17727484633 --last 3 --reasoning", "Its last three turns, with the reasoning."),
+        ("turnmark show 17727484633 --last 3 --reasoning", "Read its last three turns, with the reasoning."),
         ("turnmark show 17727484633 -o session.html", "One self-contained HTML page to share (md and json too)."),
         ("turnmark show --turns 2-5 --format md --tools names", "Turns 2 to 5 as Markdown, tool calls one line each."),
     ),
