@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 import typer
 
-from turnmark.core.text.terminal import json_escaped, visible
+from turnmark.core.text.terminal import json_escaped, visible, visible_styled
 from turnmark.shell.secrets import redacted
 
 
@@ -27,6 +27,11 @@ def json_line(value: Any) -> None:
 
 def emit_line(text: str = "") -> None:
     sys.stdout.write(visible(redacted(text)) + "\n")
+
+
+def styled(text: str) -> str:
+    """Text turnmark styled for a terminal: its colour codes (SGR) kept, every other control made visible."""
+    return visible_styled(redacted(text))
 
 
 def write_text(stream: TextIO, text: str) -> None:

@@ -19,3 +19,15 @@ def visible(text: str) -> str:
 def json_escaped(document: str) -> str:
     """A JSON document with DEL, C1 and bidi controls written as ``\\uXXXX`` (C0 is already escaped)."""
     return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", document)
+
+
+_SGR = re.compile("(\x1b\\[[0-9;]*m)")
+
+
+def visible_styled(text: str) -> str:
+    r"""``visible`` for text a renderer styled: its SGR colour and weight codes (``ESC [ … m``) are kept.
+
+    >>> visible_styled("\x1b[1mbold\x1b[0m \x1b]0;title\x07")
+    '\x1b[1mbold\x1b[0m \\u{1b}]0;title\\u{7}'
+    """
+    return "".join(part if index % 2 else visible(part) for index, part in enumerate(_SGR.split(text)))

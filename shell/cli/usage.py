@@ -36,6 +36,7 @@ OWN_OPTIONS = {
         command: {"--format", "-F"}
         for command in (
             "conversations", "turns", "check", "project", "summarize", "transcript", "repair", "strip", "fork",
+            "show",
         )
     },
 }  # fmt: skip

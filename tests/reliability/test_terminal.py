@@ -96,6 +96,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "check-all": ("check", "--all"),
     "transcript": ("transcript", CONVERSATION),
     "project": ("project", CONVERSATION),
+    "show": ("show", CONVERSATION, "--reasoning", "--tools", "full"),
     "project-ollama": ("project", CONVERSATION, "--provider", "ollama"),
     "project-openai": ("project", CONVERSATION, "--provider", "openai"),
     "project-anthropic": ("project", CONVERSATION, "--provider", "anthropic"),
@@ -115,6 +116,7 @@ ROUND_TRIP: dict[str, tuple[str, ...]] = {
     "check-all": (TITLE,),
     "transcript": (TITLE,),
     "project": (TITLE, REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY, EVENT_ID),
+    "show": (TITLE, REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY, TOOL_OUTPUT, EVENT_ID),
     "project-ollama": (REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY),
     "project-openai": (REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY),
     "project-anthropic": (REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY),
@@ -122,7 +124,7 @@ ROUND_TRIP: dict[str, tuple[str, ...]] = {
 """Strings each JSON output holds (as a value, a key, or inside one) and must give back unchanged."""
 NOT_JSON = {"label", "query-ollama", "query-openai", "query-anthropic", "watch-once"}
 """Commands with no JSON shape: ``query`` streams the answer, ``label`` prints the stored line, ``watch`` logs."""
-VISIBLE = ("conversations", "turns", "project")
+VISIBLE = ("conversations", "turns", "project", "show")
 """Text outputs that show the title or an ID: the escape must be visible there."""
 
 

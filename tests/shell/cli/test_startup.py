@@ -46,6 +46,8 @@ def heavy_modules_after(*arguments: str) -> str:
         ("conversations", "--format", "json"),
         ("check", "--all"),
         ("transcript", "17800000040"),
+        ("show", "--help"),
+        ("show", "17800000040", "--format", "json"),
     ],
 )
 def test_read_commands_stay_light(arguments: tuple[str, ...], workspace) -> None:  # type: ignore[no-untyped-def]
