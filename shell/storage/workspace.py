@@ -171,4 +171,4 @@ def select_conversation(workspace: Workspace, wanted: str, refs: list[Conversati
     for ref in refs:
         if ref.id == conversation_id or wanted in {d.name for d in ref.directories}:
             return ref
-    raise WorkspaceError(f"no conversation {wanted!r} in {workspace.conversations_dir} (see `turnmark conversations`)")
+    raise WorkspaceError(f"no conversation '{wanted}' in {workspace.conversations_dir} (see `turnmark conversations`)")
