@@ -8,7 +8,8 @@ or put a raw byte of a name on stdout or stderr; each stream must be in its enco
 bytes as ``\\xff``; JSON parses and gives the name back: a byte that is not UTF-8 is written ``\\udcff``
 (Python's surrogateescape), so ``os.fsencode`` of the decoded string is the folder's bytes. Text that
 must be UTF-8 (a label, a question, a turn, a model, ``--cfg``) is a one-line usage error naming the
-argument (exit 2); a conversation named by such a folder, or by its path, works.
+argument (exit 2); a conversation named by such a folder, or by its path, works, and a write refused
+there (``events.json`` a link) names the file by the same rule.
 """
 
 from __future__ import annotations
@@ -188,7 +189,7 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Probe]:
     skipped = f" (en_US.UTF-8 skipped: {probe.no_locale})" if probe.no_locale else ""
     tally.publish(
         f"{tally.runs} turnmark processes: {len(READS)} commands x text and JSON and {len(REFUSED)} refusals, "
-        f"{setups}, a title no ASCII or Latin-1 stream holds, a question by path{skipped}"
+        f"{setups}, a title no ASCII or Latin-1 stream holds, a question by path, a refused write{skipped}"
     )
 
 
@@ -317,3 +318,26 @@ def test_a_question_in_a_folder_named_with_bytes_is_answered_and_stored(
     if not any(entry.get("content") == "go on" for entry in events):
         problems.append("the question was not stored in the folder")
     probe.verdict(f"query-by-path/{setup}", problems, outcome)
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+@pytest.mark.parametrize("setup", ["en_US.UTF-8", "ascii-C"])
+def test_a_refused_write_names_the_folder_by_the_rule(setup: str, output: str, hostile: Path, probe: Probe) -> None:
+    """A ``FileFault``: ``events.json`` is a link, so ``summarize`` writes nothing and names the file."""
+    events = hostile / PATH / "events.json"
+    outside = hostile.parent / "outside.json"
+    events.rename(outside)
+    events.symlink_to(outside)
+    args = ("--format", output, "summarize", NAME, "--model", "builtin/extractive")
+    outcome = probe.run(hostile, setup, args)
+    problems: list[str] = []
+    stdout, stderr = decoded(outcome, SETUPS[setup].encoding, problems)
+    if f"{SHOWN}/events.json: not written" not in stderr:
+        problems.append(f"stderr does not name {SHOWN}/events.json")
+    if (
+        output == "json"
+        and not problems
+        and not any(f"{NAME}/events.json" in text for text in strings(json.loads(stdout)))
+    ):
+        problems.append("the JSON error does not give back the folder name")
+    probe.verdict(f"file-fault/{output}/{setup}", problems, outcome)
