@@ -59,6 +59,11 @@ def styled(text: str) -> str:
     return visible_styled(redacted(text))
 
 
+def write_prepared(text: str) -> None:
+    """Text already made safe for a terminal (``styled``) on stdout, as its encoding allows."""
+    _write(sys.stdout, text, TEXT_ERRORS)
+
+
 def write_text(stream: TextIO, text: str) -> None:
     """Text as it streams (a model's answer), made visible like every other line."""
     _write(stream, visible(text), TEXT_ERRORS)

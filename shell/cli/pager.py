@@ -16,6 +16,8 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
+from turnmark.shell.output import write_prepared
+
 
 def pager_command(environ: Mapping[str, str]) -> list[str] | None:
     """The pager to run, or ``None`` for none.
@@ -36,13 +38,13 @@ def page(text: str, environ: Mapping[str, str] | None = None) -> None:
     command = pager_command(environ)
     tall = text.count("\n") >= shutil.get_terminal_size().lines
     if command is None or not tall or not sys.stdout.isatty():
-        sys.stdout.write(text)
+        write_prepared(text)
         return
     sys.stdout.flush()
     try:
         pager = subprocess.Popen(command, stdin=subprocess.PIPE, env={"LESS": "FRX", **environ})
     except OSError:
-        sys.stdout.write(text)
+        write_prepared(text)
         return
     assert pager.stdin is not None
     with contextlib.suppress(BrokenPipeError):

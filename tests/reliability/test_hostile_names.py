@@ -73,6 +73,7 @@ class Read:
     args: tuple[str, ...]
     holds: tuple[str, ...] = ()
     """Strings its JSON must give back unchanged (as a value or inside one)."""
+    formats: tuple[str, ...] = ("text", "json")
     every_conversation: bool = False
     """It reads every conversation: its text shows the bytes (the broken conversation's error names its
     folder) and it may exit 1 or 2 for that conversation; a read of one conversation must exit 0."""
@@ -88,6 +89,8 @@ READS = {
     "transcript": Read(("transcript", PATH), CONVERSATION),
     "project": Read(("project", NAME), CONVERSATION),
     "project-openai": Read(("project", NAME, "--provider", "openai")),
+    "show": Read(("show", NAME), CONVERSATION, formats=("text", "md", "html", "json")),
+    "show-by-path": Read(("show", PATH), CONVERSATION),
     "summarize-dry-run": Read(("summarize", NAME, "--dry-run")),
     "label": Read(("label", NAME, "0", "mine")),
     "label-clear": Read(("label", PATH, "0", "--clear")),
@@ -114,7 +117,7 @@ def _setups(index: int) -> list[str]:
 
 
 def _cases() -> list[Any]:
-    pairs = [(name, output) for name in READS for output in ("text", "json")]
+    pairs = [(name, output) for name, read in READS.items() for output in read.formats]
     return [
         pytest.param(name, output, setup, id=f"{name}-{output}-{setup}")
         for index, (name, output) in enumerate(pairs)
@@ -188,7 +191,8 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Probe]:
     setups = f"each under all {len(SETUPS)} setups" if FULL else f"rotating through {len(SETUPS)} setups"
     skipped = f" (en_US.UTF-8 skipped: {probe.no_locale})" if probe.no_locale else ""
     tally.publish(
-        f"{tally.runs} turnmark processes: {len(READS)} commands x text and JSON and {len(REFUSED)} refusals, "
+        f"{tally.runs} turnmark processes: {len(READS)} commands x text and JSON (show: and md, html) and "
+        f"{len(REFUSED)} refusals, "
         f"{setups}, a title no ASCII or Latin-1 stream holds, a question by path, a refused write{skipped}"
     )
 
@@ -252,7 +256,7 @@ def test_every_read_survives_names_that_are_not_utf8(
     name: str, output: str, setup: str, hostile: Path, probe: Probe
 ) -> None:
     read = READS[name]
-    outcome = probe.run(hostile, setup, ("--format", output, *read.args))
+    outcome = probe.run(hostile, setup, (*read.args, "--format", output))
     problems: list[str] = []
     stdout, stderr = decoded(outcome, SETUPS[setup].encoding, problems)
     if outcome.code != 0 and not read.every_conversation:
@@ -293,8 +297,11 @@ SHOWN_TITLE = {
 
 @pytest.mark.parametrize("output", ["text", "json"])
 @pytest.mark.parametrize("setup", list(SHOWN_TITLE))
-def test_what_the_stream_cannot_encode_is_shown_escaped(setup: str, output: str, hostile: Path, probe: Probe) -> None:
-    outcome = probe.run(hostile, setup, ("--format", output, "conversations"))
+@pytest.mark.parametrize("command", ["conversations", "show"])
+def test_what_the_stream_cannot_encode_is_shown_escaped(
+    command: str, setup: str, output: str, hostile: Path, probe: Probe
+) -> None:
+    outcome = probe.run(hostile, setup, (command, *([NAME] if command == "show" else []), "--format", output))
     problems: list[str] = []
     stdout, _ = decoded(outcome, SETUPS[setup].encoding, problems)
     shown = SHOWN_TITLE[setup][output == "json"]
@@ -302,7 +309,7 @@ def test_what_the_stream_cannot_encode_is_shown_escaped(setup: str, output: str,
         problems.append(f"stdout does not show the title as {shown}")
     if output == "json" and not problems and TITLE not in strings(json.loads(stdout)):
         problems.append("the JSON does not give back the title")
-    probe.verdict(f"title/{output}/{setup}", problems, outcome)
+    probe.verdict(f"title/{command}/{output}/{setup}", problems, outcome)
 
 
 @pytest.mark.parametrize("setup", ["en_US.UTF-8", "ascii-C"])
