@@ -256,3 +256,26 @@ def test_the_summary_request_overlaps_the_chat_answer(workspace: Path, server: M
     [chat] = [p for p in server.posts() if not is_summary_request(p.body or {})]
     assert chat.finished is not None
     assert summary.started < chat.finished, "the summary request was sent while the chat answer streamed"
+
+
+def test_a_lone_surrogate_from_the_model_is_stored_as_a_replacement_character(
+    workspace: Path, server: ModelServer
+) -> None:
+    """JSON's ``"\\ud800"`` decodes to a string no UTF-8 file can hold: the answer and its summary are still saved."""
+    script(
+        server,
+        "Half a pair: \ud800 here.",
+        summary=lambda body: json.dumps(
+            {
+                "summaries": dict.fromkeys(
+                    body["format"]["properties"]["summaries"]["required"], "Lone � surrogate summary"
+                )
+            }
+        ),
+    )
+    status, out, _ = ask(workspace, "What now?")
+    assert status == 0
+    assert "Half a pair: \ufffd here." in out
+    stored = (next((workspace / ".jp" / "conversations").glob("17800000040*")) / "events.json").read_text("utf-8")
+    assert "Half a pair: \ufffd here." in stored
+    assert "\ud800" not in stored
