@@ -20,7 +20,6 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from itertools import count
 from pathlib import Path
 
 from returns.result import Failure, Success
@@ -53,6 +52,8 @@ BUILDING = ".turnmark-new-"
 """The start of the hidden name a new conversation is built under before it is renamed into place."""
 STALE_SECONDS = 600
 """A build folder this old, whose process is gone, was abandoned."""
+NAME_TRIES = 100
+"""How many free IDs after now a new conversation may take when others appear at the same moment."""
 
 Along = Callable[[bytes], list[tuple[Path, bytes | None]]]
 """Files to commit together with a conversation's ``events.json``, given its bytes (undo's record)."""
@@ -272,8 +273,8 @@ def create_conversation(workspace: Workspace, metadata: bytes, base_config: byte
     remove_abandoned(parent, anchor, BUILDING, _abandoned)
     taken = {ref.id for ref in list_conversations(workspace)}
     first = int(datetime.now(UTC).timestamp() * 10)
-    free = (str(candidate) for candidate in count(first) if candidate not in taken)
+    free = [str(candidate) for candidate in range(first, first + len(taken) + NAME_TRIES) if candidate not in taken]
     hidden = f"{BUILDING}{os.getpid()}-{secrets.token_hex(4)}"
     documents = ((METADATA, metadata), (BASE_CONFIG, base_config), (EVENTS, events))
-    name = build_directory(parent, anchor, hidden, documents, free, what="a conversation")
+    name = build_directory(parent, anchor, hidden, documents, free, what="the conversation")
     return ConversationRef(int(name), parent / name, None, workspace)

@@ -24,6 +24,10 @@ no-follow; a leftover of that name is removed, or sidestepped with another
 target. An ``OSError`` becomes ``FileFault`` with a one-line message naming
 the file and the OS reason (``read-only file system``). ``os_write`` is the
 single call through which bytes reach a file, so tests can inject faults there.
+
+Files that must change together (both copies of a conversation, and undo's record)
+go through ``write_together``: all or none. A new folder (a new conversation) is built
+under a hidden name and renamed into place whole (``build_directory``).
 """
 
 from __future__ import annotations
@@ -284,12 +288,6 @@ def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = Fa
     return True
 
 
-def remove(path: Path, anchor: Path) -> None:
-    """Remove a regular file written moments ago (undoing part of a save); never follows a link."""
-    with directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
-        os.unlink(path.name, dir_fd=fd)
-
-
 def remove_tree(path: Path, anchor: Path) -> None:
     """Remove the folder ``path`` and all below it (turnmark's own keeping); no link is followed, faults ignored."""
     with contextlib.suppress(FileFault), directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
@@ -417,20 +415,21 @@ def _taken(directory_fd: int, name: str) -> bool:
 
 
 def build_directory(
-    parent: Path, anchor: Path, hidden: str, documents: Sequence[tuple[str, bytes]], names: Iterable[str], *, what: str
+    parent: Path, anchor: Path, hidden: str, documents: Sequence[tuple[str, bytes]], names: Sequence[str], *, what: str
 ) -> str:
     """Build a folder in ``parent`` (made when missing) under the ``hidden`` name, holding ``documents``
     (written and synced in order), then give it the first of ``names`` that is free, in one rename; the
     name it got.
 
     Everything goes through folder descriptors and never follows a link. On failure the hidden folder
-    is removed and ``FileFault`` says ``{parent}: cannot create {what}: {reason}``; nothing is left.
+    is removed and ``FileFault`` says ``{parent}/{names[0]}: cannot create {what}: {reason}``; nothing is left.
     """
-    with directory(parent, anchor, create=True, target=parent) as fd:
+    target = parent / names[0]
+    with directory(parent, anchor, create=True, target=target) as fd:
         try:
             os.mkdir(hidden, 0o755, dir_fd=fd)
         except OSError as error:
-            raise FileFault(f"{parent}: cannot create {what}: {os_reason(error)}") from None
+            raise FileFault(f"{target}: cannot create {what}: {os_reason(error)}") from None
         try:
             inner = os.open(hidden, _DIRECTORY_FLAGS, dir_fd=fd)
             try:
@@ -454,7 +453,7 @@ def build_directory(
         except BaseException as error:
             shutil.rmtree(hidden, ignore_errors=True, dir_fd=fd)
             if isinstance(error, OSError):
-                raise FileFault(f"{parent}: cannot create {what}: {os_reason(error)}") from None
+                raise FileFault(f"{target}: cannot create {what}: {os_reason(error)}") from None
             raise
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,7 +65,11 @@ def test_a_full_disk_while_writing_the_forks_events_leaves_no_conversation(
     monkeypatch.setattr(files, "os_write", full_at_events)
     before = entries(workspace)
     code, _, err = run(workspace, "fork", SOURCE)
-    assert err.startswith(f"error: {workspace / '.jp' / 'conversations'}: cannot create a conversation: ")
+    assert re.fullmatch(
+        rf"error: {re.escape(str(workspace))}/\.jp/conversations/\d{{11}}: cannot create the conversation: "
+        r"no space left on device\n",
+        err,
+    ), err
     assert_no_trace_of_the_fork(workspace, before, code, err)
 
 

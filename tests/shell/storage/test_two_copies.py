@@ -32,13 +32,15 @@ request.write_text(request.read_text().rstrip("\\n") + " (edited)\\n")
 COMMANDS = {
     "label": ("label", TARGET, "1", "Mine"),
     "summarize": ("summarize", TARGET, "--model", "builtin/extractive"),
-    "strip": ("strip", TARGET, "--apply"),
-    "repair": ("repair", TARGET, "--apply"),
-    "edit": ("edit", "-i", TARGET, "--no-summary"),
+    "strip --apply": ("strip", TARGET, "--apply"),
+    "repair --apply": ("repair", TARGET, "--apply"),
+    "edit -i": ("edit", "-i", TARGET, "--no-summary"),
 }
+"""The commands that rewrite a conversation, by name (``edit -i`` with an editor script that changes a request)."""
 
 
 def editor(tmp_path: Path) -> str:
+    """An ``EDITOR`` that appends `` (edited)`` to the first request."""
     script = tmp_path / "editor.py"
     script.write_text(f"#!{sys.executable}\nimport pathlib, sys\ntarget = pathlib.Path(sys.argv[1])\n{RENAME}")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
@@ -56,8 +58,7 @@ def run(workspace: Path, tmp_path: Path, *args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-@pytest.fixture
-def copies(workspace: Path, user_data: Path) -> tuple[Path, Path]:
+def user_local_copy(workspace: Path, user_data: Path) -> tuple[Path, Path]:
     """The workspace copy and JP's user-local copy of ``TARGET``, equal, the user-local one a little older."""
     shared = next((workspace / ".jp" / "conversations").glob(f"{TARGET}-*"))
     local = user_data / "workspace" / "ws-fx001" / "conversations" / shared.name
@@ -65,6 +66,11 @@ def copies(workspace: Path, user_data: Path) -> tuple[Path, Path]:
     for path in local.iterdir():
         os.utime(path, ns=(path.stat().st_mtime_ns - 10**9,) * 2)
     return shared, local
+
+
+@pytest.fixture
+def copies(workspace: Path, user_data: Path) -> tuple[Path, Path]:
+    return user_local_copy(workspace, user_data)
 
 
 def contents(*folders: Path) -> dict[str, bytes]:
@@ -143,12 +149,12 @@ def test_an_edit_that_cannot_be_written_keeps_the_earlier_edit_undoable(
     workspace: Path, tmp_path: Path, copies: tuple[Path, Path]
 ) -> None:
     original = contents(*copies)
-    assert run(workspace, tmp_path, *COMMANDS["edit"])[0] == 0
+    assert run(workspace, tmp_path, *COMMANDS["edit -i"])[0] == 0
     edited = contents(*copies)
     assert edited != original
     with pytest.MonkeyPatch.context() as patch:
         failing_write_in(copies[0], patch)
-        code, _, err = run(workspace, tmp_path, *COMMANDS["edit"])
+        code, _, err = run(workspace, tmp_path, *COMMANDS["edit -i"])
     assert code == 2, err
     assert contents(*copies) == edited
     code, out, err = run(workspace, tmp_path, "edit", "--undo", TARGET)
