@@ -24,6 +24,10 @@ no-follow; a leftover of that name is removed, or sidestepped with another
 target. An ``OSError`` becomes ``FileFault`` with a one-line message naming
 the file and the OS reason (``read-only file system``). ``os_write`` is the
 single call through which bytes reach a file, so tests can inject faults there.
+
+Files that must change together (both copies of a conversation, and undo's record)
+go through ``write_together``: all or none. A new folder (a new conversation) is built
+under a hidden name and renamed into place whole (``build_directory``).
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from turnmark.shell.errors import FileFault
@@ -240,7 +245,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os_write(fd, view) :]
 
 
-def _replace(directory_fd: int, name: str, data: bytes) -> None:
+def _write_temporary(directory_fd: int, name: str, data: bytes) -> str:
+    """A new temporary file beside ``name`` holding ``data``, synced; removed again when that fails."""
     temporary, fd = _create_temporary(directory_fd, name)
     try:
         try:
@@ -248,6 +254,16 @@ def _replace(directory_fd: int, name: str, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=directory_fd)
+        raise
+    return temporary
+
+
+def _replace(directory_fd: int, name: str, data: bytes) -> None:
+    temporary = _write_temporary(directory_fd, name, data)
+    try:
         os.replace(temporary, name, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -272,13 +288,182 @@ def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = Fa
     return True
 
 
-def remove(path: Path, anchor: Path) -> None:
-    """Remove a regular file written moments ago (undoing part of a save); never follows a link."""
-    with directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
-        os.unlink(path.name, dir_fd=fd)
-
-
 def remove_tree(path: Path, anchor: Path) -> None:
     """Remove the folder ``path`` and all below it (turnmark's own keeping); no link is followed, faults ignored."""
     with contextlib.suppress(FileFault), directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
         shutil.rmtree(path.name, dir_fd=fd)
+
+
+def _copy_aside(directory_fd: int, name: str) -> str:
+    fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW, dir_fd=directory_fd)
+    with os.fdopen(fd, "rb") as handle:
+        return _write_temporary(directory_fd, f"{name}.kept", handle.read())
+
+
+def _keep_aside(directory_fd: int, name: str) -> str:
+    """A second name for the file ``name`` as it is now (a hard link; a copy where links fail)."""
+    for candidate in (f"{name}.kept.tmp", *(f"{name}.{os.getpid()}-{n}.kept.tmp" for n in range(1, _SIDESTEPS))):
+        _clear_leftover(directory_fd, candidate)
+        try:
+            os.link(name, candidate, src_dir_fd=directory_fd, dst_dir_fd=directory_fd, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            if error.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO):
+                raise
+            return _copy_aside(directory_fd, name)
+        return candidate
+    raise OSError(errno.EEXIST, "leftover temporary files are in the way")
+
+
+@dataclass
+class _Staged:
+    """One file of ``write_together``: its folder, the new bytes' temporary name (``None`` once renamed, or for
+    a removal), the old file's second name (``None`` when there was none) and whether its rename is done."""
+
+    path: Path
+    directory_fd: int
+    temporary: str | None
+    kept: str | None
+    done: bool = False
+
+
+def _commit(item: _Staged) -> None:
+    if item.temporary is None:
+        os.unlink(item.path.name, dir_fd=item.directory_fd)
+    else:
+        os.replace(item.temporary, item.path.name, src_dir_fd=item.directory_fd, dst_dir_fd=item.directory_fd)
+        item.temporary = None
+    item.done = True
+
+
+def _take_back(item: _Staged) -> str | None:
+    """Put the file back as it was before its rename; when even that fails, what became of it."""
+    try:
+        if item.kept is None:
+            os.unlink(item.path.name, dir_fd=item.directory_fd)
+        else:
+            os.replace(item.kept, item.path.name, src_dir_fd=item.directory_fd, dst_dir_fd=item.directory_fd)
+    except OSError as error:
+        kept = f" (it was kept as {item.kept})" if item.kept else ""
+        item.kept = None
+        return f"{item.path} could not be put back{kept}: {os_reason(error)}"
+    item.kept = None
+    return None
+
+
+def _discard(staged: list[_Staged]) -> None:
+    for item in staged:
+        for name in (item.temporary, item.kept):
+            if name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=item.directory_fd)
+
+
+def write_together(changes: Sequence[tuple[Path, bytes | None]], anchor_of: Callable[[Path], Path]) -> list[Path]:
+    """Write several files (``None``: remove one), in one folder or several, all or none; the files changed.
+
+    Every folder is opened from its anchor (``anchor_of``) and every target checked (no links)
+    before anything is written.
+    Then the new bytes go to temporary files beside their targets, synced, and each file
+    to be replaced or removed gets a second name (a hard link) holding it as it was; only
+    when all of that worked are the temporary files renamed over the targets, in the order
+    given. When one rename fails, the renames already done are taken back, so every file
+    is as it was. Unchanged files are not written. Syncing the folders after the renames
+    is best effort: the change is made. ``FileFault`` (one line) names the file that failed.
+    """
+    with contextlib.ExitStack() as stack:
+        folders: dict[Path, int] = {}
+        for path, _ in changes:
+            if path.parent not in folders:
+                folders[path.parent] = stack.enter_context(directory(path.parent, anchor_of(path), target=path))
+            refuse_links(folders[path.parent], path.parent, (path.name,))
+        staged: list[_Staged] = []
+        stack.callback(_discard, staged)
+        for path, data in changes:
+            fd = folders[path.parent]
+            try:
+                exists = _taken(fd, path.name)
+                if (data is None and not exists) or (data is not None and _holds(fd, path.name, data)):
+                    continue
+                item = _Staged(path, fd, None, None)
+                staged.append(item)
+                if exists:
+                    item.kept = _keep_aside(fd, path.name)
+                if data is not None:
+                    item.temporary = _write_temporary(fd, path.name, data)
+            except OSError as error:
+                raise FileFault(f"{path}: cannot write: {os_reason(error)}") from None
+        for item in staged:
+            try:
+                _commit(item)
+            except OSError as error:
+                lost = [problem for done in reversed(staged) if done.done and (problem := _take_back(done))]
+                raise FileFault("; ".join([f"{item.path}: cannot write: {os_reason(error)}", *lost])) from None
+        for fd in {item.directory_fd for item in staged}:
+            with contextlib.suppress(OSError):
+                os.fsync(fd)
+        return [item.path for item in staged]
+
+
+def _taken(directory_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def build_directory(
+    parent: Path, anchor: Path, hidden: str, documents: Sequence[tuple[str, bytes]], names: Sequence[str], *, what: str
+) -> str:
+    """Build a folder in ``parent`` (made when missing) under the ``hidden`` name, holding ``documents``
+    (written and synced in order), then give it the first of ``names`` that is free, in one rename; the
+    name it got.
+
+    Everything goes through folder descriptors and never follows a link. On failure the hidden folder
+    is removed and ``FileFault`` says ``{parent}/{names[0]}: cannot create {what}: {reason}``; nothing is left.
+    """
+    target = parent / names[0]
+    with directory(parent, anchor, create=True, target=target) as fd:
+        try:
+            os.mkdir(hidden, 0o755, dir_fd=fd)
+        except OSError as error:
+            raise FileFault(f"{target}: cannot create {what}: {os_reason(error)}") from None
+        try:
+            inner = os.open(hidden, _DIRECTORY_FLAGS, dir_fd=fd)
+            try:
+                for name, data in documents:
+                    _replace(inner, name, data)
+            finally:
+                os.close(inner)
+            for name in names:
+                if _taken(fd, name):
+                    continue
+                try:
+                    os.rename(hidden, name, src_dir_fd=fd, dst_dir_fd=fd)
+                except OSError as error:
+                    if error.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                        continue
+                    raise
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)
+                return name
+            raise OSError(errno.EEXIST, "no free name")
+        except BaseException as error:
+            shutil.rmtree(hidden, ignore_errors=True, dir_fd=fd)
+            if isinstance(error, OSError):
+                raise FileFault(f"{target}: cannot create {what}: {os_reason(error)}") from None
+            raise
+
+
+def remove_abandoned(parent: Path, anchor: Path, prefix: str, abandoned: Callable[[str, float], bool]) -> None:
+    """Remove the folders in ``parent`` whose name starts with ``prefix`` that ``abandoned(name, mtime)`` says
+    no one is building any more (never through a link); what cannot be removed stays."""
+    with contextlib.suppress(OSError, FileFault), directory(parent, anchor) as fd:
+        for name in os.listdir(fd):
+            if not name.startswith(prefix):
+                continue
+            status = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(status.st_mode) and abandoned(name, status.st_mtime):
+                shutil.rmtree(name, ignore_errors=True, dir_fd=fd)

@@ -34,7 +34,7 @@ from turnmark.core.text.wording import counted
 from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import ConversationError, EditAborted, FileFault
 from turnmark.shell.settings import RunSettings
-from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
+from turnmark.shell.storage.conversations import hold_lock, read_conversation, refuse_unsavable, save_stream
 from turnmark.shell.storage.files import EVENTS_LIMIT, PLAN_LIMIT, read_file
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
@@ -132,11 +132,7 @@ def edit_interactively(
 def _session(ref: ConversationRef, command: list[str], new_id: IdSource, note: Callable[[str], None]) -> str:
     with hold_lock(ref) as lock, tempfile.TemporaryDirectory(prefix=f"turnmark-edit-{ref.id}-") as scratch:
         loaded = read_conversation(ref, new_id, lock)
-        if loaded.stream.ambiguous_links():
-            raise ConversationError(
-                f"{ref.display_id}: a request_id names a copied request; turnmark could not save an edit "
-                f"(run `turnmark repair -i {ref.display_id}` first)"
-            )
+        refuse_unsavable(loaded, loaded.stream)
         session = render_session(loaded.stream)
         directory = Path(scratch)
         _write_directory(directory, session, session.plan)

@@ -48,7 +48,7 @@ from turnmark.shell.storage.conversations import (
     read_conversation,
     save_stream,
 )
-from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_if_changed
+from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_together
 from turnmark.shell.storage.locking import ConversationLock
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, require_workspace
@@ -128,16 +128,18 @@ def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
 
 
 def _touch(loaded: LoadedConversation) -> None:
-    """Set ``last_activated_at`` in every copy's metadata, keeping the rest as written."""
-    for directory in loaded.ref.directories:
+    """Set ``last_activated_at`` in every copy's metadata, keeping the rest as written (all copies or none)."""
+    now = now_timestamp()
+    changes: list[tuple[Path, bytes | None]] = []
+    for directory in reversed(loaded.ref.directories):
         path = directory / METADATA
         try:
             document = decode_document(read_file(path, METADATA_LIMIT) or b"", METADATA)
         except (OSError, Exception):
             continue
         if isinstance(document, dict):
-            touched = encode_document({**document, "last_activated_at": now_timestamp()})
-            write_if_changed(path, touched, loaded.ref.anchor_of(path))
+            changes.append((path, encode_document({**document, "last_activated_at": now})))
+    write_together(changes, loaded.ref.anchor_of)
 
 
 def _answer(parts: list[ChatPart]) -> list[Payload]:

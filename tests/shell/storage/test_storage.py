@@ -138,8 +138,12 @@ def test_a_key_written_twice_blocks_the_save_that_would_drop_it(workspace: Path)
         events.read_bytes().replace(b'"content": "continue"', b'"content": "go on",\n    "content": "continue"')
     )
     before = events.read_bytes()
-    with pytest.raises(ConversationError, match=r"entry 12: key 'content' is written twice in \(top\)"):
+    with pytest.raises(SaveRefused) as refused:
         edit_conversation(ref, set_summary("p8q2r4b", "x"), sequential_ids())
+    assert str(refused.value) == (
+        f"{events}: refusing to save: entry 12: key 'content' is written twice, and a save keeps only the last "
+        "value; to fix: remove one of them from events.json by hand"
+    )
     assert events.read_bytes() == before
 
 
