@@ -268,7 +268,7 @@ def test_a_lone_surrogate_from_the_model_is_stored_as_a_replacement_character(
         summary=lambda body: json.dumps(
             {
                 "summaries": dict.fromkeys(
-                    body["format"]["properties"]["summaries"]["required"], "Lone � surrogate summary"
+                    body["format"]["properties"]["summaries"]["required"], "Lone \udc00 surrogate summary"
                 )
             }
         ),
