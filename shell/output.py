@@ -6,6 +6,7 @@ shows an API key this process has read.
 """
 
 import json
+import os
 import sys
 from typing import Any, TextIO
 
@@ -27,6 +28,16 @@ def json_line(value: Any) -> None:
 
 def emit_line(text: str = "") -> None:
     sys.stdout.write(visible(redacted(text)) + "\n")
+
+
+def styled() -> bool:
+    """Whether stdout is a terminal that may show bold (``NO_COLOR`` unset)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+def emit_visible_line(text: str) -> None:
+    """A line already made visible (``Snippet.render``), whose only escapes are turnmark's own bold."""
+    sys.stdout.write(redacted(text) + "\n")
 
 
 def write_text(stream: TextIO, text: str) -> None:

@@ -4,7 +4,7 @@ Every example is a real invocation; tests parse each one against the command lin
 """
 
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Reading", ("conversations", "turns", "check", "transcript", "project")),
+    ("Reading", ("conversations", "turns", "find", "check", "transcript", "project")),
     ("Summaries", ("summarize", "label")),
     ("Editing", ("edit", "fork", "repair", "strip")),
     ("Background", ("query", "watch")),
@@ -25,6 +25,12 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("turnmark turns", "The turns of the most recent conversation, with their summaries."),
         ("turnmark turns 17727484633", "The turns of conversation jp-c17727484633."),
         ("turnmark -w ~/src/app turns --format json", "The turns as JSON, from another workspace."),
+    ),
+    "find": (
+        ("turnmark find 'lock timeout'", "The turns about a lock timeout, best first, in every conversation."),
+        ("turnmark find '\"exponential backoff\" -flaky' --since 7d", "A phrase, without flaky, in the last week."),
+        ("turnmark find 'cargo*' --in tools,results --output ids", "CONV:TURN lines for transcript --turn."),
+        ("turnmark find --regex 'E0\\d{3}' --in results", "Scan the tool results with a regex (exact, slower)."),
     ),
     "check": (
         ("turnmark check", "Explain every request link of the most recent conversation that no longer resolves."),

@@ -48,6 +48,12 @@ def _newest(directories: tuple[Path, ...], names: tuple[str, ...]) -> Path:
     return max(directories, key=lambda d: (max(_mtime(d / name) for name in names), -directories.index(d)))
 
 
+def newest_copy(ref: ConversationRef, name: str) -> Path:
+    """The file ``name`` (``events.json``, ``metadata.json``) of the copy a read would pick."""
+    names = (name,) if name == METADATA else (EVENTS, BASE_CONFIG)
+    return _newest(ref.directories, names) / name
+
+
 @dataclass(frozen=True, slots=True)
 class LoadedConversation:
     """A conversation as read: where from, the bytes read, its metadata and its stream.
@@ -80,9 +86,8 @@ def read_conversation(
 
     Pass the conversation's held ``lock`` to be able to save what was read.
     """
-    directories = ref.directories
-    directory = _newest(directories, (EVENTS, BASE_CONFIG))
-    events_path = directory / EVENTS
+    events_path = newest_copy(ref, EVENTS)
+    directory = events_path.parent
     events = read_file(events_path)
     if events is None:
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
@@ -98,7 +103,7 @@ def read_conversation(
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
-    path = _newest(ref.directories, (METADATA,)) / METADATA
+    path = newest_copy(ref, METADATA)
     try:
         data = read_file(path)
     except FileFault as fault:

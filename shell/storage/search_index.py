@@ -1,0 +1,248 @@
+"""``find``'s tables in the cache database: each conversation's files as indexed, one row per turn, FTS5.
+
+A conversation's rows are rewritten in one transaction, and of its turns only those whose document
+changed (``TurnDocument.digest``): a new label rewrites that turn's row alone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, spans_from_json
+from turnmark.core.search.freshness import FileIdentity
+from turnmark.core.search.scopes import SCOPES, WEIGHTS
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A file as it was indexed: its identity and the hash of its bytes."""
+
+    file: FileIdentity
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRow:
+    """What the index keeps about a conversation (the workspace cache keeps more beside it)."""
+
+    conversation: str
+    directory: str
+    events: Identity | None
+    metadata: Identity | None
+    checked_ns: int
+    title: str | None = None
+    last_activated_at: str | None = None
+    forked_from: str | None = None
+    turns: int = 0
+    summarized_turns: int = 0
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HitRow:
+    rowid: int
+    conversation: str
+    title: str | None
+    turn_index: int
+    turn_id: str | None
+    id_transient: bool
+    date: str | None
+    label: str | None
+    label_source: str | None
+    spans: tuple[tuple[Span, ...], ...]
+    score: float
+
+
+_COLUMNS = (
+    "conversation, directory, events_device, events_inode, events_size, events_mtime_ns, events_sha256, "
+    "metadata_device, metadata_inode, metadata_size, metadata_mtime_ns, metadata_sha256, checked_ns, "
+    "title, last_activated_at, forked_from, turns, summarized_turns, problem"
+)
+
+
+def _identity_values(identity: Identity | None) -> tuple[object, ...]:
+    if identity is None:
+        return (None,) * 5
+    file = identity.file
+    return (file.device, file.inode, file.size, file.mtime_ns, identity.sha256)
+
+
+def _identity(values: Sequence[object]) -> Identity | None:
+    if values[0] is None:
+        return None
+    device, inode, size, mtime_ns, sha = values
+    return Identity(FileIdentity(int(device), int(inode), int(size), int(mtime_ns)), str(sha))  # type: ignore[call-overload]
+
+
+def stored(connection: sqlite3.Connection) -> dict[str, ConversationRow]:
+    """Every conversation the index holds, by display ID."""
+    found: dict[str, ConversationRow] = {}
+    for row in connection.execute(f"SELECT {_COLUMNS} FROM conversations"):
+        found[row[0]] = ConversationRow(row[0], row[1], _identity(row[2:7]), _identity(row[7:12]), row[12], *row[13:19])
+    return found
+
+
+def _save_conversation(connection: sqlite3.Connection, row: ConversationRow) -> None:
+    values = (
+        row.conversation,
+        row.directory,
+        *_identity_values(row.events),
+        *_identity_values(row.metadata),
+        row.checked_ns,
+        row.title,
+        row.last_activated_at,
+        row.forked_from,
+        row.turns,
+        row.summarized_turns,
+        row.problem,
+    )
+    marks = ", ".join("?" * len(values))
+    connection.execute(f"INSERT OR REPLACE INTO conversations ({_COLUMNS}) VALUES ({marks})", values)
+
+
+def _write_turn(connection: sqlite3.Connection, conversation: str, document: TurnDocument, rowid: int | None) -> None:
+    values = (
+        document.turn_id,
+        int(document.id_transient),
+        document.started_at,
+        document.date,
+        document.label,
+        document.label_source,
+        document.spans_json(),
+        document.digest(),
+    )
+    if rowid is None:
+        cursor = connection.execute(
+            "INSERT INTO turns (conversation, turn_index, turn_id, id_transient, started_at, date, label, "
+            "label_source, spans, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (conversation, document.turn_index, *values),
+        )
+        rowid = cursor.lastrowid
+    else:
+        connection.execute(
+            "UPDATE turns SET turn_id = ?, id_transient = ?, started_at = ?, date = ?, label = ?, label_source = ?, "
+            "spans = ?, digest = ? WHERE id = ?",
+            (*values, rowid),
+        )
+        connection.execute("DELETE FROM turns_fts WHERE rowid = ?", (rowid,))
+    marks = ", ".join("?" * len(SCOPES))
+    connection.execute(
+        f"INSERT INTO turns_fts (rowid, {', '.join(SCOPES)}) VALUES (?, {marks})", (rowid, *document.texts)
+    )
+
+
+def _delete_turns(connection: sqlite3.Connection, rowids: Iterable[int]) -> None:
+    for rowid in rowids:
+        connection.execute("DELETE FROM turns_fts WHERE rowid = ?", (rowid,))
+        connection.execute("DELETE FROM turns WHERE id = ?", (rowid,))
+
+
+def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[TurnDocument]) -> int:
+    """Store a conversation and its turns' documents; the number of turn rows (re)written."""
+    written = 0
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        existing = {
+            index: (rowid, digest)
+            for rowid, index, digest in connection.execute(
+                "SELECT id, turn_index, digest FROM turns WHERE conversation = ?", (row.conversation,)
+            )
+        }
+        for document in documents:
+            rowid, digest = existing.pop(document.turn_index, (None, None))
+            if digest != document.digest():
+                _write_turn(connection, row.conversation, document, rowid)
+                written += 1
+        _delete_turns(connection, (rowid for rowid, _ in existing.values()))
+        _save_conversation(connection, row)
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    return written
+
+
+def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
+    """The conversation's files are the same bytes under a new identity: remember the identity."""
+    connection.execute(
+        "UPDATE conversations SET events_device = ?, events_inode = ?, events_size = ?, events_mtime_ns = ?, "
+        "events_sha256 = ?, metadata_device = ?, metadata_inode = ?, metadata_size = ?, metadata_mtime_ns = ?, "
+        "metadata_sha256 = ?, checked_ns = ? WHERE conversation = ?",
+        (*_identity_values(row.events), *_identity_values(row.metadata), row.checked_ns, row.conversation),
+    )
+
+
+def forget(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
+    """Drop conversations that no longer exist."""
+    connection.execute("BEGIN IMMEDIATE")
+    for conversation in conversations:
+        rowids = [
+            rowid for (rowid,) in connection.execute("SELECT id FROM turns WHERE conversation = ?", (conversation,))
+        ]
+        _delete_turns(connection, rowids)
+        connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))
+    connection.execute("COMMIT")
+
+
+def _filters(since: int | None, conversations: Sequence[str]) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    values: list[object] = []
+    if since is not None:
+        clauses.append("t.started_at >= ?")
+        values.append(since)
+    if conversations:
+        clauses.append(f"t.conversation IN ({', '.join('?' * len(conversations))})")
+        values.extend(conversations)
+    return "".join(f" AND {clause}" for clause in clauses), values
+
+
+_FROM = " FROM turns_fts JOIN turns AS t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ?"
+
+
+def search(
+    connection: sqlite3.Connection, match: str, since: int | None, conversations: Sequence[str], limit: int
+) -> list[HitRow]:
+    """The best ``limit`` turns for ``match``, best first (bm25 with the scopes' weights)."""
+    where, values = _filters(since, conversations)
+    weights = ", ".join(str(WEIGHTS[scope]) for scope in SCOPES)
+    rows = connection.execute(
+        "SELECT t.id, t.conversation, c.title, t.turn_index, t.turn_id, t.id_transient, t.date, t.label, "
+        f"t.label_source, t.spans, bm25(turns_fts, {weights}) AS score"
+        + _FROM.replace(" WHERE", " JOIN conversations AS c ON c.conversation = t.conversation WHERE")
+        + where
+        + " ORDER BY score, t.started_at DESC, t.conversation, t.turn_index LIMIT ?",
+        (match, *values, limit),
+    )
+    return [
+        HitRow(
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            bool(row[5]),
+            row[6],
+            row[7],
+            row[8],
+            spans_from_json(row[9]),
+            -row[10],
+        )
+        for row in rows
+    ]
+
+
+def count(connection: sqlite3.Connection, match: str, since: int | None, conversations: Sequence[str]) -> int:
+    where, values = _filters(since, conversations)
+    return int(connection.execute("SELECT count(*)" + _FROM + where, (match, *values)).fetchone()[0])
+
+
+def highlighted(connection: sqlite3.Connection, match: str, rowid: int, scopes: Sequence[str]) -> list[str]:
+    """Each of ``scopes``' columns of one turn with every match between the markers."""
+    columns = ", ".join(f"highlight(turns_fts, {SCOPES.index(scope)}, ?, ?)" for scope in scopes)
+    markers = [MARK_OPEN, MARK_CLOSE] * len(scopes)
+    row = connection.execute(
+        f"SELECT {columns} FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?", (*markers, match, rowid)
+    ).fetchone()
+    return list(row) if row else [""] * len(scopes)
