@@ -25,6 +25,19 @@ WEIGHTS: dict[str, float] = {
 
 DEFAULT_SCOPES: tuple[str, ...] = ("labels", "requests", "answers", "tools")
 
+LIGHT_SCOPES: tuple[str, ...] = SCOPES[:5]
+"""The scopes kept apart from the bulky ones in a second index, so that a turn's long tool output does not
+push its label down the ranking (bm25 weighs a match by the length of the whole row)."""
+
+
+def index_columns(scopes: Sequence[str]) -> tuple[str, ...]:
+    """The columns of the index a search over ``scopes`` uses: the light one unless a bulky scope is asked for.
+
+    >>> index_columns(("labels", "tools")) == LIGHT_SCOPES, index_columns(("labels", "results")) == SCOPES
+    (True, True)
+    """
+    return LIGHT_SCOPES if set(scopes) <= set(LIGHT_SCOPES) else SCOPES
+
 
 def by_weight(scopes: Sequence[str]) -> tuple[str, ...]:
     """``scopes`` from the heaviest to the lightest (where a snippet is looked for first)."""

@@ -63,7 +63,7 @@ def _unmark(marked: str) -> tuple[str, list[tuple[int, int]]]:
 
 def _window(text: str, marks: list[tuple[int, int]], low: int, high: int) -> str:
     first = marks[0][0]
-    start = max(low, first - LEAD)
+    start = max(low, min(first - LEAD, high - WIDTH))
     end = min(high, max(start + WIDTH, marks[0][1]))
     pieces: list[str] = []
     cursor = start

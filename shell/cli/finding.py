@@ -15,8 +15,8 @@ from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, emit_json, emit_line, emit_visible_line, styled
 
 with lazy_imports():
-    from turnmark.core.search import terms as search_terms
     from turnmark.core.search import scopes as search_scopes
+    from turnmark.core.search import terms as search_terms
     from turnmark.shell import clock
     from turnmark.shell.usecases import finding
 

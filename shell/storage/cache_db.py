@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from turnmark.core.search.scopes import SCOPES
+from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES
 from turnmark.shell.errors import FileFault
 from turnmark.shell.storage.files import link_refusal, open_directory, os_reason
 from turnmark.shell.storage.workspace import Workspace
@@ -40,6 +40,7 @@ T = TypeVar("T")
 LOCK_WAIT = 10.0
 """How long a writer waits for another writer (one conversation's update, or a build) before giving up."""
 
+_TOKENIZE = "tokenize='unicode61 remove_diacritics 2'"
 SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE conversations (
@@ -66,7 +67,8 @@ SCHEMA = (
         UNIQUE (conversation, turn_index)
     )""",
     "CREATE INDEX turns_started_at ON turns (started_at)",
-    f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(SCOPES)}, tokenize='unicode61 remove_diacritics 2')",
+    f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
+    f"CREATE VIRTUAL TABLE turns_all_fts USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
 """Schema version 1 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, spans_from_json
 from turnmark.core.search.freshness import FileIdentity
-from turnmark.core.search.scopes import SCOPES, WEIGHTS
+from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,15 @@ class HitRow:
     label_source: str | None
     spans: tuple[tuple[Span, ...], ...]
     score: float
+
+
+TABLES = {"turns_fts": LIGHT_SCOPES, "turns_all_fts": SCOPES}
+"""The FTS5 tables and their columns: a turn's light scopes alone, and all its scopes."""
+
+
+def _table(scopes: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    columns = index_columns(scopes)
+    return next(table for table, kept in TABLES.items() if kept == columns), columns
 
 
 _COLUMNS = (
@@ -126,16 +135,21 @@ def _write_turn(connection: sqlite3.Connection, conversation: str, document: Tur
             "spans = ?, digest = ? WHERE id = ?",
             (*values, rowid),
         )
-        connection.execute("DELETE FROM turns_fts WHERE rowid = ?", (rowid,))
-    marks = ", ".join("?" * len(SCOPES))
-    connection.execute(
-        f"INSERT INTO turns_fts (rowid, {', '.join(SCOPES)}) VALUES (?, {marks})", (rowid, *document.texts)
-    )
+        _delete_text(connection, rowid)
+    for table, columns in TABLES.items():
+        values = document.texts[: len(columns)]
+        marks = ", ".join("?" * len(columns))
+        connection.execute(f"INSERT INTO {table} (rowid, {', '.join(columns)}) VALUES (?, {marks})", (rowid, *values))
+
+
+def _delete_text(connection: sqlite3.Connection, rowid: int) -> None:
+    for table in TABLES:
+        connection.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
 
 
 def _delete_turns(connection: sqlite3.Connection, rowids: Iterable[int]) -> None:
     for rowid in rowids:
-        connection.execute("DELETE FROM turns_fts WHERE rowid = ?", (rowid,))
+        _delete_text(connection, rowid)
         connection.execute("DELETE FROM turns WHERE id = ?", (rowid,))
 
 
@@ -198,19 +212,26 @@ def _filters(since: int | None, conversations: Sequence[str]) -> tuple[str, list
     return "".join(f" AND {clause}" for clause in clauses), values
 
 
-_FROM = " FROM turns_fts JOIN turns AS t ON t.id = turns_fts.rowid WHERE turns_fts MATCH ?"
+def _from(table: str) -> str:
+    return f" FROM {table} JOIN turns AS t ON t.id = {table}.rowid WHERE {table} MATCH ?"
 
 
 def search(
-    connection: sqlite3.Connection, match: str, since: int | None, conversations: Sequence[str], limit: int
+    connection: sqlite3.Connection,
+    match: str,
+    scopes: Sequence[str],
+    since: int | None,
+    conversations: Sequence[str],
+    limit: int,
 ) -> list[HitRow]:
-    """The best ``limit`` turns for ``match``, best first (bm25 with the scopes' weights)."""
+    """The best ``limit`` turns for ``match`` over ``scopes``, best first (bm25 with the scopes' weights)."""
+    table, columns = _table(scopes)
     where, values = _filters(since, conversations)
-    weights = ", ".join(str(WEIGHTS[scope]) for scope in SCOPES)
+    weights = ", ".join(str(WEIGHTS[scope]) for scope in columns)
     rows = connection.execute(
         "SELECT t.id, t.conversation, c.title, t.turn_index, t.turn_id, t.id_transient, t.date, t.label, "
-        f"t.label_source, t.spans, bm25(turns_fts, {weights}) AS score"
-        + _FROM.replace(" WHERE", " JOIN conversations AS c ON c.conversation = t.conversation WHERE")
+        f"t.label_source, t.spans, bm25({table}, {weights}) AS score"
+        + _from(table).replace(" WHERE", " JOIN conversations AS c ON c.conversation = t.conversation WHERE")
         + where
         + " ORDER BY score, t.started_at DESC, t.conversation, t.turn_index LIMIT ?",
         (match, *values, limit),
@@ -233,16 +254,22 @@ def search(
     ]
 
 
-def count(connection: sqlite3.Connection, match: str, since: int | None, conversations: Sequence[str]) -> int:
+def count(
+    connection: sqlite3.Connection, match: str, scopes: Sequence[str], since: int | None, conversations: Sequence[str]
+) -> int:
+    table, _ = _table(scopes)
     where, values = _filters(since, conversations)
-    return int(connection.execute("SELECT count(*)" + _FROM + where, (match, *values)).fetchone()[0])
+    return int(connection.execute("SELECT count(*)" + _from(table) + where, (match, *values)).fetchone()[0])
 
 
-def highlighted(connection: sqlite3.Connection, match: str, rowid: int, scopes: Sequence[str]) -> list[str]:
-    """Each of ``scopes``' columns of one turn with every match between the markers."""
-    columns = ", ".join(f"highlight(turns_fts, {SCOPES.index(scope)}, ?, ?)" for scope in scopes)
-    markers = [MARK_OPEN, MARK_CLOSE] * len(scopes)
+def highlighted(
+    connection: sqlite3.Connection, match: str, rowid: int, scopes: Sequence[str], shown: Sequence[str]
+) -> list[str]:
+    """Each of the ``shown`` scopes' columns of one turn with every match between the markers."""
+    table, columns = _table(scopes)
+    selected = ", ".join(f"highlight({table}, {columns.index(scope)}, ?, ?)" for scope in shown)
+    markers = [MARK_OPEN, MARK_CLOSE] * len(shown)
     row = connection.execute(
-        f"SELECT {columns} FROM turns_fts WHERE turns_fts MATCH ? AND rowid = ?", (*markers, match, rowid)
+        f"SELECT {selected} FROM {table} WHERE {table} MATCH ? AND rowid = ?", (*markers, match, rowid)
     ).fetchone()
-    return list(row) if row else [""] * len(scopes)
+    return list(row) if row else [""] * len(shown)

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from turnmark.core.search.documents import TurnDocument, conversation_documents
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
-from turnmark.core.search.terms import Query
 from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight
 from turnmark.core.search.snippets import Snippet, best_snippet, regex_marked, snippet
+from turnmark.core.search.terms import Query
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.clock import now_ns
@@ -257,8 +257,8 @@ def _search(
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:
-        rows = search_index.search(db.connection, match, options.since, only, options.limit)
-        total = search_index.count(db.connection, match, options.since, only)
+        rows = search_index.search(db.connection, match, options.scopes, options.since, only, options.limit)
+        total = search_index.count(db.connection, match, options.scopes, options.since, only)
     except sqlite3.OperationalError as error:
         if "fts5" in str(error):
             raise QueryError(f"query: {error} (position unknown)") from None
@@ -266,7 +266,7 @@ def _search(
     order = by_weight(options.scopes)
     hits = []
     for row in rows:
-        columns = search_index.highlighted(db.connection, match, row.rowid, order)
+        columns = search_index.highlighted(db.connection, match, row.rowid, options.scopes, order)
         spans = [row.spans[SCOPES.index(scope)] for scope in order]
         found = best_snippet(list(zip(order, columns, spans, strict=True)))
         hits.append(
