@@ -137,9 +137,11 @@ def _write_turn(connection: sqlite3.Connection, conversation: str, document: Tur
         )
         _delete_text(connection, rowid)
     for table, columns in TABLES.items():
-        values = document.texts[: len(columns)]
         marks = ", ".join("?" * len(columns))
-        connection.execute(f"INSERT INTO {table} (rowid, {', '.join(columns)}) VALUES (?, {marks})", (rowid, *values))
+        connection.execute(
+            f"INSERT INTO {table} (rowid, {', '.join(columns)}) VALUES (?, {marks})",
+            (rowid, *document.texts[: len(columns)]),
+        )
 
 
 def _delete_text(connection: sqlite3.Connection, rowid: int) -> None:
@@ -220,6 +222,7 @@ def search(
     connection: sqlite3.Connection,
     match: str,
     scopes: Sequence[str],
+    *,
     since: int | None,
     conversations: Sequence[str],
     limit: int,

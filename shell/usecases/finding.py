@@ -257,7 +257,9 @@ def _search(
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:
-        rows = search_index.search(db.connection, match, options.scopes, options.since, only, options.limit)
+        rows = search_index.search(
+            db.connection, match, options.scopes, since=options.since, conversations=only, limit=options.limit
+        )
         total = search_index.count(db.connection, match, options.scopes, options.since, only)
     except sqlite3.OperationalError as error:
         if "fts5" in str(error):

@@ -44,9 +44,10 @@ def add_conversation(
     for turn in turns:
         stream = stream.start_turn(ChatRequest(ts, str(turn["request"])))
         if "tool" in turn:
-            name, output = turn["tool"]  # type: ignore[misc]
+            tool = turn["tool"]
+            assert isinstance(tool, tuple)
             stream = stream.extend(
-                [ToolCallRequest(ts, "call_1", name, {}), ToolCallResponse(ts, "call_1", output, False)]
+                [ToolCallRequest(ts, "call_1", str(tool[0]), {}), ToolCallResponse(ts, "call_1", str(tool[1]), False)]
             )
         if "reasoning" in turn:
             stream = stream.push(ChatResponse(ts, "reasoning", str(turn["reasoning"])))
@@ -137,7 +138,8 @@ def test_since_and_conversations_narrow_the_search(run: Run) -> None:
 def test_count_and_hits_text(run: Run) -> None:
     assert run("find", "watchdog", "--output", "count") == (
         "2\n",
-        "note: building the search index <ws>/.jp/.turnmark/cache.sqlite3 (once; later searches read only what changed)\n",
+        "note: building the search index <ws>/.jp/.turnmark/cache.sqlite3 "
+        "(once; later searches read only what changed)\n",
     )
     out, err = run("find", "watchdog", "--limit", "1")
     assert out == (
@@ -208,8 +210,8 @@ def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(run: Ru
         out, err = run("find", "watchdog", "-o", "count")
         assert out == "2\n"
         assert (
-            "note: skipped jp-c17790000000: <ws>/.jp/conversations/17790000000-explain-the-build-script/events.json: line 1, column 3"
-            in err
+            "note: skipped jp-c17790000000: <ws>/.jp/conversations/17790000000-explain-the-build-script/"
+            "events.json: line 1, column 3" in err
         )
         assert err.endswith("note: 1 unreadable conversation skipped\n")
 
