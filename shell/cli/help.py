@@ -27,8 +27,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("turnmark -w ~/src/app turns --format json", "The turns as JSON, from another workspace."),
     ),
     "find": (
-        ("turnmark find 'lock timeout'", "The turns about a lock timeout, best first, in every conversation."),
-        ("turnmark find '\"exponential backoff\" -flaky' --since 7d", "A phrase, without flaky, in the last week."),
+        ("turnmark find 'lock timeout -flaky'", "Turns about a lock timeout but not flaky ones, best first."),
         ("turnmark find 'cargo*' --in tools,results --output ids", "CONV:TURN lines for transcript --turn."),
         ("turnmark find --regex 'E0\\d{3}' --in results", "Scan the tool results with a regex (exact, slower)."),
     ),

@@ -3,6 +3,7 @@ as a cache (incremental, deleted, corrupted, linked), and the hits feeding ``tra
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -265,6 +266,22 @@ def test_a_label_change_rewrites_that_turns_row_only(run: Run, searchable: Path)
     assert references(run("find", "pelican", "-o", "ids")[0]) == ["jp-c17900000001:e000009"]
     changed = {key for key in after if after[key] != before.get(key)}
     assert changed == {("jp-c17900000001", 2)}
+
+
+def test_watch_keeps_the_index_fresh_as_it_summarizes(run: Run, searchable: Path) -> None:
+    def fallbacks() -> int:
+        with sqlite3.connect(searchable / INDEX) as connection:
+            return int(connection.execute("SELECT count(*) FROM turns WHERE label_source = 'fallback'").fetchone()[0])
+
+    run("find", "watchdog")
+    before = fallbacks()
+    _, err = run("watch", "--once", code=1)
+    assert "summarized 2 turns with builtin/extractive" in err
+    with sqlite3.connect(searchable / INDEX) as connection:
+        stored = connection.execute("SELECT directory, events_sha256 FROM conversations").fetchall()
+    for directory, sha in stored:
+        assert sha == hashlib.sha256((Path(directory) / "events.json").read_bytes()).hexdigest(), directory
+    assert fallbacks() < before
 
 
 def test_a_deleted_index_is_built_again(run: Run, searchable: Path) -> None:

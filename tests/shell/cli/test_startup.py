@@ -46,6 +46,8 @@ def heavy_modules_after(*arguments: str) -> str:
         ("conversations", "--format", "json"),
         ("check", "--all"),
         ("transcript", "17800000040"),
+        ("find", "lock"),
+        ("find", "--regex", "lock", "--output", "count"),
     ],
 )
 def test_read_commands_stay_light(arguments: tuple[str, ...], workspace) -> None:  # type: ignore[no-untyped-def]
