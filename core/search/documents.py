@@ -7,9 +7,10 @@ column is traced back to its event.
 """
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+import msgspec
 
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
@@ -69,17 +70,22 @@ class TurnDocument:
         return self.turn_id if self.turn_id is not None else str(self.turn_index)
 
     def spans_json(self) -> str:
-        return json.dumps([[[s.offset, s.event_id, s.excluded] for s in spans] for spans in self.spans])
+        return msgspec.json.encode(
+            [[[s.offset, s.event_id, s.excluded] for s in spans] for spans in self.spans]
+        ).decode()
 
     def digest(self) -> str:
         """Changes whenever anything stored for the turn changes (its row is rewritten only then)."""
         parts = [self.turn_id, self.id_transient, self.label, self.label_source, self.started_at, self.date]
-        body = json.dumps([parts, self.texts, self.spans_json()], ensure_ascii=False)
-        return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = hashlib.sha256()
+        for part in (msgspec.json.encode(parts).decode(), self.spans_json(), *self.texts):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+        return digest.hexdigest()
 
 
 def spans_from_json(text: str) -> tuple[tuple[Span, ...], ...]:
-    return tuple(tuple(Span(int(o), e, bool(x)) for o, e, x in spans) for spans in json.loads(text))
+    return tuple(tuple(Span(int(o), e, bool(x)) for o, e, x in spans) for spans in msgspec.json.decode(text))
 
 
 def clean(text: str) -> str:
@@ -88,7 +94,7 @@ def clean(text: str) -> str:
 
 
 def _json_text(value: Json) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
 
 
 def event_texts(entry: Entry) -> Iterator[tuple[str, str]]:
@@ -103,7 +109,7 @@ def event_texts(entry: Entry) -> Iterator[tuple[str, str]]:
     elif isinstance(payload, ChatResponse):
         yield ("reasoning" if payload.variant == "reasoning" else "answers"), _json_text(payload.value)
     elif isinstance(payload, ToolCallRequest):
-        arguments = json.dumps(payload.arguments, ensure_ascii=False) if payload.arguments else ""
+        arguments = msgspec.json.encode(payload.arguments).decode() if payload.arguments else ""
         yield "tools", f"{payload.name} {arguments}".strip()
     elif isinstance(payload, ToolCallResponse):
         yield "results", payload.content

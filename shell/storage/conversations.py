@@ -45,6 +45,8 @@ def _mtime(path: Path) -> int:
 
 def _newest(directories: tuple[Path, ...], names: tuple[str, ...]) -> Path:
     """The directory whose files are newest; the first (user-local) wins ties."""
+    if len(directories) == 1:
+        return directories[0]
     return max(directories, key=lambda d: (max(_mtime(d / name) for name in names), -directories.index(d)))
 
 

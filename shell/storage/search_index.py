@@ -6,8 +6,9 @@ changed (``TurnDocument.digest``): a new label rewrites that turn's row alone.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, spans_from_json
@@ -56,7 +57,24 @@ class HitRow:
 
 
 TABLES = {"turns_fts": LIGHT_SCOPES, "turns_all_fts": SCOPES}
-"""The FTS5 tables and their columns: a turn's light scopes alone, and all its scopes."""
+"""The FTS5 tables and their columns: a turn's light scopes alone, and all its scopes (filled only once a
+search asks for tool results or reasoning: see ``include_all_scopes``)."""
+ALL_SCOPES_KEY = "all_scopes"
+
+
+def all_scopes(connection: sqlite3.Connection) -> bool:
+    """Whether ``turns_all_fts`` is kept (tool results and reasoning are indexed)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (ALL_SCOPES_KEY,)).fetchone()
+    return bool(row and row[0] == "1")
+
+
+def include_all_scopes(connection: sqlite3.Connection) -> None:
+    """From now on index every scope: forget every conversation, so the next update reads them all again."""
+    connection.execute("BEGIN IMMEDIATE")
+    for table in ("turns", "conversations", *TABLES):
+        connection.execute(f"DELETE FROM {table}")
+    connection.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (ALL_SCOPES_KEY,))
+    connection.execute("COMMIT")
 
 
 def _table(scopes: Sequence[str]) -> tuple[str, tuple[str, ...]]:
@@ -111,7 +129,15 @@ def _save_conversation(connection: sqlite3.Connection, row: ConversationRow) -> 
     connection.execute(f"INSERT OR REPLACE INTO conversations ({_COLUMNS}) VALUES ({marks})", values)
 
 
-def _write_turn(connection: sqlite3.Connection, conversation: str, document: TurnDocument, rowid: int | None) -> None:
+def _write_turn(
+    connection: sqlite3.Connection,
+    conversation: str,
+    document: TurnDocument,
+    digest: str,
+    rowid: int | None,
+    *,
+    every_scope: bool,
+) -> None:
     values = (
         document.turn_id,
         int(document.id_transient),
@@ -120,7 +146,7 @@ def _write_turn(connection: sqlite3.Connection, conversation: str, document: Tur
         document.label,
         document.label_source,
         document.spans_json(),
-        document.digest(),
+        digest,
     )
     if rowid is None:
         cursor = connection.execute(
@@ -137,6 +163,8 @@ def _write_turn(connection: sqlite3.Connection, conversation: str, document: Tur
         )
         _delete_text(connection, rowid)
     for table, columns in TABLES.items():
+        if columns == SCOPES and not every_scope:
+            continue
         marks = ", ".join("?" * len(columns))
         connection.execute(
             f"INSERT INTO {table} (rowid, {', '.join(columns)}) VALUES (?, {marks})",
@@ -156,9 +184,13 @@ def _delete_turns(connection: sqlite3.Connection, rowids: Iterable[int]) -> None
 
 
 def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[TurnDocument]) -> int:
-    """Store a conversation and its turns' documents; the number of turn rows (re)written."""
+    """Store a conversation and its turns' documents, all or nothing; the number of turn rows (re)written.
+
+    Inside a transaction the caller opened, it is part of it; else it is one of its own.
+    """
     written = 0
-    connection.execute("BEGIN IMMEDIATE")
+    every_scope = all_scopes(connection)
+    connection.execute("SAVEPOINT record")
     try:
         existing = {
             index: (rowid, digest)
@@ -167,17 +199,36 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
             )
         }
         for document in documents:
-            rowid, digest = existing.pop(document.turn_index, (None, None))
-            if digest != document.digest():
-                _write_turn(connection, row.conversation, document, rowid)
+            rowid, stored_digest = existing.pop(document.turn_index, (None, None))
+            digest = document.digest()
+            if digest != stored_digest:
+                _write_turn(connection, row.conversation, document, digest, rowid, every_scope=every_scope)
                 written += 1
         _delete_turns(connection, (rowid for rowid, _ in existing.values()))
         _save_conversation(connection, row)
+        connection.execute("RELEASE record")
+    except BaseException:
+        connection.execute("ROLLBACK TO record")
+        connection.execute("RELEASE record")
+        raise
+    return written
+
+
+@contextlib.contextmanager
+def batch(connection: sqlite3.Connection) -> Iterator[Callable[[], None]]:
+    """One write transaction for many ``record``s; call the yielded ``checkpoint`` to commit what is done so far."""
+    connection.execute("BEGIN IMMEDIATE")
+
+    def checkpoint() -> None:
         connection.execute("COMMIT")
+        connection.execute("BEGIN IMMEDIATE")
+
+    try:
+        yield checkpoint
     except BaseException:
         connection.execute("ROLLBACK")
         raise
-    return written
+    connection.execute("COMMIT")
 
 
 def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:

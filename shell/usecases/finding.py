@@ -19,7 +19,7 @@ from pathlib import Path
 
 from turnmark.core.search.documents import TurnDocument, conversation_documents
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
-from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight
+from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight, index_columns
 from turnmark.core.search.snippets import Snippet, best_snippet, regex_marked, snippet
 from turnmark.core.search.terms import Query
 from turnmark.core.stream.event_ids import IdSource
@@ -33,6 +33,8 @@ from turnmark.shell.storage.search_index import ConversationRow, Identity
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 
 Note = Callable[[str], None]
+BATCH = 64
+"""Conversations written per transaction while the index is built (readers see progress, the log stays small)."""
 
 
 def _ignore(_message: str) -> None:
@@ -184,6 +186,20 @@ def _index(connection: sqlite3.Connection, ref: ConversationRef, new_id: IdSourc
     return search_index.record(connection, row, documents)
 
 
+def _update(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None, new_id: IdSource) -> int:
+    """Bring one conversation up to date (under the index's lock); the number of turn rows written."""
+    look = _look(ref)
+    decision = _decide(row, look)
+    if decision is Freshness.SAME:
+        return 0
+    if decision is Freshness.VERIFY and row is not None and _same_bytes(row, look):
+        events = Identity(look.events, row.events.sha256) if look.events and row.events else None
+        metadata = Identity(look.metadata, row.metadata.sha256) if look.metadata and row.metadata else None
+        search_index.touch(connection, ConversationRow(row.conversation, row.directory, events, metadata, now_ns()))
+        return 0
+    return _index(connection, ref, new_id)
+
+
 def _bring_up_to_date(
     db: cache_db.CacheDb, refs: Sequence[ConversationRef], new_id: IdSource, *, everything: bool
 ) -> int:
@@ -194,27 +210,12 @@ def _bring_up_to_date(
     if not stale and not missing:
         return 0
     written = 0
-    with db.writing():
+    with db.writing(), search_index.batch(db.connection) as checkpoint:
         rows = search_index.stored(db.connection)
-        for ref in stale:
-            row = rows.get(ref.display_id)
-            look = _look(ref)
-            decision = _decide(row, look)
-            if decision is Freshness.SAME:
-                continue
-            if decision is Freshness.VERIFY and row is not None and _same_bytes(row, look):
-                search_index.touch(
-                    db.connection,
-                    ConversationRow(
-                        row.conversation,
-                        row.directory,
-                        Identity(look.events, row.events.sha256) if look.events and row.events else None,
-                        Identity(look.metadata, row.metadata.sha256) if look.metadata and row.metadata else None,
-                        now_ns(),
-                    ),
-                )
-                continue
-            written += _index(db.connection, ref, new_id)
+        for count, ref in enumerate(stale, 1):
+            written += _update(db.connection, ref, rows.get(ref.display_id), new_id)
+            if count % BATCH == 0:
+                checkpoint()
         if missing:
             search_index.forget(db.connection, missing)
     return written
@@ -252,7 +253,13 @@ def _search(
     query: Query,
     options: FindOptions,
     new_id: IdSource,
+    note: Note,
 ) -> FindResult:
+    if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
+        with db.writing():
+            search_index.include_all_scopes(db.connection)
+        if not db.in_memory:
+            note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
     written = _bring_up_to_date(db, refs, new_id, everything=everything)
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
@@ -304,7 +311,9 @@ def find(
     try:
         try:
             return db.guarded(
-                lambda: _search(db, chosen, everything=everything, query=query, options=options, new_id=new_id)
+                lambda: _search(
+                    db, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note
+                )
             )
         except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
             if db.in_memory:
@@ -313,7 +322,7 @@ def find(
     finally:
         db.close()
     with cache_db.memory_cache() as memory:
-        return _search(memory, chosen, everything=everything, query=query, options=options, new_id=new_id)
+        return _search(memory, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note)
 
 
 # The scan (--regex) ------------------------------------------------------------------------------
@@ -398,4 +407,4 @@ def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -
     if _decide(rows.get(ref.display_id), _look(ref)) is Freshness.SAME:
         return 0
     with db.writing(wait=0):
-        return _index(db.connection, ref, new_id)
+        return _update(db.connection, ref, search_index.stored(db.connection).get(ref.display_id), new_id)

@@ -31,7 +31,7 @@ def test_each_event_goes_to_its_scope_and_the_title_to_every_turn() -> None:
         "titles": "Build troubles",
         "requests": "Why does it fail?",
         "answers": "Fixed the import.",
-        "tools": 'fs_read_file {"path": "src/lib.rs"}\nApply?\ntrue',
+        "tools": 'fs_read_file {"path":"src/lib.rs"}\nApply?\ntrue',
         "results": "error[E0432]",
         "reasoning": "Probably the lock.",
     }
@@ -44,8 +44,8 @@ def test_each_event_goes_to_its_scope_and_the_title_to_every_turn() -> None:
     assert columns(second)["titles"] == "Build troubles"
     assert first.spans[SCOPES.index("tools")] == (
         Span(0, "e000004", False),
-        Span(36, "e000005", False),
-        Span(43, "e000006", False),
+        Span(35, "e000005", False),
+        Span(42, "e000006", False),
     )
 
 

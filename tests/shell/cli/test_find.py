@@ -153,7 +153,7 @@ def test_a_fallback_label_is_marked_and_excluded_events_are_found_and_marked(run
     out, _ = run("find", '"lock.rs"', "--in", "tools")
     assert out == (
         "jp-c17800000040  turn 2 (a2turn0)  2026-06-03  ~Show me the lock code.\n"
-        '    (excluded) fs_read_file {"path": "crates/jp_storage/src/[lock.rs]"}\n'
+        '    (excluded) fs_read_file {"path":"crates/jp_storage/src/[lock.rs]"}\n'
     )
 
 
