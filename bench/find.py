@@ -70,6 +70,10 @@ def best(action: object, repeat: int = 3) -> float:
     return min(timed(action) for _ in range(repeat))
 
 
+def row(label: str, seconds: float, ratio: str) -> None:
+    print(f"{label:<36}{seconds:8.3f} s   {ratio}")
+
+
 def run(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(args, capture_output=True, check=False)
 
@@ -102,7 +106,8 @@ def main() -> None:
     try:
         root = scratch / "ws"
         size = generate(root, options.conversations)
-        run("cat", *map(str, (root / ".jp" / "conversations").rglob("*.json")))
+        for path in (root / ".jp" / "conversations").rglob("*.json"):
+            path.read_bytes()
         workspace = require_workspace(root)
         refs = list_conversations(workspace)
 
@@ -129,20 +134,14 @@ def main() -> None:
         index = cache_path(workspace)
         index_size = sum(path.stat().st_size for path in index.parent.glob(index.name + "*"))
         print(f"{len(refs)} conversations, {size / 2**20:.0f} MiB; {search().total} turns match {options.word!r}")
-        print(f"load every conversation once     {load:8.2f} s")
-        print(f"cold index build (first find)    {cold:8.2f} s   {cold / load:5.2f}x load   (target <= 1.5x)")
-        print(
-            f"  the same in CPU time           {cold_cpu:8.2f} s   {cold_cpu / load_cpu:5.2f}x load ({load_cpu:.2f} s)"
-        )
-        print(f"grep -rl {options.word:<24}{grep:8.3f} s")
-        print(f"warm find, process               {warm:8.3f} s   {warm / grep:5.2f}x grep   (target <= 0.1x)")
-        print(f"warm find, in process            {warm_in_process:8.3f} s   {warm_in_process / grep:5.2f}x grep")
-        print(
-            f"find after one changed, process  {after_change:8.3f} s   {after_change / warm:5.2f}x warm   (target <= 2x)"
-        )
-        print(
-            f"index size                       {index_size / 2**20:8.1f} MiB {index_size / size:5.2f}x the conversations"
-        )
+        row("load every conversation once", load, f"(CPU {load_cpu:.2f} s)")
+        row("cold index build (first find)", cold, f"{cold / load:5.2f}x load (target <= 1.5x)")
+        row("  the same in CPU time", cold_cpu, f"{cold_cpu / load_cpu:5.2f}x load")
+        row(f"grep -rl {options.word}", grep, "")
+        row("warm find, a process", warm, f"{warm / grep:5.2f}x grep (target <= 0.1x)")
+        row("warm find, in process", warm_in_process, f"{warm_in_process / grep:5.2f}x grep")
+        row("find after one changed, a process", after_change, f"{after_change / warm:5.2f}x warm (target <= 2x)")
+        print(f"{'index size':<36}{index_size / 2**20:8.1f} MiB {index_size / size:5.2f}x the conversations")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -243,6 +243,18 @@ class CacheDb:
             return action()
 
 
+def fts5_available() -> bool:
+    """Whether this Python's SQLite has the FTS5 full-text index ``find`` needs."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        connection.close()
+    return True
+
+
 def memory_cache() -> CacheDb:
     """A cache that lives for this process only (when the file cannot be used)."""
     connection = _connect(":memory:")

@@ -25,7 +25,7 @@ from turnmark.core.search.terms import Query
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.clock import now_ns
-from turnmark.shell.errors import ConversationError, FileFault, QueryError
+from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
 from turnmark.shell.storage import cache_db, search_index
 from turnmark.shell.storage.conversations import EVENTS, METADATA, newest_copy, read_conversation
 from turnmark.shell.storage.files import read_file
@@ -305,6 +305,11 @@ def find(
     note: Note = _ignore,
 ) -> FindResult:
     """Search the workspace's turns (``refs`` only, when given) through the index."""
+    if not cache_db.fts5_available():
+        raise SearchUnavailable(
+            f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 full-text index, which find needs; "
+            "find --regex searches without it"
+        )
     everything = refs is None
     chosen = list_conversations(workspace) if refs is None else list(refs)
     db = _open(workspace, note)

@@ -17,6 +17,7 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage import cache_db
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, CacheBusy, open_cache
 from turnmark.shell.storage.workspace import require_workspace
 
@@ -202,6 +203,15 @@ def test_regex_scans_exactly(run: Run) -> None:
 )
 def test_bad_input_is_one_line_and_exit_2(run: Run, args: tuple[str, ...], message: str) -> None:
     assert run("find", *args, code=2) == ("", message)
+
+
+def test_without_fts5_find_says_so_in_one_line_and_regex_still_works(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_db, "fts5_available", lambda: False)
+    out, err = run("find", "watchdog", code=2)
+    assert out == ""
+    assert err.startswith("error: this Python's SQLite ")
+    assert err.endswith(" has no FTS5 full-text index, which find needs; find --regex searches without it\n")
+    assert run("find", "--regex", "watchdog", "-o", "count")[0] == "2\n"
 
 
 def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(run: Run, searchable: Path) -> None:
