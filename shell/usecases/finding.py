@@ -122,8 +122,11 @@ def _identity(path: Path) -> FileIdentity | None:
 
 
 def _look(ref: ConversationRef) -> _Look:
-    events = newest_copy(ref, EVENTS)
-    metadata = newest_copy(ref, METADATA)
+    directories = ref.directories
+    if len(directories) == 1:
+        events, metadata = directories[0] / EVENTS, directories[0] / METADATA
+    else:
+        events, metadata = newest_copy(ref, EVENTS), newest_copy(ref, METADATA)
     return _Look(events, _identity(events), metadata, _identity(metadata))
 
 
@@ -202,13 +205,16 @@ def _update(connection: sqlite3.Connection, ref: ConversationRef, row: Conversat
 
 def _bring_up_to_date(
     db: cache_db.CacheDb, refs: Sequence[ConversationRef], new_id: IdSource, *, everything: bool
-) -> int:
-    """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone); turn rows written."""
+) -> tuple[int, dict[str, ConversationRow]]:
+    """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone).
+
+    The number of turn rows written, and the conversations as the index now holds them.
+    """
     rows = search_index.stored(db.connection)
     stale = [ref for ref in refs if _decide(rows.get(ref.display_id), _look(ref)) is not Freshness.SAME]
     missing = set(rows) - {ref.display_id for ref in refs} if everything else set()
     if not stale and not missing:
-        return 0
+        return 0, rows
     written = 0
     with db.writing(), search_index.batch(db.connection) as checkpoint:
         rows = search_index.stored(db.connection)
@@ -218,11 +224,10 @@ def _bring_up_to_date(
                 checkpoint()
         if missing:
             search_index.forget(db.connection, missing)
-    return written
+    return written, search_index.stored(db.connection)
 
 
-def _skipped(db: cache_db.CacheDb, refs: Sequence[ConversationRef]) -> list[tuple[str, str]]:
-    rows = search_index.stored(db.connection)
+def _skipped(rows: dict[str, ConversationRow], refs: Sequence[ConversationRef]) -> list[tuple[str, str]]:
     return [
         (ref.display_id, problem)
         for ref in refs
@@ -260,7 +265,7 @@ def _search(
             search_index.include_all_scopes(db.connection)
         if not db.in_memory:
             note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
-    written = _bring_up_to_date(db, refs, new_id, everything=everything)
+    written, stored = _bring_up_to_date(db, refs, new_id, everything=everything)
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:
@@ -292,7 +297,7 @@ def _search(
                 found,
             )
         )
-    return FindResult(hits, total, _skipped(db, refs), written)
+    return FindResult(hits, total, _skipped(stored, refs), written)
 
 
 def find(
