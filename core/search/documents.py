@@ -49,6 +49,40 @@ class Span:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnLine:
+    """What a hit says of its turn: where it is, its date, and its line (the label or the fallback)."""
+
+    conversation: str
+    title: str | None
+    turn_index: int
+    turn_id: str | None
+    id_transient: bool
+    date: str | None
+    label: str | None
+    label_source: str | None
+
+    @property
+    def reference(self) -> str:
+        """``CONV:TURN`` as ``transcript --turn``, ``fork --until`` and ``edit -i`` take it (a turn without a
+        ``turn_start`` by its number)."""
+        turn = self.turn_id if self.turn_id is not None else str(self.turn_index)
+        return f"{self.conversation}:{turn}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "conversation": self.conversation,
+            "title": self.title,
+            "turn_index": self.turn_index,
+            "turn_id": self.turn_id,
+            "id_transient": self.id_transient,
+            "reference": self.reference,
+            "date": self.date,
+            "label": self.label,
+            "label_source": self.label_source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class TurnDocument:
     """One turn as indexed: its place, its line (label or fallback), its date and its scope texts."""
 
@@ -64,10 +98,17 @@ class TurnDocument:
     """One text per scope, in ``SCOPES`` order."""
     spans: tuple[tuple[Span, ...], ...]
 
-    @property
-    def reference(self) -> str:
-        """How commands name the turn: its event_id, or its number for an implicit first turn."""
-        return self.turn_id if self.turn_id is not None else str(self.turn_index)
+    def line(self, conversation: str, title: str | None) -> TurnLine:
+        return TurnLine(
+            conversation,
+            title,
+            self.turn_index,
+            self.turn_id,
+            self.id_transient,
+            self.date,
+            self.label,
+            self.label_source,
+        )
 
     def spans_json(self) -> str:
         return msgspec.json.encode(
@@ -169,8 +210,8 @@ def conversation_documents(stream: ConversationStream, title: str | None) -> tup
     >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the lock"))
     >>> stream = stream.push(ChatResponse(ts, "message", "Fixed.")).set_turn_summary("e000001", "Lock fixed").unwrap()
     >>> [document] = conversation_documents(stream, "Locks")
-    >>> dict(zip(SCOPES, document.texts))["labels"], document.label, document.date, document.reference
-    ('Lock fixed', 'Lock fixed', '2026-03-05', 'e000001')
+    >>> dict(zip(SCOPES, document.texts))["labels"], document.label, document.date, document.line("c", None).reference
+    ('Lock fixed', 'Lock fixed', '2026-03-05', 'c:e000001')
     """
     excluded = excluded_ids(stream)
     return tuple(turn_document(turn, title, excluded) for turn in stream.turns())

@@ -53,10 +53,11 @@ class OutputKind(enum.StrEnum):
 
 
 def _hit_lines(hit: Hit) -> tuple[str, str | None]:
-    turn = hit.turn_id + ("*" if hit.id_transient else "") if hit.turn_id is not None else "no turn_start"
-    label = hit.label or "(no request in this turn)"
-    shown = label if hit.label_source == "summary" else f"~{label}"
-    head = f"{hit.conversation}  turn {hit.turn_index} ({turn})  {hit.date or '-':<10}  {shown}"
+    line = hit.line
+    turn = line.turn_id + ("*" if line.id_transient else "") if line.turn_id is not None else "no turn_start"
+    label = line.label or "(no request in this turn)"
+    shown = label if line.label_source == "summary" else f"~{label}"
+    head = f"{line.conversation}  turn {line.turn_index} ({turn})  {line.date or '-':<10}  {shown}"
     if hit.snippet is None:
         return head, None
     opening, closing = ("\x1b[1m", "\x1b[22m") if styled() else ("[", "]")
@@ -152,7 +153,7 @@ def find(
         emit_line(str(result.total))
     elif output is OutputKind.ids:
         for hit in result.hits:
-            emit_line(hit.reference)
+            emit_line(hit.line.reference)
     else:
         for hit in result.hits:
             head, under = _hit_lines(hit)

@@ -21,7 +21,6 @@ import errno
 import fcntl
 import os
 import sqlite3
-import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,7 +28,7 @@ from typing import TypeVar
 
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES
 from turnmark.shell.errors import FileFault
-from turnmark.shell.storage.files import link_refusal, open_directory, os_reason
+from turnmark.shell.storage.files import open_directory, os_reason, refuse_links
 from turnmark.shell.storage.workspace import Workspace
 
 DIRECTORY = ".turnmark"
@@ -89,18 +88,7 @@ def cache_path(workspace: Workspace) -> Path:
 
 def _check_files(directory_fd: int, directory: Path) -> None:
     """Each of the database's files is absent or a regular file with no other name."""
-    for name in (NAME, *(NAME + side for side in SIDE_FILES)):
-        try:
-            status = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            continue
-        except OSError as error:
-            raise FileFault(f"{directory / name}: cannot open: {os_reason(error)}") from None
-        if stat.S_ISLNK(status.st_mode):
-            raise link_refusal(directory / name, "not used")
-        if not stat.S_ISREG(status.st_mode) or status.st_nlink != 1:
-            what = "not a regular file" if not stat.S_ISREG(status.st_mode) else "a file with another name"
-            raise FileFault(f"{directory / name}: not used: it is {what}")
+    refuse_links(directory_fd, directory, (NAME, *(NAME + side for side in SIDE_FILES)), one_name=True)
 
 
 def _remove_files(directory_fd: int) -> None:

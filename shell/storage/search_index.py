@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, spans_from_json
+from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
 from turnmark.core.search.freshness import FileIdentity
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
 
@@ -44,14 +44,7 @@ class ConversationRow:
 @dataclass(frozen=True, slots=True)
 class HitRow:
     rowid: int
-    conversation: str
-    title: str | None
-    turn_index: int
-    turn_id: str | None
-    id_transient: bool
-    date: str | None
-    label: str | None
-    label_source: str | None
+    line: TurnLine
     spans: tuple[tuple[Span, ...], ...]
     score: float
 
@@ -292,17 +285,7 @@ def search(
     )
     return [
         HitRow(
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            bool(row[5]),
-            row[6],
-            row[7],
-            row[8],
-            spans_from_json(row[9]),
-            -row[10],
+            row[0], TurnLine(row[1], row[2], row[3], row[4], bool(row[5]), *row[6:9]), spans_from_json(row[9]), -row[10]
         )
         for row in rows
     ]

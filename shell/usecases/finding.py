@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from turnmark.core.search.documents import TurnDocument, conversation_documents
+from turnmark.core.search.documents import TurnDocument, TurnLine, conversation_documents
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
 from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight, index_columns
 from turnmark.core.search.snippets import Snippet, best_snippet, regex_marked, snippet
@@ -53,35 +53,14 @@ class FindOptions:
 class Hit:
     """A turn that matched, with the text around its best match."""
 
-    conversation: str
-    title: str | None
-    turn_index: int
-    turn_id: str | None
-    id_transient: bool
-    date: str | None
-    label: str | None
-    label_source: str | None
+    line: TurnLine
     score: float
     snippet: Snippet | None
-
-    @property
-    def reference(self) -> str:
-        """``CONV:TURN`` as ``transcript --turn``, ``fork --until`` and ``edit -i`` take it."""
-        turn = self.turn_id if self.turn_id is not None else str(self.turn_index)
-        return f"{self.conversation}:{turn}"
 
     def to_json(self) -> JsonObject:
         found = self.snippet
         return {
-            "conversation": self.conversation,
-            "title": self.title,
-            "turn_index": self.turn_index,
-            "turn_id": self.turn_id,
-            "id_transient": self.id_transient,
-            "reference": self.reference,
-            "date": self.date,
-            "label": self.label,
-            "label_source": self.label_source,
+            **self.line.to_json(),
             "scope": found.scope if found else None,
             "event_id": found.event_id if found else None,
             "excluded": found.excluded if found else False,
@@ -283,20 +262,7 @@ def _search(
         columns = search_index.highlighted(db.connection, match, row.rowid, options.scopes, order)
         spans = [row.spans[SCOPES.index(scope)] for scope in order]
         found = best_snippet(list(zip(order, columns, spans, strict=True)))
-        hits.append(
-            Hit(
-                row.conversation,
-                row.title,
-                row.turn_index,
-                row.turn_id,
-                row.id_transient,
-                row.date,
-                row.label,
-                row.label_source,
-                row.score,
-                found,
-            )
-        )
+        hits.append(Hit(row.line, row.score, found))
     return FindResult(hits, total, _skipped(stored, refs), written)
 
 
@@ -371,18 +337,7 @@ def scan(
             if found is None:
                 continue
             weight = WEIGHTS[found.scope]
-            hit = Hit(
-                ref.display_id,
-                loaded.title,
-                document.turn_index,
-                document.turn_id,
-                document.id_transient,
-                document.date,
-                document.label,
-                document.label_source,
-                weight,
-                found,
-            )
+            hit = Hit(document.line(ref.display_id, loaded.title), weight, found)
             hits.append(((-weight, -(document.started_at or 0)), hit))
     hits.sort(key=lambda pair: pair[0])
     return FindResult([hit for _, hit in hits[: options.limit]], len(hits), skipped)

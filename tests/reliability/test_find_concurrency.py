@@ -9,7 +9,6 @@ finds exactly what a ``--regex`` scan of the files finds.
 
 from __future__ import annotations
 
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -21,8 +20,8 @@ from pathlib import Path
 from tests.conftest import REPO
 
 from .figures import record, seconds
-from .jp_writer import create
-from .processes import TURNMARK, isolated_env, run_turnmark
+from .jp_writer import writer_workspace
+from .processes import TURNMARK, isolated_env, run_turnmark, stop_writer_and_watch
 
 CONVERSATION_ID = 17830000000
 
@@ -40,10 +39,7 @@ def find_loop(
 def test_finds_beside_watch_and_a_jp_like_writer(tmp_path: Path) -> None:
     started = time.monotonic()
     duration = seconds(8, 60)
-    workspace = tmp_path / "ws"
-    directory = workspace / ".jp" / "conversations" / f"{CONVERSATION_ID}-concurrent"
-    create(directory, 3)
-    lock = workspace / ".jp" / "locks" / f"jp-c{CONVERSATION_ID}.lock"
+    workspace, directory, lock = writer_workspace(tmp_path, CONVERSATION_ID)
     env = isolated_env(tmp_path / "home")
     assert run_turnmark(workspace, env, ("find", "step"), timeout=120).returncode == 0
     watch_log = tmp_path / "watch.log"
@@ -85,11 +81,7 @@ def test_finds_beside_watch_and_a_jp_like_writer(tmp_path: Path) -> None:
         time.sleep(1.0)
     finally:
         stop.set()
-        if writer is not None and writer.poll() is None:
-            writer.kill()
-            writer.wait()
-        watch.send_signal(signal.SIGTERM)
-        watch_code = watch.wait(timeout=60)
+        watch_code = stop_writer_and_watch(writer, watch)
     watched = watch_log.read_text(errors="replace")
     assert watch_code == 0, watched[-1500:]
     assert "Traceback" not in watched

@@ -11,30 +11,17 @@ from pathlib import Path
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
-from typer.testing import CliRunner
 
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
-from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.storage import cache_db
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, CacheBusy, open_cache
 from turnmark.shell.storage.workspace import require_workspace
 
-ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
+from .test_cli import Run
+
 INDEX = Path(".jp") / ".turnmark" / "cache.sqlite3"
-
-
-class Run:
-    def __init__(self, workspace: Path) -> None:
-        self.workspace = workspace
-
-    def __call__(self, *args: str, code: int = 0) -> tuple[str, str]:
-        result = CliRunner().invoke(
-            app, ["--workspace", str(self.workspace), *args], obj=Settings(new_id=sequential_ids()), env=ENV
-        )
-        assert result.exit_code == code, (result.stdout, result.stderr, result.exception)
-        return result.stdout.replace(str(self.workspace), "<ws>"), result.stderr.replace(str(self.workspace), "<ws>")
 
 
 def add_conversation(
@@ -342,7 +329,7 @@ def test_a_linked_index_file_is_refused(run: Run, searchable: Path, tmp_path: Pa
     (searchable / ".jp" / ".turnmark" / name).symlink_to(target)
     out, err = run("find", "watchdog", "-o", "count")
     assert out == "2\n"
-    assert f"{name}: not used: it is a symbolic link" in err
+    assert f"{name}: not written: it is a symbolic link" in err
     assert target.read_bytes() == b""
 
 
