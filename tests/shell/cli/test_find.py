@@ -214,6 +214,19 @@ def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(run: Ru
         assert err.endswith("note: 1 unreadable conversation skipped\n")
 
 
+def test_user_local_conversations_are_searched_and_the_index_lives_beside_them(
+    searchable: Path, user_data: Path
+) -> None:
+    silo = user_data / "workspace" / "ws-fx001"
+    add_conversation(silo, 17900000009, "Local only", "2026-03-11", [{"request": "Where did the pelican go?"}])
+    (silo / ".jp" / "conversations").rename(silo / "conversations")
+    (silo / ".jp").rmdir()
+    out, err = Run(searchable)("find", "pelican", "-o", "ids")
+    assert references(out) == ["jp-c17900000009:e000001"]
+    assert (silo / ".turnmark" / "cache.sqlite3").is_file()
+    assert not (searchable / INDEX).exists()
+
+
 # The index as a cache ------------------------------------------------------------------------------
 
 
