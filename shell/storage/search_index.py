@@ -96,10 +96,11 @@ def _identity(values: Sequence[object]) -> Identity | None:
     return Identity(FileIdentity(int(device), int(inode), int(size), int(mtime_ns)), str(sha))  # type: ignore[call-overload]
 
 
-def stored(connection: sqlite3.Connection) -> dict[str, ConversationRow]:
-    """Every conversation the index holds, by display ID."""
+def stored(connection: sqlite3.Connection, only: str | None = None) -> dict[str, ConversationRow]:
+    """Every conversation the index holds (or the one ``only`` names), by display ID."""
     found: dict[str, ConversationRow] = {}
-    for row in connection.execute(f"SELECT {_COLUMNS} FROM conversations"):
+    where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
+    for row in connection.execute(f"SELECT {_COLUMNS} FROM conversations{where}", values):
         found[row[0]] = ConversationRow(row[0], row[1], _identity(row[2:7]), _identity(row[7:12]), row[12], *row[13:19])
     return found
 

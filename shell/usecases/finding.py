@@ -368,8 +368,8 @@ def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
 
 
 def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -> int:
-    rows = search_index.stored(db.connection)
-    if _decide(rows.get(ref.display_id), _look(ref)) is Freshness.SAME:
+    conversation = ref.display_id
+    if _decide(search_index.stored(db.connection, conversation).get(conversation), _look(ref)) is Freshness.SAME:
         return 0
     with db.writing(wait=0):
-        return _update(db.connection, ref, search_index.stored(db.connection).get(ref.display_id), new_id)
+        return _update(db.connection, ref, search_index.stored(db.connection, conversation).get(conversation), new_id)

@@ -221,7 +221,7 @@ def test_user_local_conversations_are_searched_and_the_index_lives_beside_them(
     add_conversation(silo, 17900000009, "Local only", "2026-03-11", [{"request": "Where did the pelican go?"}])
     (silo / ".jp" / "conversations").rename(silo / "conversations")
     (silo / ".jp").rmdir()
-    out, err = Run(searchable)("find", "pelican", "-o", "ids")
+    out, _ = Run(searchable)("find", "pelican", "-o", "ids")
     assert references(out) == ["jp-c17900000009:e000001"]
     assert (silo / ".turnmark" / "cache.sqlite3").is_file()
     assert not (searchable / INDEX).exists()
