@@ -146,7 +146,13 @@ def _index(connection: sqlite3.Connection, ref: ConversationRef, new_id: IdSourc
     try:
         loaded = read_conversation(ref, new_id)
     except ConversationError as error:
-        row = ConversationRow(ref.display_id, str(look.events_path.parent), None, None, checked, problem=str(error))
+        events_hash = _hash(look.events_path)
+        events = Identity(look.events, events_hash) if look.events and events_hash else None
+        metadata_hash = _hash(look.metadata_path)
+        metadata = Identity(look.metadata, metadata_hash) if look.metadata and metadata_hash else None
+        row = ConversationRow(
+            ref.display_id, str(look.events_path.parent), events, metadata, checked, problem=str(error)
+        )
         return search_index.record(connection, row, [])
     same_copy = loaded.directory == look.events_path.parent and look.events is not None
     events = Identity(look.events, _sha(loaded.events)) if same_copy and look.events else None

@@ -13,11 +13,13 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.event_ids import IdSource, sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from turnmark.shell.storage import cache_db
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, CacheBusy, open_cache
-from turnmark.shell.storage.workspace import require_workspace
+from turnmark.shell.storage.conversations import LoadedConversation, read_conversation
+from turnmark.shell.storage.workspace import ConversationRef, require_workspace
+from turnmark.shell.usecases import finding
 
 from .test_cli import Run
 
@@ -201,9 +203,20 @@ def test_without_fts5_find_says_so_in_one_line_and_regex_still_works(run: Run, m
     assert run("find", "--regex", "watchdog", "-o", "count")[0] == "2\n"
 
 
-def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(run: Run, searchable: Path) -> None:
+def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(
+    run: Run, searchable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     events = next((searchable / ".jp" / "conversations").glob("17790000000-*")) / "events.json"
     events.write_bytes(b"[{")
+    reads: list[str] = []
+
+    def counted_read(ref: ConversationRef, new_id: IdSource) -> LoadedConversation:
+        reads.append(ref.display_id)
+        return read_conversation(ref, new_id)
+
+    monkeypatch.setattr(finding, "read_conversation", counted_read)
+    for path in (searchable / ".jp" / "conversations").rglob("*.json"):
+        os.utime(path, (1_700_000_000, 1_700_000_000))
     for _ in range(2):
         out, err = run("find", "watchdog", "-o", "count")
         assert out == "2\n"
@@ -212,6 +225,7 @@ def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(run: Ru
             "events.json: line 1, column 3" in err
         )
         assert err.endswith("note: 1 unreadable conversation skipped\n")
+    assert reads.count("jp-c17790000000") == 1
 
 
 def test_user_local_conversations_are_searched_and_the_index_lives_beside_them(
