@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 FIND_HELP = """
 QUERY: words (all must be in the turn), "a phrase", prefix* and -word or
--"a phrase" to leave turns out. A result is a turn, best first: a word in the
+-"a phrase" to leave turns out (a QUERY that starts with - goes after --,
+options before it: turnmark find -o ids -- '-draft lock'). A result is a turn, best first: a word in the
 turn's summary counts most, then its request, its answers, then tool names and
 arguments; tool results, reasoning and the conversation's title are searched
 only when --in names them (--in all: every scope). Under each hit, the best
