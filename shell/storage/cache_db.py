@@ -178,12 +178,13 @@ class CacheDb:
             time.sleep(0.02)
 
     @contextlib.contextmanager
-    def writing(self, wait: float = LOCK_WAIT) -> Iterator[None]:
-        """Hold the index's lock (``CacheBusy`` after ``wait`` seconds); a file rebuilt meanwhile is reopened."""
+    def writing(self, wait: float | None = None) -> Iterator[None]:
+        """Hold the index's lock (``CacheBusy`` after ``wait`` seconds, ``LOCK_WAIT`` by default); a file
+        rebuilt meanwhile is reopened."""
         if self._directory_fd is None or self._writing:
             yield
             return
-        if not self._lock(wait):
+        if not self._lock(LOCK_WAIT if wait is None else wait):
             raise CacheBusy(f"{self.path}: another turnmark is writing the search index; try again when it is done")
         self._writing = True
         self._reopened = False

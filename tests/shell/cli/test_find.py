@@ -372,6 +372,22 @@ def test_a_second_writer_waits_for_the_lock_of_the_index(searchable: Path) -> No
             pass
 
 
+def test_while_another_writer_holds_the_index_too_long_the_search_runs_in_memory(
+    run: Run, searchable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run("find", "watchdog")
+    append_turn(next((searchable / ".jp" / "conversations").glob("17900000002-*")), "Rotate the flamingo credentials")
+    monkeypatch.setattr(cache_db, "LOCK_WAIT", 0.1)
+    holder = open_cache(require_workspace(searchable))
+    assert holder is not None
+    with holder, holder.writing():
+        out, err = run("find", "flamingo", "-o", "ids")
+    assert references(out) == ["jp-c17900000002:n1turn0"]
+    assert "another turnmark is writing the search index" in err
+    assert "searching without the index file this time (slower)" in err
+    assert run("find", "flamingo", "-o", "ids") == (out, "")
+
+
 # Hits feed the next command --------------------------------------------------------------------------
 
 
