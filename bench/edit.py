@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import best_of, corpus_conversations, corpus_files
+from bench.common import best_of, corpus_files, largest_conversation
 from bench.projection import synthetic
 from turnmark.core.editing.edit_plan import rebuild, render_session
 from turnmark.core.stream.conversation_stream import ConversationStream
@@ -39,14 +39,11 @@ def measure(label: str, events: bytes, base_config: bytes | None, repeat: int) -
 
 
 def main() -> None:
-    conversations = corpus_conversations()
     ratios = []
-    if conversations:
-        largest = max(conversations, key=lambda d: (d / "events.json").stat().st_size)
+    largest = largest_conversation()
+    if largest is not None:
         events, base = corpus_files(largest)
         ratios.append(measure(f"corpus {largest.name[:20]}", events, base, 5))
-    else:
-        print("corpus not found (set TURNMARK_CORPUS); only the synthetic conversation is measured")
     ratios.append(measure("synthetic 10,000 turns", synthetic(10_000), b"{}", 3))
     print(f"render+rebuild / load: {', '.join(f'{r:.2f}x' for r in ratios)} (target <= 3x)")
 

@@ -151,3 +151,18 @@ class InvalidDocument(Exception):
 
 class IdSourceExhausted(RuntimeError):
     """The injected ID source kept returning IDs already in use."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSelectionError:
+    """A ``--turn``, ``--last`` or ``--turns`` choice that names no turn of the conversation.
+
+    >>> from turnmark.core.rendering.shown import TurnSelection, select_turns
+    >>> select_turns((), TurnSelection(turn="k3m9x2a")).failure().describe()
+    "no turn 'k3m9x2a' (give a turn's event_id or its number, as 'turnmark turns' shows them)"
+    """
+
+    message: str
+
+    def describe(self) -> str:
+        return self.message

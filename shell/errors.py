@@ -7,13 +7,9 @@ print after ``error:``; the command line catches ``TurnmarkError`` alone.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from turnmark.core.text.summary_text import one_line, truncate
 from turnmark.shell.secrets import redacted
-
-if TYPE_CHECKING:
-    from turnmark.core.stream.conversation_stream import AmbiguousLink
 
 
 class TurnmarkError(Exception):
@@ -37,18 +33,10 @@ class ConversationLocked(ConversationError):
 
 
 class SaveRefused(ConversationError):
-    """Saving would silently resolve an ambiguous request link."""
+    """The save rule (``core/stream/save_rule.py``) refuses to write the conversation; ``str()`` says why."""
 
-    def __init__(self, path: Path, links: tuple[AmbiguousLink, ...], legacy: bool) -> None:
-        offset = 1 if legacy else 0
-        named = ", ".join(
-            f"entry {link.index + offset} (event_id {link.event_id}) -> {link.request_id}" for link in links
-        )
-        super().__init__(
-            f"{path}: refusing to save: request_id points at an event_id that more than one entry had: {named}; "
-            "edit events.json so the ID is unique and each request_id names the request it answers"
-        )
-        self.links = links
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
 
 
 class ConfigProblem(TurnmarkError):

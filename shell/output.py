@@ -1,53 +1,77 @@
 """Writing results (stdout) and chrome (stderr): progress, diagnostics, warnings, errors.
 
-Every text line passes ``visible`` and every JSON document ``json_escaped``, so
-nothing read from a conversation or a model acts on the terminal; and no line
-shows an API key this process has read.
+One rule for everything turnmark prints. Every text line passes ``visible`` and every JSON document
+``json_escaped``, so nothing read from a conversation or a model acts on the terminal, and a name or
+argument that is not UTF-8 shows its bytes escaped (``\\xff`` in text, ``\\udcff`` in JSON), never
+raw. What the stream's encoding cannot hold (an ASCII pipe) is escaped too: ``\\u{e9}`` in text,
+``\\u00e9`` in JSON. No line shows an API key this process has read.
 """
 
+import codecs
 import json
-import os
 import sys
 from typing import Any, TextIO
 
 import typer
 
-from turnmark.core.text.terminal import json_escaped, visible
+from turnmark.core.text.terminal import escaped, json_escaped, visible, visible_styled
 from turnmark.shell.secrets import redacted
+
+TEXT_ERRORS = "turnmark-text"
+JSON_ERRORS = "turnmark-json"
+
+
+def _unencodable(error: UnicodeError, escape: Any) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    return escape(error.object[error.start : error.end]), error.end
+
+
+codecs.register_error(TEXT_ERRORS, lambda error: _unencodable(error, escaped))
+codecs.register_error(JSON_ERRORS, lambda error: _unencodable(error, lambda text: json.dumps(text)[1:-1]))
+
+
+def _write(stream: TextIO, text: str, errors: str) -> None:
+    """``text`` on ``stream``, with what its encoding cannot hold escaped by ``errors``."""
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    if codecs.lookup(encoding).name != "utf-8":
+        text = text.encode(encoding, errors).decode(encoding)
+    stream.write(text)
 
 
 def emit_json(value: Any, stream: TextIO | None = None) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout (or ``stream``)."""
-    (stream or sys.stdout).write(redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2))) + "\n")
+    document = redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2)))
+    _write(stream or sys.stdout, document + "\n", JSON_ERRORS)
 
 
 def json_line(value: Any) -> None:
     """One JSON object on one line of stdout (a stream of events, such as ``watch --format json``)."""
-    sys.stdout.write(redacted(json_escaped(json.dumps(value, ensure_ascii=False))) + "\n")
+    _write(sys.stdout, redacted(json_escaped(json.dumps(value, ensure_ascii=False))) + "\n", JSON_ERRORS)
 
 
 def emit_line(text: str = "") -> None:
-    sys.stdout.write(visible(redacted(text)) + "\n")
+    _write(sys.stdout, visible(redacted(text)) + "\n", TEXT_ERRORS)
 
 
-def styled() -> bool:
-    """Whether stdout is a terminal that may show bold (``NO_COLOR`` unset)."""
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+def styled(text: str) -> str:
+    """Text turnmark styled for a terminal: its colour codes (SGR) kept, every other control made visible."""
+    return visible_styled(redacted(text))
 
 
-def emit_visible_line(text: str) -> None:
-    """A line already made visible (``Snippet.render``), whose only escapes are turnmark's own bold."""
-    sys.stdout.write(redacted(text) + "\n")
+def write_prepared(text: str) -> None:
+    """Text already made safe for a terminal (``styled``) on stdout, as its encoding allows."""
+    _write(sys.stdout, text, TEXT_ERRORS)
 
 
 def write_text(stream: TextIO, text: str) -> None:
     """Text as it streams (a model's answer), made visible like every other line."""
-    stream.write(visible(text))
+    _write(stream, visible(text), TEXT_ERRORS)
 
 
 def chrome(text: str, stream: TextIO | None = None) -> None:
     """A line on the chrome channel (stderr): notes, legends, warnings."""
-    (stream or sys.stderr).write(visible(redacted(text)) + "\n")
+    _write(stream or sys.stderr, visible(redacted(text)) + "\n", TEXT_ERRORS)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

@@ -12,6 +12,7 @@ from turnmark.core.stream.event_ids import IdSource, sequential_ids
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "workspace"
+SHOW_FIXTURES = REPO / "fixtures" / "show-workspace"
 
 
 def corpus_root() -> Path:
@@ -61,6 +62,15 @@ def workspace(tmp_path: Path, user_data: Path) -> Path:
     """A copy of the bundled fixture workspace in a temporary directory."""
     root = tmp_path / "ws"
     shutil.copytree(FIXTURES, root)
+    return root
+
+
+@pytest.fixture
+def show_workspace(tmp_path: Path, user_data: Path) -> Path:
+    """A copy of ``fixtures/show-workspace`` (tool calls, reasoning, an excluded answer, compaction, hostile
+    content), kept apart so that the other tests' conversation lists do not change."""
+    root = tmp_path / "show-ws"
+    shutil.copytree(SHOW_FIXTURES, root)
     return root
 
 

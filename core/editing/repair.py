@@ -12,8 +12,9 @@ each with its choices, the safest first.
    ``chat_request`` before it; with several, or none, the user chooses:
    relink, unlink (the event becomes visible, unlinked) or delete.
 3. A tool result with no call in its turn, or a call with no result, is an
-   orphan: the user chooses to delete it (or, for a call, to answer it with
-   the error result JP's ``sanitize`` writes).
+   orphan (``core.links.orphans``, the list ``check`` reports): the user
+   chooses to delete it (or, for a call, to answer it with the error result
+   JP's ``sanitize`` writes).
 4. ``backfill`` (asked for explicitly, never implied): in a turn with exactly
    one ``chat_request``, answering events with no ``request_id`` are linked to it.
 
@@ -26,7 +27,7 @@ from typing import Literal
 
 from returns.result import Success
 
-from turnmark.core.links.exclusion import tool_pairs
+from turnmark.core.links.orphans import orphaned_tool_halves
 from turnmark.core.links.resolution import REASON_TEXT, resolve_links
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
@@ -146,22 +147,14 @@ def _unresolved(stream: ConversationStream, turns: Sequence[int]) -> tuple[list[
     return fixes, problems
 
 
-def _orphans(entries: Sequence[Entry], decided: set[int]) -> list[Problem]:
-    partners = tool_pairs(entries)
+def _orphans(stream: ConversationStream) -> list[Problem]:
+    entries = stream.entries
     problems: list[Problem] = []
-    for position, entry in enumerate(entries):
-        payload = entry.payload
-        if position in decided or position in partners:
-            continue
-        if isinstance(payload, ToolCallResponse):
-            why = f"tool result '{payload.id}' has no call in its turn"
-            problems.append(
-                Problem(position, entry.event_id, entry.type_tag, why, (_fix("delete", entries, position, why),))
-            )
-        elif isinstance(payload, ToolCallRequest):
-            why = f"tool call '{payload.id}' ({payload.name}) has no result in its turn"
-            choices = (_fix("answer_call", entries, position, why), _fix("delete", entries, position, why))
-            problems.append(Problem(position, entry.event_id, entry.type_tag, why, choices))
+    for half in orphaned_tool_halves(entries, stream.duplicated_ids):
+        choices: tuple[Fix, ...] = (_fix("delete", entries, half.position, half.why),)
+        if half.type_tag == ToolCallRequest.type_tag:
+            choices = (_fix("answer_call", entries, half.position, half.why), *choices)
+        problems.append(Problem(half.position, half.event_id, half.type_tag, half.why, choices))
     return problems
 
 
@@ -192,8 +185,8 @@ def plan_repairs(stream: ConversationStream, *, backfill: bool = False) -> Repai
     more_fixes, more_problems = _unresolved(stream, turns)
     fixes += more_fixes
     problems += more_problems
+    problems += _orphans(stream)
     decided = {fix.position for fix in fixes} | {problem.position for problem in problems}
-    problems += _orphans(entries, decided)
     left = 0
     if backfill:
         filled, left = _backfill(entries, turns)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from turnmark.core.links.exclusion import ExclusionDiagnostic, exclude_unresolved
+from turnmark.core.links.orphans import orphaned_tool_halves
 from turnmark.core.links.projection import Projection, ViewEvent
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.conversation_stream import ConversationStream
@@ -33,10 +34,13 @@ class CheckReport:
     exclusions: tuple[JsonObject, ...] = ()
     malformed_ids: tuple[JsonObject, ...] = ()
     """IDs not in RFD 097's form (a warning: they still work, but were not written by JP or turnmark)."""
+    orphaned_tool_halves: tuple[JsonObject, ...] = ()
+    """Tool calls with no result and results with no call, as ``repair`` finds them."""
 
     @property
     def ok(self) -> bool:
-        return not self.unresolved and not self.save_blocked_by and not self.duplicated_keys
+        blocking = (self.unresolved, self.save_blocked_by, self.duplicated_keys, self.orphaned_tool_halves)
+        return not any(blocking)
 
     def to_json(self) -> JsonObject:
         return {
@@ -51,11 +55,13 @@ class CheckReport:
             "duplicated_keys": list(self.duplicated_keys),
             "exclusions": list(self.exclusions),
             "malformed_ids": list(self.malformed_ids),
+            "orphaned_tool_halves": list(self.orphaned_tool_halves),
         }
 
 
 def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] = ()) -> CheckReport:
-    """Link states, duplicated IDs and save blockers; every ``index`` is the entry's place in ``events.json``.
+    """Link states, duplicated IDs, save blockers and orphaned tool halves; every ``index`` is the entry's place in
+    ``events.json``.
 
     ``doubled`` are the keys written twice in the file (``duplicate_keys``), which also block saving.
     """
@@ -113,6 +119,17 @@ def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] =
             for index, entry in enumerate(entries)
             for key, value in (("event_id", entry.event_id), ("request_id", entry.request_id))
             if value is not None and not well_formed(value)
+        ),
+        orphaned_tool_halves=tuple(
+            {
+                "index": at(half.position),
+                "event_id": half.event_id,
+                "type": half.type_tag,
+                "tool_id": half.tool_id,
+                "name": half.name,
+                "why": half.why,
+            }
+            for half in orphaned_tool_halves(entries, stream.duplicated_ids)
         ),
     )
 

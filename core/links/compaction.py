@@ -189,3 +189,41 @@ def apply_compactions(
             kept.append(stripped)
             turns.append(turn)
     return CompactedView(tuple(kept), tuple(turns), synthetic)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOverlay:
+    """What the winning compaction overlays do to one turn: the summary run it is part of, stripped reasoning,
+    the tool-call policy."""
+
+    run: SummaryRun | None
+    reasoning_stripped: bool
+    tool_calls: ToolCallsPolicy | None
+
+
+def turn_overlays(entries: Sequence[Entry], indices: Sequence[int] | None = None) -> dict[int, TurnOverlay]:
+    """Per turn an overlay covers, what the model is sent of it instead (the same winners ``apply_compactions`` picks).
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, Compaction, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Where are locks kept?")).push(ChatResponse(ts, "message", "Here."))
+    >>> stream = stream.push(Compaction.new(ts, 0, 0, summary="Locks are kept here.", reasoning_strip=True))
+    >>> turn_overlays(stream.entries)
+    {0: TurnOverlay(run=SummaryRun(from_turn=0, to_turn=0, text='Locks are kept here.'), reasoning_stripped=True, \
+tool_calls=None)}
+    """
+    indices = turn_indices(entries) if indices is None else indices
+    compactions = [(order, e.payload) for order, e in enumerate(entries) if isinstance(e.payload, Compaction)]
+    if not compactions:
+        return {}
+    max_turn = max(indices, default=0)
+    runs = _summary_runs(_winners(compactions, max_turn, "summary"))
+    run_of = {turn: run for run in runs.values() for turn in range(run.from_turn, run.to_turn + 1)}
+    reasoning = _winners(compactions, max_turn, "reasoning")
+    tools = _winners(compactions, max_turn, "tool_calls")
+    overlays = {
+        turn: TurnOverlay(run_of.get(turn), reasoning[turn] is not None, tool.tool_calls if tool else None)
+        for turn, tool in enumerate(tools)
+    }
+    return {turn: overlay for turn, overlay in overlays.items() if overlay != TurnOverlay(None, False, None)}

@@ -63,8 +63,8 @@ class TurnLine:
 
     @property
     def reference(self) -> str:
-        """``CONV:TURN`` as ``transcript --turn``, ``fork --until`` and ``edit -i`` take it (a turn without a
-        ``turn_start`` by its number)."""
+        """``CONV:TURN`` as ``transcript --turn``, ``show --turn``, ``fork --until`` and ``edit -i`` take it (a
+        turn without a ``turn_start`` by its number)."""
         turn = self.turn_id if self.turn_id is not None else str(self.turn_index)
         return f"{self.conversation}:{turn}"
 

@@ -8,6 +8,7 @@ config and its deltas, then ``--cfg``. The shell reads the files and the
 environment; everything else is decided here.
 """
 
+import fnmatch
 import json
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -134,6 +135,31 @@ def extends_patterns(layer: JsonObject) -> list[str]:
     if isinstance(value, str):
         return [value]
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
+
+
+def is_glob(pattern: str) -> bool:
+    """Whether an ``extends`` entry is a glob (``*``, ``?`` or ``[``) rather than the path of one file."""
+    return any(character in pattern for character in "*?[")
+
+
+def glob_segments(pattern: str) -> Result[tuple[str, ...], str]:
+    """An ``extends`` glob folder by folder, or why it is not walked: it may only look inside its file's folder.
+
+    A trailing ``**`` means every file below (``**/*``).
+    """
+    if pattern.startswith("/"):
+        return Failure("it is absolute")
+    segments = tuple(part for part in pattern.split("/") if part not in ("", "."))
+    if ".." in segments:
+        return Failure("it climbs out with '..'")
+    return Success((*segments, "*") if segments[-1:] == ("**",) else segments)
+
+
+def name_matches(segment: str, name: str) -> bool:
+    """Whether a file or folder name matches one segment of a glob; a wildcard skips dot-names, as ``glob`` does."""
+    if name.startswith(".") and not segment.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, segment)
 
 
 def _nested(path: str, value: Json) -> JsonObject:

@@ -8,6 +8,15 @@ a summary that is not a label of the turn at all:
   trimmed and case ignored, one of the conversation's turn IDs or the IDs
   the request named (also wrapped in ``turn`` / ``id`` words, as in
   ``<turn id="a1turn0">`` or ``Turn a1turn0``, or several IDs in a row);
+- markup: a tag (``<think>``, ``</response>``, ``<br/>``, ``<!-- -->``) or an HTML
+  entity (``&lt;``, ``&amp;``, ``&#39;``): the model wrote its answer's wrapping,
+  or escaped text, into the label. Code is not markup: an opening tag right
+  after a letter, digit or colon is a type's parameters (``Vec<String>``), and
+  a tag or entity in a `` `code span` `` is left alone;
+- cut off: the summary runs to the longest one stored (``HARD_LIMIT``, the
+  schema's ``maxLength``) and ends inside a word, without the ``…`` turnmark
+  puts where it cuts (a grammar-constrained server stops at the limit
+  mid-word; a longer answer is cut at a word with ``…`` before the gate);
 - no letters (``:{``, ``12:30 …``);
 - fewer than two words (``x``, ``6656mis``): a word is a run of characters
   between spaces with a letter or digit in it; in scripts written without
@@ -35,9 +44,12 @@ import unicodedata
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from html.entities import html5
 
 MIN_WORDS = 2
 MIN_CHARS = 8
+HARD_LIMIT = 72
+"""The longest summary stored, in characters: the schema's ``maxLength``; a longer answer is cut at a word."""
 MIN_COPIED_WORDS = 3
 """A summary this long (in words) is refused when it appears anywhere inside the prompt's text."""
 
@@ -47,6 +59,14 @@ _ID_WRAPPING = frozenset({"turn", "id", "turn_id", "event_id"})
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+|\n\s*-\s+|\n\s*\n")
 _QUOTED = re.compile(r'"([^"\n]+)"')
 _BRACKETED = re.compile(r"\(([^()\n]+)\)")
+_CODE_SPAN = re.compile(r"`[^`\n]*`")
+_TAG = re.compile(
+    r"</[A-Za-z][\w:.-]*\s*>?"
+    r"|(?<![^\W_]|:)<(?:[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|!--|[!?][A-Za-z][^<>]*>)"
+)
+"""A closing tag (also cut before its ``>``), or an opening or empty tag, a comment or a declaration that
+does not follow a letter, digit or colon (``Vec<String>`` and ``iter::<T>`` are a type's parameters)."""
+_ENTITY = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|([A-Za-z][A-Za-z0-9]{1,31}));")
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -123,6 +143,42 @@ def copied_from_prompt(summary: str, prompt: str) -> bool:
     return len(words) >= MIN_COPIED_WORDS and any(_inside(words, phrase) for phrase in phrases)
 
 
+def markup(summary: str) -> str | None:
+    """The first markup tag or HTML entity in ``summary`` outside a code span (`` `<col>` ``), or ``None``.
+
+    >>> markup("A test fails: …</response>"), markup("Show the &lt;id&gt; field"), markup("<think>Okay")
+    ('</response>', '&lt;', '<think>')
+    >>> markup("Return Vec<String> from parse"), markup("Compare a < b and c > d"), markup("Fix AT&T; then R&D")
+    (None, None, None)
+    >>> markup("Style each `<col>` of the RFD table"), markup("Escape & as `&amp;` in the feed")
+    (None, None)
+    """
+    prose = _CODE_SPAN.sub(lambda span: " " * len(span.group(0)), summary)
+    tag = _TAG.search(prose)
+    entity = next((found for found in _ENTITY.finditer(prose) if _is_entity(found)), None)
+    first = min((found for found in (tag, entity) if found is not None), key=lambda found: found.start(), default=None)
+    return first.group(0) if first is not None else None
+
+
+def _is_entity(found: re.Match[str]) -> bool:
+    """A numeric reference, or a name HTML defines (``&str;`` in Rust prose is not one)."""
+    name = found.group(1)
+    return name is None or f"{name};" in html5
+
+
+def cut_off(summary: str) -> bool:
+    """The summary fills the longest one stored and its last word runs into the end, with no ``…``.
+
+    >>> from turnmark.core.text.summary_text import cut_at_word
+    >>> answer = "Cap the retry backoff of the stream handler at two seconds and add a regression test"
+    >>> answer[:HARD_LIMIT]
+    'Cap the retry backoff of the stream handler at two seconds and add a reg'
+    >>> cut_off(answer[:HARD_LIMIT]), cut_off(cut_at_word(answer, HARD_LIMIT)), cut_off("Cap the retry backoff")
+    (True, False, False)
+    """
+    return len(summary) >= HARD_LIMIT and summary[-1].isalnum()
+
+
 def _is_turn_id(summary: str, turn_ids: Collection[str]) -> bool:
     trimmed = _EDGE_PUNCTUATION.sub("", summary).casefold()
     if trimmed in turn_ids:
@@ -154,6 +210,12 @@ def refusal(summary: str, turn_ids: Collection[str], prompt: str) -> str | None:
     shown = f'"{summary}"'
     if _is_turn_id(summary, folded):
         return f"refused: {shown} is a turn ID, not a summary"
+    found = markup(summary)
+    if found is not None:
+        kind = "an HTML entity" if found.startswith("&") else "markup"
+        return f"refused: {shown} holds {kind} ({found})"
+    if cut_off(summary):
+        return f"refused: {shown} stops inside a word at the {HARD_LIMIT}-character limit (cut off)"
     if not any(char.isalpha() for char in summary):
         return f"refused: {shown} has no letters"
     if word_count(summary) < MIN_WORDS:

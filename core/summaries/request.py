@@ -24,7 +24,7 @@ from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import AnswerError
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.summaries.gate import gate
+from turnmark.core.summaries.gate import HARD_LIMIT, gate
 from turnmark.core.summaries.packing import (
     ANSWER_OVERHEAD_TOKENS,
     ANSWER_TOKENS_PER_TURN,
@@ -35,7 +35,6 @@ from turnmark.core.summaries.packing import (
 from turnmark.core.text.summary_text import salvage_summary
 
 MAX_CHARS = 60
-HARD_LIMIT = 72
 
 INSTRUCTIONS = f"""You label the turns of a conversation between a user and a coding assistant.
 Each <turn id="..."> block holds one turn: the user's request, the tools the assistant called

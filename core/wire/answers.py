@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.json_value import JsonObject, storable
 
 PartKind: TypeAlias = Literal["text", "reasoning", "tool_call", "stop", "error"]
 CUT_OFF = "length"
@@ -50,7 +50,7 @@ def sse_data(lines: Iterable[str]) -> Iterator[tuple[str, Any] | ChatPart]:
             if data == "[DONE]":
                 return
             try:
-                yield event, json.loads(data)
+                yield event, storable(json.loads(data))
             except (ValueError, RecursionError):
                 yield ChatPart("error", f"a streamed event is not JSON: {data[:80]!r}")
                 return
@@ -167,7 +167,7 @@ def ollama_parts(lines: Iterable[str]) -> Iterator[ChatPart]:
         if not line.strip():
             continue
         try:
-            chunk = json.loads(line)
+            chunk = storable(json.loads(line))
         except (ValueError, RecursionError):
             yield ChatPart("error", f"ollama sent a line that is not JSON: {line[:80]!r}")
             return
@@ -223,7 +223,7 @@ def parse_arguments(text: str) -> JsonObject:
     ({'path': 'a.py'}, {'raw': '{"path": '}, {'value': [1]})
     """
     try:
-        value = json.loads(text or "{}")
+        value = storable(json.loads(text or "{}"))
     except (ValueError, RecursionError):
         return {"raw": text}
     return value if isinstance(value, dict) else {"value": value}

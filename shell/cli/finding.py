@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import enum
+import os
 import re
+import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -12,7 +14,7 @@ from turnmark.core.text.wording import counted
 from turnmark.shell.cli.common import FormatOption, OutputFormat, app, pick, settings_of
 from turnmark.shell.errors import QueryError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, emit_json, emit_line, emit_visible_line, styled
+from turnmark.shell.output import chrome, emit_json, emit_line, styled, write_prepared
 
 with lazy_imports():
     from turnmark.core.search import scopes as search_scopes
@@ -37,7 +39,8 @@ The index is a SQLite FTS5 database in turnmark's .turnmark/ folder (in JP's
 user-local copy, else in .jp/): only conversations whose files changed are read
 again, `watch` and `label` keep it fresh, and deleting it loses nothing.
 --regex scans the conversations instead (exact, slower). --output ids prints
-CONV:TURN lines that `transcript --turn`, `fork --until` and `edit -i` take.
+CONV:TURN lines that `transcript --turn`, `show --turn`, `fork --until` and
+`edit -i` take.
 
 With --format json: {"query", "scopes", "regex", "since", "total", "hits":
 [{"conversation", "title", "turn_index", "turn_id", "id_transient", "reference",
@@ -45,6 +48,11 @@ With --format json: {"query", "scopes", "regex", "since", "total", "hits":
 "marks", "score"}], "skipped": [{"conversation", "error"}]}. Exit status: 0 with
 hits, 1 with none, 2 on bad input.
 """
+
+
+def _on_terminal() -> bool:
+    """Whether matches may be shown in bold: stdout is a terminal and ``NO_COLOR`` is unset."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
 class OutputKind(enum.StrEnum):
@@ -61,7 +69,7 @@ def _hit_lines(hit: Hit) -> tuple[str, str | None]:
     head = f"{line.conversation}  turn {line.turn_index} ({turn})  {line.date or '-':<10}  {shown}"
     if hit.snippet is None:
         return head, None
-    opening, closing = ("\x1b[1m", "\x1b[22m") if styled() else ("[", "]")
+    opening, closing = ("\x1b[1m", "\x1b[22m") if _on_terminal() else ("[", "]")
     excluded = "(excluded) " if hit.snippet.excluded else ""
     return head, f"    {excluded}{hit.snippet.render(opening, closing)}"
 
@@ -160,7 +168,7 @@ def find(
             head, under = _hit_lines(hit)
             emit_line(head)
             if under is not None:
-                emit_visible_line(under)
+                write_prepared(styled(under) + "\n")
         if result.total > len(result.hits):
             chrome(f"{len(result.hits)} of {counted(result.total, 'matching turn')} shown (--limit N for more)")
     if result.total == 0:

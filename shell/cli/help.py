@@ -4,7 +4,7 @@ Every example is a real invocation; tests parse each one against the command lin
 """
 
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Reading", ("conversations", "turns", "find", "check", "transcript", "project")),
+    ("Reading", ("conversations", "turns", "show", "find", "check", "transcript", "project")),
     ("Summaries", ("summarize", "label")),
     ("Editing", ("edit", "fork", "repair", "strip")),
     ("Background", ("query", "watch")),
@@ -25,6 +25,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("turnmark turns", "The turns of the most recent conversation, with their summaries."),
         ("turnmark turns 17727484633", "The turns of conversation jp-c17727484633."),
         ("turnmark -w ~/src/app turns --format json", "The turns as JSON, from another workspace."),
+    ),
+    "show": (
+        ("turnmark show 17727484633 --last 3 --reasoning", "Read its last three turns, with the reasoning."),
+        ("turnmark show 17727484633 -o session.html", "One self-contained HTML page to share (md and json too)."),
+        ("turnmark show --turns 2-5 --format md --tools names", "Turns 2 to 5 as Markdown, tool calls one line each."),
     ),
     "find": (
         ("turnmark find 'lock timeout -flaky'", "Turns about a lock timeout but not flaky ones, best first."),

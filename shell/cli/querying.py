@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from turnmark.shell.cli.common import OutputFormat, app, settings_of
+from turnmark.shell.cli.usage import must_be_utf8
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import fail
 
@@ -50,6 +51,8 @@ def query(
     conversation, message = (words[0], words[1]) if len(words) == 2 else (None, words[0])
     if not message.strip():
         raise fail("the message is empty")
+    if problem := must_be_utf8(message):
+        raise fail(f"MESSAGE {problem} (see 'turnmark query --help')")
     options = query_usecase.QueryOptions.using(
         settings.run(model),
         message=message,

@@ -156,6 +156,8 @@ def _check_lines(report: CheckReport) -> list[str]:
             f"{item['request_id']!r}: turnmark refuses to save this conversation until request_id names "
             "exactly one chat_request"
         )
+    for item in report.orphaned_tool_halves:
+        lines.append(f"  entry {item['index']} ({item['type']} {item['event_id']}): {item['why']}")
     for item in report.malformed_ids:
         lines.append(
             f"  warning: entry {item['index']}: {item['key']} '{item['value']}' is not in the form turnmark and JP "
@@ -177,11 +179,12 @@ def check(
     all_conversations: Annotated[bool, typer.Option("--all", "-a", help="Check every conversation.")] = False,
     output_format: FormatOption = None,
 ) -> None:
-    """Check request links and event IDs: unresolved links (with the reason), IDs duplicated by a hand edit.
+    """Check request links, event IDs and tool calls: unresolved links, duplicated IDs, orphaned tool halves.
 
     The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in RFD 097's form
     (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
-    unresolved or a save would be refused, 2 when a conversation cannot be read.
+    unresolved, a tool call lacks its other half or a save would be refused, 2 when a conversation
+    cannot be read.
     """
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)

@@ -263,7 +263,9 @@ def strip(
                 with conversations.hold_lock(ref) as lock:
                     fresh = conversations.read_conversation(ref, settings.new_id, lock)
                     stripped = strip_keys.stripped_events(fresh.stream)
-                    undo.saved_with_undo(fresh, partial(conversations.write_documents, lock, fresh, None, stripped))
+                    undo.saved_with_undo(
+                        fresh, partial(conversations.write_documents, lock, fresh, None, stripped, saving=fresh.stream)
+                    )
                 row["applied"] = True
         except ConversationError as error:
             row["error"] = str(error)

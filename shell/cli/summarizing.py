@@ -51,8 +51,9 @@ transcript of each turn (request, tool names and outcomes, answers) and is
 called without holding the conversation's lock; results are written under the
 lock, and only for turns that did not change meanwhile. A summary you set with
 `turnmark label` is never replaced. Turns that get no summary (model failure,
-a label refused as no label at all: a turn ID, under two words or 8 characters,
-no letters, copied from the prompt, or another turn's label; locked conversation,
+a label refused as no label at all: a turn ID, markup or HTML entities, cut off
+inside a word at 72 characters, under two words or 8 characters, no letters, copied
+from the prompt, or another turn's label; locked conversation,
 changed turn) are tried again on the next run; a turn whose answer failed three
 times with the same content only once it changes, or with --retry-failed.
 """
@@ -73,6 +74,8 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
             f"{counted(batches, 'batch', 'batches')} for {model} ({size})"
         )
         lines = [head]
+        if report.save_refused:
+            lines.append(f"  a real run would not save this conversation: {report.save_refused}")
         for row in report.plan:
             where = f"batch {row['batch']}" if "batch" in row else f"left out: {str(row['excluded']).replace('_', ' ')}"
             lines.append(f"  {row['turn']:<8} turn {row['index']:>3}  {row['tokens']:>6} tokens  {where}")
@@ -126,8 +129,8 @@ def summarize(
     """Write the missing turn summaries now (catch-up), with a progress bar over conversations and batches.
 
     Exit status: 0 when every conversation was summarized or had nothing to do, 1 when one failed or
-    was skipped (locked by a running jp, or its model failed earlier in the run), 2 on bad input,
-    130 on Ctrl-C (what was done so far is shown first).
+    was skipped (locked by a running jp, or its model failed earlier in the run) or, with --dry-run,
+    would not be saved, 2 on bad input, 130 on Ctrl-C (what was done so far is shown first).
     """
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)

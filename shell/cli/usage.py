@@ -23,6 +23,7 @@ from typer._click.exceptions import BadParameter, ClickException, MissingParamet
 from typer._coercion import RuntimeParam
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption, _TyperParameter
 
+from turnmark.core.text.terminal import not_utf8
 from turnmark.shell.cli.help import COMMAND_GROUPS, EXAMPLES
 from turnmark.shell.errors import TurnmarkError
 from turnmark.shell.output import chrome
@@ -36,6 +37,7 @@ OWN_OPTIONS = {
         command: {"--format", "-F"}
         for command in (
             "conversations", "turns", "check", "project", "summarize", "transcript", "repair", "strip", "fork",
+            "show",
         )
     },
 }  # fmt: skip
@@ -163,6 +165,17 @@ def yes_or_no(text: str) -> bool:
     return answers[text.lower()]
 
 
+NAMES_ON_DISK = frozenset({"CONV", "[CONV] MESSAGE"})
+"""Arguments that may name a folder, whose name can be any bytes (the message is checked by ``query``);
+every other text a command takes must be UTF-8, as turnmark stores and sends it."""
+
+
+def must_be_utf8(value: str) -> str | None:
+    """Why ``value`` cannot be used as text (it holds bytes that are not UTF-8), or ``None``."""
+    shown = not_utf8(value)
+    return f"must be UTF-8 text, and {shown} is not" if shown else None
+
+
 SCALARS: dict[type, Callable[[str], Any]] = {str: str, int: int, float: float, Path: Path, bool: yes_or_no}
 NOT_A = {int: "a whole number", float: "a number", bool: "true or false"}
 
@@ -208,6 +221,10 @@ class PlainRuntimeParam(RuntimeParam):
                 result = SCALARS[self.element](str(value))
             except ValueError as error:
                 raise BadParameter(f"must be {NOT_A.get(self.element, 'valid')}", ctx=ctx, param=param) from error
+        if isinstance(result, str) and not (isinstance(param, TyperArgument) and param.metavar in NAMES_ON_DISK):
+            problem = must_be_utf8(result)
+            if problem:
+                raise BadParameter(problem, ctx=ctx, param=param)
         low, high = getattr(param, "min", None), getattr(param, "max", None)
         if low is not None and result < low:
             raise BadParameter(f"must be greater than or equal to {low:g}", ctx=ctx, param=param)

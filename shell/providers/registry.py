@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from turnmark.core.stream.config import lookup
 from turnmark.core.stream.json_value import JsonObject
@@ -46,6 +47,18 @@ def _key(env: Mapping[str, str], name: str, model: ModelSpec) -> str:
     return value
 
 
+def _base_url(value: str, source: str, model: ModelSpec) -> str:
+    """A base URL the HTTP client can use: ``http://`` or ``https://`` and a host."""
+    try:
+        parts = urlsplit(value)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        usable = False
+    if not usable:
+        raise ModelError(f"{source} {value!r} is not an http:// or https:// URL (needed for {model.id})")
+    return value
+
+
 def _setting(config: JsonObject, provider: str, key: str) -> str | None:
     value = lookup(config, f"providers.llm.{provider}.{key}")
     return value if isinstance(value, str) and value.strip() else None
@@ -67,8 +80,11 @@ def open_provider(
     if provider in KEY_VARIABLES:
         variable = _setting(config, provider, "api_key_env") or KEY_VARIABLES[provider]
         token = _key(env, variable, model) if variable else None
+    source = f"providers.llm.{provider}.base_url"
     url = _setting(config, provider, "base_url") or default_url
     if provider == "openai":
         url_variable = _setting(config, provider, "base_url_env") or "OPENAI_BASE_URL"
-        url = (env.get(url_variable) or "").strip() or url
-    return kind(model, url, settings or HttpSettings(), token)
+        from_env = (env.get(url_variable) or "").strip()
+        if from_env:
+            source, url = url_variable, from_env
+    return kind(model, _base_url(url, source, model), settings or HttpSettings(), token)

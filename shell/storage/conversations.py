@@ -3,16 +3,20 @@
 Reads pick the newer of the workspace copy and JP's user-local copy (stream
 files and metadata judged separately, the user-local copy winning ties).
 Writes happen only under the conversation lock, on a stream loaded under
-that lock: each file goes to ``<file>.tmp`` and is renamed over the target,
-unchanged bytes are not written, and the order is ``metadata.json``,
-``base_config.json``, ``events.json`` (so an interrupted upgrade of a legacy
-conversation stays loadable). A legacy conversation is upgraded on its first
-save.
+that lock, after the save rule (``refuse_unsavable``) allowed them. Both
+copies are written together (``files.write_together``): every new file is
+written and synced beside its target first, then renamed over it
+(``base_config.json`` before ``events.json``, so an interrupted upgrade of a
+legacy conversation stays loadable; the workspace copy first, the user-local
+copy last), and a failure takes the renames back, leaving both copies as they
+were. Unchanged bytes are not written. A legacy conversation is upgraded on its
+first save. A new conversation is built in a hidden folder and renamed into place.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,20 +24,39 @@ from pathlib import Path
 
 from returns.result import Failure, Success
 
+from turnmark.core.editing.repair import plan_repairs
 from turnmark.core.errors import StreamError
 from turnmark.core.stream.conversation_stream import ConversationStream, persisted_repairs
-from turnmark.core.stream.duplicate_keys import duplicate_keys
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import Metadata, parse_metadata
+from turnmark.core.stream.save_rule import refusal, save_blockers
+from turnmark.shell.clock import now_epoch
 from turnmark.shell.errors import ConversationError, ConversationLocked, FileFault, SaveRefused
-from turnmark.shell.storage.files import check_writable, os_reason, read_file, remove, write_if_changed
-from turnmark.shell.storage.files import directory as opened_directory
+from turnmark.shell.storage.files import (
+    BASE_CONFIG_LIMIT,
+    EVENTS_LIMIT,
+    METADATA_LIMIT,
+    build_directory,
+    check_writable,
+    read_file,
+    remove_abandoned,
+    write_together,
+)
 from turnmark.shell.storage.locking import ConversationLock, lock_holder, try_lock
-from turnmark.shell.storage.workspace import ConversationRef, Workspace
+from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 
 EVENTS = "events.json"
 BASE_CONFIG = "base_config.json"
 METADATA = "metadata.json"
+BUILDING = ".turnmark-new-"
+"""The start of the hidden name a new conversation is built under before it is renamed into place."""
+STALE_SECONDS = 600
+"""A build folder this old, whose process is gone, was abandoned."""
+NAME_TRIES = 100
+"""How many free IDs after now a new conversation may take when others appear at the same moment."""
+
+Along = Callable[[bytes], list[tuple[Path, bytes | None]]]
+"""Files to commit together with a conversation's ``events.json``, given its bytes (undo's record)."""
 
 
 def _mtime(path: Path) -> int:
@@ -90,10 +113,10 @@ def read_conversation(
     """
     events_path = newest_copy(ref, EVENTS)
     directory = events_path.parent
-    events = read_file(events_path)
+    events = read_file(events_path, EVENTS_LIMIT)
     if events is None:
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
-    base_config = read_file(directory / BASE_CONFIG)
+    base_config = read_file(directory / BASE_CONFIG, BASE_CONFIG_LIMIT)
     match ConversationStream.from_json(events, base_config, new_id=new_id, conversation=ref.display_id):
         case Failure(problem):
             raise ConversationError(describe(events_path, problem))
@@ -107,7 +130,7 @@ def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
     path = newest_copy(ref, METADATA)
     try:
-        data = read_file(path)
+        data = read_file(path, METADATA_LIMIT)
     except FileFault as fault:
         return None, str(fault)
     if data is None:
@@ -120,6 +143,29 @@ def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     raise AssertionError("unreachable")
 
 
+def save_refusal(loaded: LoadedConversation, written: ConversationStream) -> SaveRefused | None:
+    """The save rule (``core/stream/save_rule.py``), the one every path that writes ``events.json`` applies:
+    why ``written``, made from ``loaded``, must not be saved, or ``None``.
+
+    A key written twice in the file (a save keeps only the last value), or a link to an ID several
+    entries had (a save makes the surviving copy look like the intended target); the fix named is
+    ``repair --apply``, or ``repair -i`` when repair's plan needs a decision for such a link.
+    """
+    blockers = save_blockers(loaded.stream, loaded.events, written)
+    if not blockers:
+        return None
+    links = {blocker.event_id for blocker in blockers if blocker.repairable}
+    decide = bool(links) and any(problem.event_id in links for problem in plan_repairs(loaded.stream).problems)
+    return SaveRefused(loaded.directory / EVENTS, refusal(blockers, loaded.ref.display_id, decide=decide))
+
+
+def refuse_unsavable(loaded: LoadedConversation, written: ConversationStream) -> None:
+    """Raise the save rule's ``SaveRefused`` when ``written``, made from ``loaded``, must not be saved."""
+    refused = save_refusal(loaded, written)
+    if refused is not None:
+        raise refused
+
+
 def save_stream(
     lock: ConversationLock,
     loaded: LoadedConversation,
@@ -127,31 +173,20 @@ def save_stream(
     *,
     persist_ids: bool = False,
     announce: Callable[[str], None] | None = None,
+    along: Along | None = None,
 ) -> list[Path]:
     """Persist ``stream`` to every copy of the conversation; return the files actually written.
 
-    Requires the conversation's lock, held since ``loaded`` was read under it. A
-    conversation whose folder or files are links is refused before anything is
-    written; a legacy upgrade whose ``events.json`` cannot be written takes back
-    the ``base_config.json`` it created. An unchanged stream writes nothing (a legacy file stays legacy, transient
-    IDs stay unsaved) unless ``persist_ids`` asks for its transient IDs to be written.
+    Requires the conversation's lock, held since ``loaded`` was read under it; see
+    ``write_documents``. An unchanged stream writes nothing (a legacy file stays legacy,
+    transient IDs stay unsaved) unless ``persist_ids`` asks for its transient IDs to be written.
     """
     if not lock.held or loaded.lock is not lock:
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
     if stream == loaded.stream and not (persist_ids and any(entry.transient_id for entry in stream.entries)):
         return []
-    ambiguous = stream.ambiguous_links()
-    if ambiguous:
-        raise SaveRefused(loaded.directory / EVENTS, ambiguous, stream.is_legacy)
-    doubled = duplicate_keys(loaded.events)
-    if doubled:
-        first = doubled[0]
-        raise ConversationError(
-            f"{loaded.directory / EVENTS}: entry {first.index}: key {first.key!r} is written twice in "
-            f"{first.path}; refusing to save, which would keep only the last value"
-        )
     current = stream.upgraded()
-    written = write_documents(lock, loaded, current.base_config_json(), current.to_json())
+    written = write_documents(lock, loaded, current.base_config_json(), current.to_json(), saving=stream, along=along)
     repairs = persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)
@@ -159,32 +194,36 @@ def save_stream(
 
 
 def write_documents(
-    lock: ConversationLock, loaded: LoadedConversation, base_config: bytes | None, events: bytes
+    lock: ConversationLock,
+    loaded: LoadedConversation,
+    base_config: bytes | None,
+    events: bytes,
+    *,
+    saving: ConversationStream,
+    along: Along | None = None,
 ) -> list[Path]:
-    """Write ``base_config.json`` (unless ``None``) and ``events.json`` to every copy; the files written.
+    """Write ``base_config.json`` (unless ``None``) and ``events.json`` to every copy, all or none; the files
+    written.
 
-    Under the lock ``loaded`` was read with; links are refused before anything is written.
+    ``saving`` is the stream these bytes hold, judged by the save rule (``refuse_unsavable``)
+    first. Under the lock ``loaded`` was read with; links are refused before anything is
+    written. The workspace copy is renamed into place first, the user-local copy (read
+    first) last; a failure anywhere leaves both copies as they were. ``along`` adds files
+    committed with them, given the ``events.json`` bytes.
     """
     if not lock.held or loaded.lock is not lock:
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
+    refuse_unsavable(loaded, saving)
     ref = loaded.ref
     for directory in ref.directories:
         check_writable(directory, (METADATA, BASE_CONFIG, EVENTS), ref.anchor_of(directory))
-    written: list[Path] = []
-    for directory in ref.directories:
-        anchor = ref.anchor_of(directory)
-        created = base_config is not None and not (directory / BASE_CONFIG).exists()
-        if base_config is not None and write_if_changed(directory / BASE_CONFIG, base_config, anchor):
-            written.append(directory / BASE_CONFIG)
-        try:
-            changed = write_if_changed(directory / EVENTS, events, anchor)
-        except ConversationError:
-            if created:
-                remove(directory / BASE_CONFIG, anchor)
-            raise
-        if changed:
-            written.append(directory / EVENTS)
-    return written
+    changes: list[tuple[Path, bytes | None]] = []
+    for directory in reversed(ref.directories):
+        if base_config is not None:
+            changes.append((directory / BASE_CONFIG, base_config))
+        changes.append((directory / EVENTS, events))
+    extra = along(events) if along is not None else []
+    return [path for path in write_together([*changes, *extra], ref.anchor_of) if path not in {p for p, _ in extra}]
 
 
 def hold_lock(ref: ConversationRef) -> ConversationLock:
@@ -212,20 +251,37 @@ def edit_conversation(
         return stream, save_stream(lock, loaded, stream, persist_ids=persist_ids, announce=announce)
 
 
+def _abandoned(name: str, mtime: float) -> bool:
+    """A build folder older than ``STALE_SECONDS`` whose process is gone (or older than a day: another machine's)."""
+    age = now_epoch() - mtime
+    if age < STALE_SECONDS:
+        return False
+    pid = name.removeprefix(BUILDING).split("-", 1)[0]
+    if age > 24 * 3600 or not pid.isdecimal():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def create_conversation(workspace: Workspace, metadata: bytes, base_config: bytes, events: bytes) -> ConversationRef:
-    """A new conversation folder, named as JP names it (``<deciseconds>``), holding these files."""
-    conversation_id = int(datetime.now(UTC).timestamp() * 10)
+    """A new conversation folder, named as JP names it (``<deciseconds>``), holding these files.
+
+    It is built in a hidden folder (``.turnmark-new-<pid>-<random>``, skipped by JP and by
+    listings) and renamed into place in one step, so a failure leaves no half-written
+    conversation; build folders another run abandoned are removed first.
+    """
     parent = workspace.conversations_dir
-    while any(path.name.split("-", 1)[0] == str(conversation_id) for path in parent.glob(f"{conversation_id}*")):
-        conversation_id += 1
-    directory = parent / str(conversation_id)
     anchor = workspace.storage
-    with opened_directory(parent, anchor, create=True, target=directory) as fd:
-        try:
-            os.mkdir(directory.name, dir_fd=fd)
-        except OSError as error:
-            raise FileFault(f"{directory}: cannot create the conversation: {os_reason(error)}") from None
-    write_if_changed(directory / METADATA, metadata, anchor)
-    write_if_changed(directory / BASE_CONFIG, base_config, anchor)
-    write_if_changed(directory / EVENTS, events, anchor)
-    return ConversationRef(conversation_id, directory, None, workspace)
+    remove_abandoned(parent, anchor, BUILDING, _abandoned)
+    taken = {ref.id for ref in list_conversations(workspace)}
+    first = int(datetime.now(UTC).timestamp() * 10)
+    free = [str(candidate) for candidate in range(first, first + len(taken) + NAME_TRIES) if candidate not in taken]
+    hidden = f"{BUILDING}{os.getpid()}-{secrets.token_hex(4)}"
+    documents = ((METADATA, metadata), (BASE_CONFIG, base_config), (EVENTS, events))
+    name = build_directory(parent, anchor, hidden, documents, free, what="the conversation")
+    return ConversationRef(int(name), parent / name, None, workspace)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage.files import read_file, write_if_changed
+from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_if_changed
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.workspace import ConversationRef
 
@@ -21,7 +21,7 @@ def memory_path(ref: ConversationRef) -> Path:
 def load_memory(ref: ConversationRef) -> JsonObject:
     """The conversation's failure memory; empty when absent or unreadable (it is only a hint)."""
     try:
-        data = read_file(memory_path(ref))
+        data = read_file(memory_path(ref), METADATA_LIMIT)
         value = json.loads(data) if data else {}
     except (ConversationError, ValueError, RecursionError):
         return {}

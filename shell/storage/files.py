@@ -1,4 +1,16 @@
-"""The one safe-write path: nothing is written through a link, no leftover is reused, faults are one line.
+"""The one safe-write path and the one guarded read: nothing is written through a link, no leftover is
+reused, nothing read is unbounded, faults are one line.
+
+Every file turnmark reads goes through ``read_file``: it must be a regular file
+(a FIFO, device, socket or directory is refused without being opened for a
+blocking read: it is checked before opening, opened with ``O_NONBLOCK`` and
+checked again), and no larger than the limit its kind is given below (checked
+on the open file and again while reading, so a file that grows is cut off);
+the refusal names the file and the limit. Reads follow links, as JP does: a
+linked ``events.json`` or config file is read, and every check applies to the
+link's target, so a link to ``/dev/zero`` or to a FIFO is refused like the
+thing itself. ``follow_links=False`` refuses the link instead (for files only
+turnmark writes, which are never links). Writes never follow links.
 
 Every write starts from an *anchor*: the workspace's ``.jp`` folder or JP's user-local
 silo for it (either may itself be a link: a user may keep ``.jp`` elsewhere). From
@@ -12,6 +24,10 @@ no-follow; a leftover of that name is removed, or sidestepped with another
 target. An ``OSError`` becomes ``FileFault`` with a one-line message naming
 the file and the OS reason (``read-only file system``). ``os_write`` is the
 single call through which bytes reach a file, so tests can inject faults there.
+
+Files that must change together (both copies of a conversation, and undo's record)
+go through ``write_together``: all or none. A new folder (a new conversation) is built
+under a hidden name and renamed into place whole (``build_directory``).
 """
 
 from __future__ import annotations
@@ -21,7 +37,8 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from turnmark.shell.errors import FileFault
@@ -31,6 +48,22 @@ os_write = os.write
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _SIDESTEPS = 8
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+
+KIB = 1024
+MIB = 1024 * KIB
+SMALL_FILE_LIMIT = 4 * KIB
+"""``.jp/.id``, a lock's diagnostics, an undo step's digest: a line or two."""
+CONFIG_LIMIT = 4 * MIB
+"""A TOML config file (JP's, ``--cfg @FILE``); real ones are a few KiB."""
+METADATA_LIMIT = 1 * MIB
+"""``metadata.json`` (real ones hold about 120 bytes) and turnmark's failure memory."""
+BASE_CONFIG_LIMIT = 16 * MIB
+"""``base_config.json``; the largest in the real corpus is 300 KB."""
+EVENTS_LIMIT = 128 * MIB
+"""``events.json``, its undo copy and each event file of ``edit -i``; the largest real one is 1.8 MB."""
+PLAN_LIMIT = 16 * MIB
+"""``edit -i``'s plan; the largest real one is 19 KB."""
 
 
 def os_reason(error: OSError) -> str:
@@ -126,34 +159,61 @@ def check_writable(parent: Path, names: Iterable[str], anchor: Path) -> None:
         refuse_links(fd, parent, names)
 
 
-def read_file(path: Path) -> bytes | None:
-    """A regular file's bytes (a link is followed: reading is safe), ``None`` when it is absent.
+def _size(limit: int) -> str:
+    for unit, name in ((MIB, "MiB"), (KIB, "KiB")):
+        if limit >= unit and limit % unit == 0:
+            return f"{limit // unit} {name}"
+    return f"{limit} bytes"
 
-    A FIFO, device or directory is refused without blocking, as ``FileFault`` (one line).
+
+def _refuse_unreadable(path: Path, status: os.stat_result, limit: int) -> None:
+    if stat.S_ISLNK(status.st_mode):
+        raise FileFault(f"{path}: not read: it is a symbolic link")
+    if not stat.S_ISREG(status.st_mode):
+        raise FileFault(f"{path}: cannot read: it is not a regular file")
+    if status.st_size > limit:
+        raise _too_large(path, limit)
+
+
+def _too_large(path: Path, limit: int) -> FileFault:
+    return FileFault(f"{path}: not read: it is larger than {_size(limit)}, turnmark's limit for this file")
+
+
+def read_file(path: Path, limit: int, *, follow_links: bool = True) -> bytes | None:
+    """A regular file's bytes, at most ``limit`` of them; ``None`` when it is absent.
+
+    Anything else (a FIFO, device or directory, a larger file, a link when ``follow_links`` is false) is
+    refused without blocking, as ``FileFault`` naming the file (and the limit).
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        _refuse_unreadable(path, os.stat(path, follow_symlinks=follow_links), limit)
+        fd = os.open(path, _READ_FLAGS | (0 if follow_links else os.O_NOFOLLOW))
     except FileNotFoundError:
         return None
     except OSError as error:
         raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise FileFault(f"{path}: cannot read: it is not a regular file")
     with os.fdopen(fd, "rb") as handle:
+        status = os.fstat(fd)
+        _refuse_unreadable(path, status, limit)
         try:
-            return handle.read()
+            data = handle.read(status.st_size + 1)
+            while len(data) <= limit and (more := handle.read(min(MIB, limit + 1 - len(data)))):
+                data += more
         except OSError as error:
             raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
+    if len(data) > limit:
+        raise _too_large(path, limit)
+    return data
 
 
-def _read(directory_fd: int, name: str) -> bytes | None:
+def _holds(directory_fd: int, name: str, data: bytes) -> bool:
+    """Whether the file already holds ``data`` (no more than one byte beyond it is read)."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory_fd)
+        fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW, dir_fd=directory_fd)
     except FileNotFoundError:
-        return None
+        return False
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        return stat.S_ISREG(os.fstat(fd).st_mode) and handle.read(len(data) + 1) == data
 
 
 def _clear_leftover(directory_fd: int, name: str) -> None:
@@ -190,7 +250,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os_write(fd, view) :]
 
 
-def _replace(directory_fd: int, name: str, data: bytes) -> None:
+def _write_temporary(directory_fd: int, name: str, data: bytes) -> str:
+    """A new temporary file beside ``name`` holding ``data``, synced; removed again when that fails."""
     temporary, fd = _create_temporary(directory_fd, name)
     try:
         try:
@@ -198,6 +259,16 @@ def _replace(directory_fd: int, name: str, data: bytes) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=directory_fd)
+        raise
+    return temporary
+
+
+def _replace(directory_fd: int, name: str, data: bytes) -> None:
+    temporary = _write_temporary(directory_fd, name, data)
+    try:
         os.replace(temporary, name, src_dir_fd=directory_fd, dst_dir_fd=directory_fd)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -214,7 +285,7 @@ def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = Fa
     with directory(path.parent, anchor, create=create, target=path) as fd:
         refuse_links(fd, path.parent, (path.name,))
         try:
-            if _read(fd, path.name) == data:
+            if _holds(fd, path.name, data):
                 return False
             _replace(fd, path.name, data)
         except OSError as error:
@@ -222,13 +293,182 @@ def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = Fa
     return True
 
 
-def remove(path: Path, anchor: Path) -> None:
-    """Remove a regular file written moments ago (undoing part of a save); never follows a link."""
-    with directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
-        os.unlink(path.name, dir_fd=fd)
-
-
 def remove_tree(path: Path, anchor: Path) -> None:
     """Remove the folder ``path`` and all below it (turnmark's own keeping); no link is followed, faults ignored."""
     with contextlib.suppress(FileFault), directory(path.parent, anchor) as fd, contextlib.suppress(OSError):
         shutil.rmtree(path.name, dir_fd=fd)
+
+
+def _copy_aside(directory_fd: int, name: str) -> str:
+    fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW, dir_fd=directory_fd)
+    with os.fdopen(fd, "rb") as handle:
+        return _write_temporary(directory_fd, f"{name}.kept", handle.read())
+
+
+def _keep_aside(directory_fd: int, name: str) -> str:
+    """A second name for the file ``name`` as it is now (a hard link; a copy where links fail)."""
+    for candidate in (f"{name}.kept.tmp", *(f"{name}.{os.getpid()}-{n}.kept.tmp" for n in range(1, _SIDESTEPS))):
+        _clear_leftover(directory_fd, candidate)
+        try:
+            os.link(name, candidate, src_dir_fd=directory_fd, dst_dir_fd=directory_fd, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError as error:
+            if error.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO):
+                raise
+            return _copy_aside(directory_fd, name)
+        return candidate
+    raise OSError(errno.EEXIST, "leftover temporary files are in the way")
+
+
+@dataclass
+class _Staged:
+    """One file of ``write_together``: its folder, the new bytes' temporary name (``None`` once renamed, or for
+    a removal), the old file's second name (``None`` when there was none) and whether its rename is done."""
+
+    path: Path
+    directory_fd: int
+    temporary: str | None
+    kept: str | None
+    done: bool = False
+
+
+def _commit(item: _Staged) -> None:
+    if item.temporary is None:
+        os.unlink(item.path.name, dir_fd=item.directory_fd)
+    else:
+        os.replace(item.temporary, item.path.name, src_dir_fd=item.directory_fd, dst_dir_fd=item.directory_fd)
+        item.temporary = None
+    item.done = True
+
+
+def _take_back(item: _Staged) -> str | None:
+    """Put the file back as it was before its rename; when even that fails, what became of it."""
+    try:
+        if item.kept is None:
+            os.unlink(item.path.name, dir_fd=item.directory_fd)
+        else:
+            os.replace(item.kept, item.path.name, src_dir_fd=item.directory_fd, dst_dir_fd=item.directory_fd)
+    except OSError as error:
+        kept = f" (it was kept as {item.kept})" if item.kept else ""
+        item.kept = None
+        return f"{item.path} could not be put back{kept}: {os_reason(error)}"
+    item.kept = None
+    return None
+
+
+def _discard(staged: list[_Staged]) -> None:
+    for item in staged:
+        for name in (item.temporary, item.kept):
+            if name is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=item.directory_fd)
+
+
+def write_together(changes: Sequence[tuple[Path, bytes | None]], anchor_of: Callable[[Path], Path]) -> list[Path]:
+    """Write several files (``None``: remove one), in one folder or several, all or none; the files changed.
+
+    Every folder is opened from its anchor (``anchor_of``) and every target checked (no links)
+    before anything is written.
+    Then the new bytes go to temporary files beside their targets, synced, and each file
+    to be replaced or removed gets a second name (a hard link) holding it as it was; only
+    when all of that worked are the temporary files renamed over the targets, in the order
+    given. When one rename fails, the renames already done are taken back, so every file
+    is as it was. Unchanged files are not written. Syncing the folders after the renames
+    is best effort: the change is made. ``FileFault`` (one line) names the file that failed.
+    """
+    with contextlib.ExitStack() as stack:
+        folders: dict[Path, int] = {}
+        for path, _ in changes:
+            if path.parent not in folders:
+                folders[path.parent] = stack.enter_context(directory(path.parent, anchor_of(path), target=path))
+            refuse_links(folders[path.parent], path.parent, (path.name,))
+        staged: list[_Staged] = []
+        stack.callback(_discard, staged)
+        for path, data in changes:
+            fd = folders[path.parent]
+            try:
+                exists = _taken(fd, path.name)
+                if (data is None and not exists) or (data is not None and _holds(fd, path.name, data)):
+                    continue
+                item = _Staged(path, fd, None, None)
+                staged.append(item)
+                if exists:
+                    item.kept = _keep_aside(fd, path.name)
+                if data is not None:
+                    item.temporary = _write_temporary(fd, path.name, data)
+            except OSError as error:
+                raise FileFault(f"{path}: cannot write: {os_reason(error)}") from None
+        for item in staged:
+            try:
+                _commit(item)
+            except OSError as error:
+                lost = [problem for done in reversed(staged) if done.done and (problem := _take_back(done))]
+                raise FileFault("; ".join([f"{item.path}: cannot write: {os_reason(error)}", *lost])) from None
+        for fd in {item.directory_fd for item in staged}:
+            with contextlib.suppress(OSError):
+                os.fsync(fd)
+        return [item.path for item in staged]
+
+
+def _taken(directory_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def build_directory(
+    parent: Path, anchor: Path, hidden: str, documents: Sequence[tuple[str, bytes]], names: Sequence[str], *, what: str
+) -> str:
+    """Build a folder in ``parent`` (made when missing) under the ``hidden`` name, holding ``documents``
+    (written and synced in order), then give it the first of ``names`` that is free, in one rename; the
+    name it got.
+
+    Everything goes through folder descriptors and never follows a link. On failure the hidden folder
+    is removed and ``FileFault`` says ``{parent}/{names[0]}: cannot create {what}: {reason}``; nothing is left.
+    """
+    target = parent / names[0]
+    with directory(parent, anchor, create=True, target=target) as fd:
+        try:
+            os.mkdir(hidden, 0o755, dir_fd=fd)
+        except OSError as error:
+            raise FileFault(f"{target}: cannot create {what}: {os_reason(error)}") from None
+        try:
+            inner = os.open(hidden, _DIRECTORY_FLAGS, dir_fd=fd)
+            try:
+                for name, data in documents:
+                    _replace(inner, name, data)
+            finally:
+                os.close(inner)
+            for name in names:
+                if _taken(fd, name):
+                    continue
+                try:
+                    os.rename(hidden, name, src_dir_fd=fd, dst_dir_fd=fd)
+                except OSError as error:
+                    if error.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                        continue
+                    raise
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)
+                return name
+            raise OSError(errno.EEXIST, "no free name")
+        except BaseException as error:
+            shutil.rmtree(hidden, ignore_errors=True, dir_fd=fd)
+            if isinstance(error, OSError):
+                raise FileFault(f"{target}: cannot create {what}: {os_reason(error)}") from None
+            raise
+
+
+def remove_abandoned(parent: Path, anchor: Path, prefix: str, abandoned: Callable[[str, float], bool]) -> None:
+    """Remove the folders in ``parent`` whose name starts with ``prefix`` that ``abandoned(name, mtime)`` says
+    no one is building any more (never through a link); what cannot be removed stays."""
+    with contextlib.suppress(OSError, FileFault), directory(parent, anchor) as fd:
+        for name in os.listdir(fd):
+            if not name.startswith(prefix):
+                continue
+            status = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISDIR(status.st_mode) and abandoned(name, status.st_mtime):
+                shutil.rmtree(name, ignore_errors=True, dir_fd=fd)

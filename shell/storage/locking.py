@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 
 from turnmark.shell.errors import FileFault
-from turnmark.shell.storage.files import link_refusal, open_directory, os_reason
+from turnmark.shell.storage.files import SMALL_FILE_LIMIT, link_refusal, open_directory, os_reason, read_file
 from turnmark.shell.storage.workspace import ConversationRef
 
 _ATTEMPTS = 5
@@ -156,10 +156,8 @@ def _write_diagnostics(fd: int) -> None:
 def lock_holder(ref: ConversationRef) -> str:
     """Who holds the lock, as far as its diagnostic JSON says (``pid 123``), or ``""``."""
     try:
-        fd = os.open(lock_path(ref), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as handle:
-            info = json.loads(handle.read(4096))
-    except (OSError, ValueError):
+        info = json.loads(read_file(lock_path(ref), SMALL_FILE_LIMIT, follow_links=False) or b"")
+    except (FileFault, ValueError, RecursionError):
         return ""
     pid = info.get("pid") if isinstance(info, dict) else None
     return f"pid {pid}" if isinstance(pid, int) and not isinstance(pid, bool) else ""

@@ -11,12 +11,20 @@ second undo restores the one before.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage.conversations import BASE_CONFIG, EVENTS, LoadedConversation, hold_lock
-from turnmark.shell.storage.files import read_file, remove, remove_tree, write_if_changed
+from turnmark.shell.storage.conversations import BASE_CONFIG, EVENTS, Along, LoadedConversation, hold_lock
+from turnmark.shell.storage.files import (
+    BASE_CONFIG_LIMIT,
+    EVENTS_LIMIT,
+    SMALL_FILE_LIMIT,
+    read_file,
+    remove_tree,
+    write_if_changed,
+    write_together,
+)
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.workspace import ConversationRef
 
@@ -24,6 +32,7 @@ KEEP = 5
 AFTER = "after.sha256"
 NAMES = (BASE_CONFIG, EVENTS)
 """The files a restructuring command writes (``metadata.json`` is never among them, nor restored)."""
+LIMITS = {BASE_CONFIG: BASE_CONFIG_LIMIT, EVENTS: EVENTS_LIMIT}
 
 
 def undo_root(ref: ConversationRef) -> Path:
@@ -34,33 +43,47 @@ def _digest(data: bytes | None) -> str:
     return hashlib.sha256(data or b"").hexdigest()
 
 
-def _steps(ref: ConversationRef) -> list[Path]:
+def _steps(ref: ConversationRef, *, complete: bool = True) -> list[Path]:
+    """The kept copies, oldest first; only those whose save happened (with their record) unless ``complete``
+    is false."""
     root = undo_root(ref)
     if not root.is_dir() or root.is_symlink():
         return []
-    return sorted((path for path in root.iterdir() if path.name.isdecimal()), key=lambda path: int(path.name))
+    return sorted(
+        (path for path in root.iterdir() if path.name.isdecimal() and (not complete or (path / AFTER).is_file())),
+        key=lambda path: int(path.name),
+    )
 
 
-def saved_with_undo(loaded: LoadedConversation, save: Callable[[], object]) -> None:
-    """Keep the files as they are, run ``save`` (under the lock ``loaded`` was read with), and record its result."""
+class Save(Protocol):
+    """A save that commits ``along``'s files together with the conversation's (``save_stream``, ``write_documents``)."""
+
+    def __call__(self, *, along: Along) -> object: ...
+
+
+def saved_with_undo(loaded: LoadedConversation, save: Save) -> None:
+    """Keep the files as they are, then run ``save`` (under the lock ``loaded`` was read with).
+
+    The record of what it wrote is committed with the conversation's files, so the kept copy
+    is complete exactly when the save happened; when it did not, the copy is dropped again.
+    """
     root = undo_root(loaded.ref)
     anchor = loaded.ref.anchor_of(root)
-    steps = _steps(loaded.ref)
+    steps = _steps(loaded.ref, complete=False)
     step = root / str(int(steps[-1].name) + 1 if steps else 1)
     try:
         for name in NAMES:
-            data = read_file(loaded.directory / name)
+            data = read_file(loaded.directory / name, LIMITS[name])
             if data is not None:
                 write_if_changed(step / name, data, anchor, create=True)
     except ConversationError as error:
         remove_tree(step, anchor)
         raise ConversationError(f"cannot keep the undo copy: {error}") from None
     try:
-        save()
-    except BaseException:
-        remove_tree(step, anchor)
-        raise
-    write_if_changed(step / AFTER, _digest(read_file(loaded.directory / EVENTS)).encode(), anchor, create=True)
+        save(along=lambda events: [(step / AFTER, _digest(events).encode())])
+    finally:
+        if not (step / AFTER).is_file():
+            remove_tree(step, anchor)
     for old in _steps(loaded.ref)[:-KEEP]:
         remove_tree(old, anchor)
 
@@ -75,18 +98,14 @@ def undo(ref: ConversationRef) -> str:
     step = steps[-1]
     with hold_lock(ref):
         directory = max(ref.directories, key=lambda d: (d / EVENTS).stat().st_mtime_ns if (d / EVENTS).exists() else -1)
-        recorded = (read_file(step / AFTER) or b"").decode()
-        if _digest(read_file(directory / EVENTS)) != recorded:
+        recorded = (read_file(step / AFTER, SMALL_FILE_LIMIT) or b"").decode(errors="replace")
+        if _digest(read_file(directory / EVENTS, EVENTS_LIMIT)) != recorded:
             raise ConversationError(
                 f"{ref.display_id}: changed since that edit (events.json is not what it wrote); nothing restored"
             )
-        for directory in ref.directories:
-            anchor = ref.anchor_of(directory)
-            for name in reversed(NAMES):
-                data = read_file(step / name)
-                if data is not None:
-                    write_if_changed(directory / name, data, anchor)
-                elif (directory / name).exists():
-                    remove(directory / name, anchor)
+        kept = {name: read_file(step / name, LIMITS[name]) for name in NAMES}
+        order = NAMES if kept[BASE_CONFIG] is not None else tuple(reversed(NAMES))
+        changes = [(directory / name, kept[name]) for directory in reversed(ref.directories) for name in order]
+        write_together(changes, ref.anchor_of)
     remove_tree(step, ref.anchor_of(step))
     return f"{ref.display_id}: restored the copy kept before edit {step.name}; {len(steps) - 1} more to undo"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id
 from turnmark.shell.errors import FileFault, WorkspaceError
+from turnmark.shell.storage.files import SMALL_FILE_LIMIT, read_file
 
 STORAGE_DIR = ".jp"
 
@@ -54,10 +55,12 @@ class Workspace:
 
 
 def _workspace_id(storage: Path) -> str | None:
+    """The ID in ``.jp/.id``; ``None`` when it is absent or unusable (not a small regular file)."""
     try:
-        lines = (storage / ".id").read_text(encoding="utf-8").split()
-    except OSError:
+        data = read_file(storage / ".id", SMALL_FILE_LIMIT)
+    except FileFault:
         return None
+    lines = (data or b"").decode("utf-8", errors="replace").split()
     return lines[-1] if lines else None
 
 
@@ -169,4 +172,4 @@ def select_conversation(workspace: Workspace, wanted: str, refs: list[Conversati
     for ref in refs:
         if ref.id == conversation_id or wanted in {d.name for d in ref.directories}:
             return ref
-    raise WorkspaceError(f"no conversation {wanted!r} in {workspace.conversations_dir} (see `turnmark conversations`)")
+    raise WorkspaceError(f"no conversation '{wanted}' in {workspace.conversations_dir} (see `turnmark conversations`)")

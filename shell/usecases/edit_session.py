@@ -32,9 +32,10 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.text.wording import counted
 from turnmark.shell.clock import now_timestamp
-from turnmark.shell.errors import ConversationError, EditAborted
+from turnmark.shell.errors import ConversationError, EditAborted, FileFault
 from turnmark.shell.settings import RunSettings
-from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
+from turnmark.shell.storage.conversations import hold_lock, read_conversation, refuse_unsavable, save_stream
+from turnmark.shell.storage.files import EVENTS_LIMIT, PLAN_LIMIT, read_file
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.usecases.summarize import CatchupOptions, catch_up
@@ -80,15 +81,20 @@ def _write_directory(directory: Path, session: EditSession, plan: str) -> None:
         _write(directory / name, text)
 
 
-def _read(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+def _read(path: Path, limit: int) -> str:
+    """A file of the edit folder; one that is too large (or was swapped for a link) aborts the session."""
+    try:
+        data = read_file(path, limit, follow_links=False)
+    except FileFault as fault:
+        raise EditAborted(f"{fault}; nothing written") from None
+    return (data or b"").decode("utf-8", errors="replace")
 
 
 def _read_directory(directory: Path) -> tuple[str, dict[str, str]]:
     plan_path = directory / PLAN_NAME
-    plan = _read(plan_path) if plan_path.is_file() and not plan_path.is_symlink() else ""
+    plan = _read(plan_path, PLAN_LIMIT) if plan_path.is_file() and not plan_path.is_symlink() else ""
     files = {
-        path.name: _read(path)
+        path.name: _read(path, EVENTS_LIMIT)
         for path in directory.iterdir()
         if path.is_file() and not path.is_symlink() and path.name != PLAN_NAME
     }
@@ -126,11 +132,7 @@ def edit_interactively(
 def _session(ref: ConversationRef, command: list[str], new_id: IdSource, note: Callable[[str], None]) -> str:
     with hold_lock(ref) as lock, tempfile.TemporaryDirectory(prefix=f"turnmark-edit-{ref.id}-") as scratch:
         loaded = read_conversation(ref, new_id, lock)
-        if loaded.stream.ambiguous_links():
-            raise ConversationError(
-                f"{ref.display_id}: a request_id names a copied request; turnmark could not save an edit "
-                f"(run `turnmark repair -i {ref.display_id}` first)"
-            )
+        refuse_unsavable(loaded, loaded.stream)
         session = render_session(loaded.stream)
         directory = Path(scratch)
         _write_directory(directory, session, session.plan)

@@ -28,7 +28,7 @@ from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
 from turnmark.shell.storage import cache_db, search_index
 from turnmark.shell.storage.conversations import EVENTS, METADATA, newest_copy, read_conversation
-from turnmark.shell.storage.files import read_file
+from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
 from turnmark.shell.storage.search_index import ConversationRow, Identity
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 
@@ -125,7 +125,7 @@ def _sha(data: bytes | None) -> str:
 
 def _hash(path: Path) -> str | None:
     try:
-        data = read_file(path)
+        data = read_file(path, METADATA_LIMIT if path.name == METADATA else EVENTS_LIMIT)
     except FileFault:
         return None
     return None if data is None else _sha(data)

@@ -10,9 +10,9 @@ from turnmark.core.stream.codec import decode_document, encode_document
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.turns import find_turn
 from turnmark.shell.clock import now_timestamp
-from turnmark.shell.errors import ConversationError, WorkspaceError
-from turnmark.shell.storage.conversations import METADATA, LoadedConversation, create_conversation
-from turnmark.shell.storage.files import read_file
+from turnmark.shell.errors import WorkspaceError
+from turnmark.shell.storage.conversations import METADATA, LoadedConversation, create_conversation, refuse_unsavable
+from turnmark.shell.storage.files import METADATA_LIMIT, read_file
 from turnmark.shell.storage.workspace import ConversationRef, require_workspace
 
 
@@ -38,18 +38,14 @@ def fork_conversation(
 ) -> Forked:
     """Write the fork of ``loaded`` keeping the chosen turns; the source is not touched.
 
-    Refused when a ``request_id`` names a copied request: the fork would bind it silently.
+    Refused by the save rule (``refuse_unsavable``) as any other write is; a failure leaves no new folder.
     """
     ref, stream = loaded.ref, loaded.stream
     keep = kept_turns(stream, first=first, last=last, until=None if until is None else turn_index(stream, until))
     forked = fork_stream(stream, keep)
-    if forked.stream.ambiguous_links():
-        raise ConversationError(
-            f"{ref.display_id}: a request_id names a copied request; a fork would bind it silently "
-            f"(run `turnmark repair -i {ref.display_id}` first)"
-        )
+    refuse_unsavable(loaded, forked.stream)
     current = forked.stream.upgraded()
-    source = read_file(loaded.directory / METADATA)
+    source = read_file(loaded.directory / METADATA, METADATA_LIMIT)
     try:
         parsed = decode_document(source, METADATA) if source else None
     except InvalidDocument:

@@ -1,7 +1,8 @@
 """``turnmark query``: one chat turn against the assistant model, with lagged turn-summary catch-up.
 
 Order, as ``jp query`` does it: take the conversation's lock (never waiting);
-append the ``turn_start`` and the request; spawn the ``TurnSummaryTask`` for
+open the model's provider (one that cannot be used stops the query here, with
+nothing written); append the ``turn_start`` and the request; spawn the ``TurnSummaryTask`` for
 the earlier turns without a summary (every turn before the new one counts as
 complete, RFD 126; when ``auto`` is on and the turn is persisted); build the
 provider body from the projection (its diagnostics go to stderr first);
@@ -35,6 +36,7 @@ from turnmark.core.wire.models import ModelSpec, resolve_id
 from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import ModelError, QueryError
 from turnmark.shell.output import chrome, emit_json, write_text
+from turnmark.shell.providers.base import Provider
 from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import effective_config
@@ -46,7 +48,7 @@ from turnmark.shell.storage.conversations import (
     read_conversation,
     save_stream,
 )
-from turnmark.shell.storage.files import read_file, write_if_changed
+from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_together
 from turnmark.shell.storage.locking import ConversationLock
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, require_workspace
@@ -107,6 +109,16 @@ def _assistant_model(config: dict[str, object], override: str | None) -> ModelSp
     )
 
 
+def _usable(model: ModelSpec, config: dict[str, object], options: QueryOptions) -> Provider:
+    """The provider for ``model``, opened before anything is written; one that cannot be (no API key, a base
+    URL that is not one) is a ``QueryError``. Whether its server answers is known only once the request is
+    stored, and a failed answer keeps the request, as ``jp`` does."""
+    try:
+        return open_provider(model, config, options.environ, options.http)
+    except ModelError as error:
+        raise QueryError(f"{error}; nothing was written") from None
+
+
 def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
     """A new conversation folder named as JP names it (``<deciseconds>``), empty, current format."""
     metadata = encode_document({"last_activated_at": now_timestamp()})
@@ -116,16 +128,18 @@ def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
 
 
 def _touch(loaded: LoadedConversation) -> None:
-    """Set ``last_activated_at`` in every copy's metadata, keeping the rest as written."""
-    for directory in loaded.ref.directories:
+    """Set ``last_activated_at`` in every copy's metadata, keeping the rest as written (all copies or none)."""
+    now = now_timestamp()
+    changes: list[tuple[Path, bytes | None]] = []
+    for directory in reversed(loaded.ref.directories):
         path = directory / METADATA
         try:
-            document = decode_document(read_file(path) or b"", METADATA)
+            document = decode_document(read_file(path, METADATA_LIMIT) or b"", METADATA)
         except (OSError, Exception):
             continue
         if isinstance(document, dict):
-            touched = encode_document({**document, "last_activated_at": now_timestamp()})
-            write_if_changed(path, touched, loaded.ref.anchor_of(path))
+            changes.append((path, encode_document({**document, "last_activated_at": now})))
+    write_together(changes, loaded.ref.anchor_of)
 
 
 def _answer(parts: list[ChatPart]) -> list[Payload]:
@@ -190,7 +204,7 @@ def _turn(
     ref: ConversationRef | None = None
     if options.new:
         config = effective_config(workspace, None, options.cfg, options.environ, start)
-        model_id = _assistant_model(config, options.model).id
+        model_id = _usable(_assistant_model(config, options.model), config, options).model.id
         if options.persist:
             ref = new_conversation(workspace, model_id)
     else:
@@ -206,6 +220,7 @@ def _turn(
             stream = ensure_first_turn_start(loaded.stream)
             config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
         model = _assistant_model(config, options.model)
+        provider = _usable(model, config, options)
         result.conversation = ref.display_id if ref is not None else None
         result.model = model.id
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
@@ -217,7 +232,7 @@ def _turn(
             save_stream(lock, loaded, stream, persist_ids=True, announce=lambda line: chrome(f"note: {line}", err))
             loaded = read_conversation(loaded.ref, new_id, lock)
             stream = loaded.stream
-        status, stream = _ask(stream, model, config, options, result, out=out, err=err)
+        status, stream = _ask(stream, provider, config, options, result, out=out, err=err)
         if lock is not None and loaded is not None:
             save_stream(lock, loaded, stream)
             _touch(loaded)
@@ -230,7 +245,7 @@ def _turn(
 
 def _ask(
     stream: ConversationStream,
-    model: ModelSpec,
+    provider: Provider,
     config: dict[str, object],
     options: QueryOptions,
     result: QueryResult,
@@ -246,10 +261,10 @@ def _ask(
             f"warning: left out of the request: {excluded} (request_id {diagnostic.request_id!r}: {diagnostic.reason})",
             err,
         )
+    model = provider.model
     status = 0
     parts: list[ChatPart] = []
     try:
-        provider = open_provider(model, config, options.environ, options.http)
         body = request_body(projection.view, WIRE_APIS[model.provider], config, model.name)
         for part in provider.chat(body):
             if part.kind == "text" and not options.as_json:

@@ -48,7 +48,7 @@ from turnmark.shell.providers.base import Provider
 from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
-from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_stream
+from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_refusal, save_stream
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
 from turnmark.shell.storage.locking import is_locked, lock_holder
 from turnmark.shell.storage.workspace import ConversationRef
@@ -92,11 +92,13 @@ class CatchupReport:
     locked: bool = False
     repeated: bool = False
     """``error`` was already reported for another conversation of this run."""
+    save_refused: str | None = None
+    """Why a real run would not save what it summarized (a dry run's prediction, by the rule the save applies)."""
 
     @property
     def done(self) -> bool:
         """Everything asked of this conversation happened (or there was nothing to do)."""
-        return self.error is None and self.skipped is None
+        return self.error is None and self.skipped is None and self.save_refused is None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -112,6 +114,7 @@ class CatchupReport:
             "given_up": self.given_up,
             "error": self.error,
             "skipped": self.skipped,
+            "save_refused": self.save_refused,
         }
 
 
@@ -430,6 +433,8 @@ def _catch_up(
     if session is None:
         return report
     runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
+    if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
+        report.save_refused = str(refusal)
     if options.dry_run or not runnable:
         return report
     for number, packing in enumerate(runnable, start=1):

@@ -16,6 +16,7 @@ and turnmark's own writes do not start another round.
 from __future__ import annotations
 
 import errno
+import os
 import signal
 import threading
 from collections import Counter
@@ -37,7 +38,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 from watchdog.observers import Observer
-from watchdog.observers.polling import PollingObserver
+from watchdog.observers.polling import PollingObserverVFS
 
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import id_from_dirname
@@ -381,7 +382,8 @@ def _observe(
     roots: Iterable[Path], touched: Callable[[str], None], log: Callable[[str, str], None]
 ) -> tuple[Any, Callable[[Path], None]]:
     """A watchdog observer on ``roots`` (recursive; the polling observer when inotify runs out), and
-    how to add a root to it later."""
+    how to add a root to it later. Neither walks through a link to a folder (a link loop in ``.jp``
+    would never end)."""
 
     def add(observer: Any, root: Path) -> None:
         observer.schedule(_Changes(touched), str(root), recursive=True, event_filter=OBSERVED)
@@ -399,7 +401,7 @@ def _observe(
         if error.errno not in (errno.ENOSPC, errno.EMFILE):
             raise
         log("polling", f"inotify is out of watches ({error.strerror}); polling every 5 s instead")
-        observer = start(lambda: PollingObserver(timeout=5))
+        observer = start(lambda: PollingObserverVFS(os.lstat, os.scandir, polling_interval=5))
 
     def schedule(root: Path) -> None:
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import string
 from pathlib import Path
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 from tests.support.streams import load
 from turnmark.core.links.check import check_report
 from turnmark.core.text.redaction import MASK, key_runs, redact
-from turnmark.core.text.terminal import json_escaped, visible
+from turnmark.core.text.terminal import json_escaped, not_utf8, visible
 from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.errors import ModelError
 from turnmark.shell.secrets import keep_secret
@@ -43,6 +44,28 @@ def test_plain_text_and_unicode_are_left_alone() -> None:
     text = "Add retry backoff — ünïcode, emoji 👩‍💻, Arabic مرحبا"
     assert visible(text) == text
     assert json_escaped(json.dumps(text, ensure_ascii=False)) == json.dumps(text, ensure_ascii=False)
+
+
+NOT_UTF8 = os.fsdecode(b"17800000010-\xff\xfe")
+"""A folder name with bytes that are not UTF-8, as Python holds it (``\\udcff\\udcfe``)."""
+
+
+def test_bytes_that_are_not_utf8_are_shown_as_the_bytes() -> None:
+    assert visible(NOT_UTF8) == "17800000010-\\xff\\xfe"
+    assert visible("lone \ud800 surrogate") == "lone \\u{d800} surrogate"
+    visible(NOT_UTF8 + "\ud800").encode("ascii")
+
+
+def test_json_output_writes_bytes_that_are_not_utf8_as_escapes_that_give_the_name_back() -> None:
+    document = json_escaped(json.dumps({"dirname": NOT_UTF8, "title": "ünïcode"}, ensure_ascii=False))
+    assert '"17800000010-\\udcff\\udcfe"' in document
+    document.encode("utf-8")
+    assert os.fsencode(json.loads(document)["dirname"]) == b"17800000010-\xff\xfe"
+
+
+def test_not_utf8_names_the_bytes_that_are_not() -> None:
+    assert not_utf8(f"bad {NOT_UTF8}") == "\\xff\\xfe"
+    assert not_utf8("Add retry backoff — ünïcode 👩‍💻") == ""
 
 
 KEY = "sk-ant-" + "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=40))

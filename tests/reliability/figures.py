@@ -27,8 +27,13 @@ def seconds(quick: float, full: float) -> float:
     return full if FULL else quick
 
 
-def record(probe: str, count: str, result: str, must_show: str, started: float | None = None) -> None:
-    """Note one probe's figures: what it ran (``count``), what it found (``result``), what it had to show."""
+def record(
+    probe: str, count: str, result: str, must_show: str, started: float | None = None, *, setups: int | None = None
+) -> None:
+    """Note one probe's figures: what it ran (``count``), what it found (``result``), what it had to show.
+
+    ``setups``: how many hostile or faulty setups (workspaces, files, kills, servers) it tried.
+    """
     target = os.environ.get("TURNMARK_RELIABILITY_FIGURES")
     if not target:
         return
@@ -39,6 +44,7 @@ def record(probe: str, count: str, result: str, must_show: str, started: float |
         "result": result,
         "must_show": must_show,
         "seconds": round(time.monotonic() - started, 1) if started is not None else None,
+        "setups": setups,
     }
     with Path(target).open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(row) + "\n")

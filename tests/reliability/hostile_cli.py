@@ -1,13 +1,17 @@
-"""What the hostile probes share: the CLI run in-process, its outcome, and a tally published as figures."""
+"""What the hostile probes share: the CLI run in-process, its outcome, a tally published as figures, and the
+strings of a JSON output."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import typer.testing
@@ -107,4 +111,20 @@ class Tally:
             result = f"FAILED: {len(self.failed)} of {self.cases} cases ({shown})"
         else:
             result = f"0 problems in {self.cases} cases"
-        record(self.probe, count, result, self.must_show, self.started)
+        record(self.probe, count, result, self.must_show, self.started, setups=self.cases)
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a decoded JSON value, keys included, and in JSON documents held as strings."""
+    if isinstance(value, str):
+        yield value
+        if value.startswith(("{", "[")):
+            with contextlib.suppress(ValueError):
+                yield from strings(json.loads(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield key
+            yield from strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from strings(item)

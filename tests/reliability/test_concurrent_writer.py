@@ -265,6 +265,7 @@ def test_a_jp_like_writer_beside_watch_summarize_and_label(tmp_path: Path) -> No
         f"the writer found the lock taken {sum(final['lock_waits'].values())} times",
         "0 lost or duplicated entries, 0 duplicate event_ids, 0 summaries on turns changed after they were summarized",
         started,
+        setups=1,
     )
     found = {kind: items for kind, items in problems.items() if items}
     if found:

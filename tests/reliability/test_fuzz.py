@@ -221,6 +221,7 @@ def fuzz(source: str, tmp_path: Path) -> None:
         f"exit codes {exits}",
         "0 tracebacks, exit codes 0/1/2 only, no file changed on a non-zero exit (or by a read command), no hang",
         started,
+        setups=outcome.cases,
     )
     if outcome.failures:
         pytest.fail(summary(outcome, fuzz_seed, source), pytrace=False)

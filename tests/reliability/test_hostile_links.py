@@ -267,8 +267,9 @@ def server() -> Iterator[ModelServer]:
 @pytest.fixture(scope="module")
 def tally() -> Iterator[Tally]:
     tally = Tally(
-        "hostile links: `.tmp` (file link, directory), lock file, `events.json` and the conversation folder as "
-        "links to a canary outside the workspace",
+        "hostile links: `.tmp` (file link, directory), lock file (symbolic and hard link), `events.json`, the "
+        "conversation folder, `.jp/conversations`, `.jp/locks` and turnmark's folders as links to a canary outside "
+        "the workspace",
         "canary bytes and mtime unchanged, nothing new outside, no traceback, a refusal names the conversation",
     )
     yield tally

@@ -345,6 +345,7 @@ def test_sigkill_during_summarize_and_label(tmp_path: Path, user_data: Path) -> 
         "every file parses and is the old or a complete version after every kill; the next run succeeds "
         "and converges on the uninterrupted result",
         started,
+        setups=probe.kills,
     )
     assert probe.kills >= wanted
     if probe.failures:

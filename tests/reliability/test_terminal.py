@@ -10,7 +10,6 @@ original strings, and text output shows them visibly escaped (``\\u{1b}``).
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import os
 import subprocess
@@ -24,7 +23,7 @@ import pytest
 
 from tests.support.llm_servers import Behaviour, ModelServer
 
-from .hostile_cli import Outcome, Tally, invoke
+from .hostile_cli import Outcome, Tally, invoke, strings
 
 SEQUENCES = ("\x1b]0;pwned\x07", "\x1b[2J", "\x1b[31m", "\x1bP1;2|x\x1b\\", "\x1b]8;;http://127.0.0.1/\x1b\\")
 C0 = "".join(chr(code) for code in range(0x20) if chr(code) not in "\t\n\x1b")
@@ -96,6 +95,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "check-all": ("check", "--all"),
     "transcript": ("transcript", CONVERSATION),
     "project": ("project", CONVERSATION),
+    "show": ("show", CONVERSATION, "--reasoning", "--tools", "full"),
     "project-ollama": ("project", CONVERSATION, "--provider", "ollama"),
     "project-openai": ("project", CONVERSATION, "--provider", "openai"),
     "project-anthropic": ("project", CONVERSATION, "--provider", "anthropic"),
@@ -115,6 +115,7 @@ ROUND_TRIP: dict[str, tuple[str, ...]] = {
     "check-all": (TITLE,),
     "transcript": (TITLE,),
     "project": (TITLE, REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY, EVENT_ID),
+    "show": (TITLE, REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY, TOOL_OUTPUT, EVENT_ID),
     "project-ollama": (REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY),
     "project-openai": (REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY),
     "project-anthropic": (REQUEST, RESPONSE, TOOL_NAME, ARGUMENT, ARGUMENT_KEY),
@@ -122,7 +123,7 @@ ROUND_TRIP: dict[str, tuple[str, ...]] = {
 """Strings each JSON output holds (as a value, a key, or inside one) and must give back unchanged."""
 NOT_JSON = {"label", "query-ollama", "query-openai", "query-anthropic", "watch-once"}
 """Commands with no JSON shape: ``query`` streams the answer, ``label`` prints the stored line, ``watch`` logs."""
-VISIBLE = ("conversations", "turns", "project")
+VISIBLE = ("conversations", "turns", "project", "show")
 """Text outputs that show the title or an ID: the escape must be visible there."""
 
 
@@ -133,22 +134,6 @@ def forbidden(text: str) -> list[str]:
         if character in FORBIDDEN:
             found.append(f"U+{ord(character):04X} at {index} in {text[max(0, index - 20) : index + 5]!r}")
     return found
-
-
-def strings(value: Any) -> Iterator[str]:
-    """Every string in a decoded JSON value, keys included, and in JSON documents held as strings."""
-    if isinstance(value, str):
-        yield value
-        if value.startswith(("{", "[")):
-            with contextlib.suppress(ValueError):
-                yield from strings(json.loads(value))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings(item)
 
 
 def output_problems(outcome: Outcome) -> list[str]:

@@ -18,16 +18,19 @@ this page (`just test` runs the same probes at a smaller scale on every change).
 
 def main(figures: Path, output: Path, passed: bool) -> None:
     rows = [json.loads(line) for line in figures.read_text(encoding="utf-8").splitlines() if line.strip()]
+    setups = sum(row.get("setups") or 0 for row in rows)
     lines = [
         HEAD,
         f"Last full run: {datetime.now(UTC).strftime('%Y-%m-%d')}, "
-        f"{'every probe passed' if passed else 'SOME PROBES FAILED'}.\n\n",
-        "| probe | ran | result | must show | seconds |\n",
-        "|---|---|---|---|---|\n",
+        f"{'every probe passed' if passed else 'SOME PROBES FAILED'}; "
+        f"{setups} hostile or faulty setups tried.\n\n",
+        "| probe | setups | ran | result | must show | seconds |\n",
+        "|---|---|---|---|---|---|\n",
     ]
     for row in rows:
         lines.append(
-            f"| {row['probe']} | {row['count']} | {row['result']} | {row['must_show']} | {row['seconds'] or ''} |\n"
+            f"| {row['probe']} | {row.get('setups') or ''} | {row['count']} | {row['result']} | {row['must_show']} "
+            f"| {row['seconds'] or ''} |\n"
         )
     output.write_text("".join(lines), encoding="utf-8")
 

@@ -19,6 +19,7 @@ from tests.conftest import REPO
 from tests.core.links.test_projection_properties import hand_edited
 from tests.support.terminal import wait_for
 from turnmark.core.editing.repair import RepairPlan, apply_repairs, plan_repairs
+from turnmark.core.links.check import check_report
 from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
 from turnmark.core.links.projection import project
 from turnmark.core.stream.codec import encode_document
@@ -161,6 +162,22 @@ def test_repair_never_reveals_what_it_did_not_address_never_touches_sound_events
         return
     saved = ConversationStream.from_json(repaired.to_json(), b"{}", new_id=sequential_ids("z")).unwrap()
     assert plan_repairs(saved).fixes == (), "a second run plans nothing"
+
+
+@settings(max_examples=150, deadline=None)
+@given(hand_edited())
+def test_check_reports_the_orphaned_tool_halves_repair_asks_about(entries: list[Json]) -> None:
+    stream = load(entries)
+    report = check_report(stream)
+    orphans = [
+        (stream.file_index(problem.position), problem.event_id, problem.type_tag, problem.why)
+        for problem in plan_repairs(stream).problems
+        if {"relink", "unlink"}.isdisjoint(choice.kind for choice in problem.choices)
+    ]
+    found = [(half["index"], half["event_id"], half["type"], half["why"]) for half in report.orphaned_tool_halves]
+    assert found == orphans
+    if orphans:
+        assert not report.ok
 
 
 def test_strip_json(workspace: Path, snapshot: SnapshotAssertion) -> None:

@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 from tests.shell.usecases.test_catchup import CLEAN, run, server, summaries, use_model
 from tests.support.llm_servers import Behaviour, ModelServer, requested_ids
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.summaries.gate import copied_from_prompt, gate, refusal, word_count
+from turnmark.core.summaries.gate import HARD_LIMIT, copied_from_prompt, gate, refusal, word_count
 from turnmark.core.summaries.request import FIXED_PROMPT, INSTRUCTIONS, parse_summaries
+from turnmark.core.text.summary_text import salvage_summary
 from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.storage.failure_memory import load_memory
 from turnmark.shell.storage.selection import pick_conversation
@@ -26,6 +27,7 @@ from turnmark.shell.storage.selection import pick_conversation
 __all__ = ["server"]  # the fixture, imported for the end-to-end tests
 
 IDS = ("a1turn0", "a2turn0", "a3turn0")
+LONG = "Cap the retry backoff of the stream handler at two seconds and add a regression test"
 
 # The examples of the issue, each with the reason it is refused for -----------------------------------
 
@@ -50,6 +52,24 @@ REFUSED = {
         "One line, at most 60 characters.",
         'refused: "One line, at most 60 characters." is copied from the instructions',
     ),
+    "the answer's closing tag": (
+        "A test fails: …</response>",
+        'refused: "A test fails: …</response>" holds markup (</response>)',
+    ),
+    "a thinking tag": ("<think>Okay, a label", 'refused: "<think>Okay, a label" holds markup (<think>)'),
+    "a closing tag cut short": ("Fix the build</resp", 'refused: "Fix the build</resp" holds markup (</resp)'),
+    "an escaped placeholder": (
+        "Show the &lt;id&gt; field",
+        'refused: "Show the &lt;id&gt; field" holds an HTML entity (&lt;)',
+    ),
+    "a numeric entity": (
+        "Fix the user&#39;s config",
+        'refused: "Fix the user&#39;s config" holds an HTML entity (&#39;)',
+    ),
+    "cut inside a word at the limit": (
+        LONG[:HARD_LIMIT],
+        f'refused: "{LONG[:HARD_LIMIT]}" stops inside a word at the 72-character limit (cut off)',
+    ),
 }
 
 GOOD = [
@@ -60,6 +80,13 @@ GOOD = [
     "Show the file",  # three words, but not the prompt's ("name the file")
     "修复构建错误",  # six CJK characters: six words, twelve columns
     "cargo test: 2 failures",
+    "Return Vec<String> from parse_line",  # a type's parameters, not a tag
+    "Style each `<col>` of the RFD table",  # a tag in a code span is code
+    "Escape & as `&amp;` in the feed",
+    "Compare a < b and c > d in the sort",
+    "Bill AT&T; keep R&D separate",  # not entities HTML defines
+    salvage_summary(LONG, HARD_LIMIT),  # turnmark's own cut, with …
+    "Cap the stream handler's retry backoff at 2 s and add a regression test.",  # 72, ending on a full stop
 ]
 
 

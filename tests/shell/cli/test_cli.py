@@ -257,7 +257,7 @@ def test_help_explains_ids_links_and_relinking(run: Run, command: str) -> None:
 
 def test_summarize_dry_run_text_and_json(run: Run, snapshot: SnapshotAssertion, workspace: Path) -> None:
     before = {p: p.read_bytes() for p in (workspace / ".jp" / "conversations").rglob("*.json")}
-    assert run("summarize", "--all", "--dry-run", code=0) == snapshot
+    assert run("summarize", "--all", "--dry-run", code=1) == snapshot
     out, _ = run("summarize", "17800000040", "--dry-run", "--format", "json")
     assert out == snapshot
     assert {p: p.read_bytes() for p in (workspace / ".jp" / "conversations").rglob("*.json")} == before

@@ -391,7 +391,7 @@ def test_while_another_writer_holds_the_index_too_long_the_search_runs_in_memory
 # Hits feed the next command --------------------------------------------------------------------------
 
 
-def test_ids_feed_transcript_fork_and_edit(run: Run, searchable: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ids_feed_transcript_show_fork_and_edit(run: Run, searchable: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     [reference] = references(run("find", '"doubles the wait"', "-o", "ids")[0])
     out, _ = run("transcript", "--turn", reference)
     assert out.startswith('<turn id="e000009">\n<request>Explain exponential backoff</request>')
@@ -400,6 +400,9 @@ def test_ids_feed_transcript_fork_and_edit(run: Run, searchable: Path, monkeypat
     assert "(turns 0-2)" in out
     _, err = run("transcript", "17800000010", "--turn", reference, code=2)
     assert err == "error: 'jp-c17900000001:e000009' is a turn of jp-c17900000001, not of 17800000010\n"
+    out, _ = run("show", "--turn", reference, "--format", "md")
+    assert "Explain exponential backoff" in out
+    assert "Make the timer less jumpy" not in out
     monkeypatch.setenv("JP_EDITOR", "true")
     _, err = run("edit", "-i", "--no-summary", reference)
     assert "turn e000009 is the block '# Turn N (e000009): …' in the plan" in err

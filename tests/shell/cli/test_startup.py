@@ -48,6 +48,8 @@ def heavy_modules_after(*arguments: str) -> str:
         ("transcript", "17800000040"),
         ("find", "lock"),
         ("find", "--regex", "lock", "--output", "count"),
+        ("show", "--help"),
+        ("show", "17800000040", "--format", "json"),
     ],
 )
 def test_read_commands_stay_light(arguments: tuple[str, ...], workspace) -> None:  # type: ignore[no-untyped-def]

@@ -153,6 +153,23 @@ def test_a_missing_key_names_the_variable(name: str, variable: str) -> None:
         open_provider(MODELS[name], {}, {})
 
 
+@pytest.mark.parametrize(
+    ("config", "environ", "named"),
+    [
+        ({"providers": {"llm": {"ollama": {"base_url": "localhost:11434"}}}}, {}, "providers.llm.ollama.base_url"),
+        ({"providers": {"llm": {"ollama": {"base_url": "http://"}}}}, {}, "providers.llm.ollama.base_url"),
+        ({}, {"OPENAI_BASE_URL": "127.0.0.1:8000/v1"}, "OPENAI_BASE_URL"),
+    ],
+)
+def test_a_base_url_that_is_not_a_url_is_refused_by_name(
+    config: dict[str, object], environ: dict[str, str], named: str
+) -> None:
+    model = MODELS["openai" if environ else "ollama"]
+    refused = f"^{named} '.*' is not an http:// or https:// URL \\(needed for {model.id}\\)$"
+    with pytest.raises(ModelError, match=refused):
+        open_provider(model, config, {**KEYS, **environ})
+
+
 @pytest.mark.parametrize(("name", "header"), [("anthropic", "x-api-key"), ("openai", "Authorization")])
 def test_a_key_echoed_back_by_a_server_is_redacted(server: ModelServer, name: str, header: str) -> None:
     server.queue.append(Behaviour(status=401, error_body=lambda headers: f"bad key {headers[header]}".encode()))

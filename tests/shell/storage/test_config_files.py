@@ -1,14 +1,18 @@
 """Configuration from files, extends, the environment and --cfg, merged in JP's order."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from turnmark.core.stream.config import lookup
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.errors import ConfigProblem
+from turnmark.shell.storage import config_files as config_files_module
 from turnmark.shell.storage.config_files import config_files, effective_config
 from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.files import CONFIG_LIMIT
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import require_workspace
 
@@ -108,3 +112,83 @@ def test_environment_reaches_provider_settings_and_understands_prefixes(workspac
 def test_a_number_must_be_plain_digits(workspace: Path) -> None:
     with pytest.raises(ConfigProblem, match="takes a whole number"):
         effective_config(require_workspace(workspace), None, (f"{KEY}=\u00b2",), {}, workspace)
+
+
+def _layers_of(workspace: Path) -> JsonObject:
+    return effective_config(require_workspace(workspace), None, (), {}, workspace)
+
+
+def test_extends_globs_match_as_before(workspace: Path) -> None:
+    """``config.d/**/*``: every ``.toml`` below, in path order; dot-names, other suffixes and folders skipped."""
+    folder = workspace / ".jp" / "config.d"
+    write(folder / "b.toml", batch(2))
+    write(folder / "a" / "deep" / "z.toml", batch(1) + '[assistant.model]\nid = "ollama/deep"\n')
+    write(folder / ".hidden.toml", batch(90))
+    write(folder / ".dot" / "x.toml", batch(91))
+    write(folder / "notes.txt", "not toml [")
+    (folder / "folder.toml").mkdir()
+    config = _layers_of(workspace)
+    assert lookup(config, KEY) == 2, "b.toml comes after a/deep/z.toml"
+    assert lookup(config, "assistant.model.id") == "ollama/deep"
+    write(workspace / ".jp" / "config.toml", 'extends = ["config.d/**"]\n')
+    assert lookup(_layers_of(workspace), KEY) == 2, "a trailing ** is every file below"
+
+
+@pytest.mark.parametrize("pattern", ["{outside}/*.toml", "../../outside/*.toml", "config.d/../../../outside/*.toml"])
+def test_a_glob_leaving_its_folder_is_refused(workspace: Path, tmp_path: Path, pattern: str) -> None:
+    write(tmp_path / "outside" / "team.toml", batch(11))
+    config = write(workspace / ".jp" / "config.toml", f'extends = ["{pattern.format(outside=tmp_path / "outside")}"]\n')
+    with pytest.raises(ConfigProblem, match=f"^{config.resolve()}: extends '.*': not walked, it (is absolute|climbs)"):
+        _layers_of(workspace)
+
+
+def test_a_link_to_a_folder_is_not_walked_but_named(workspace: Path, tmp_path: Path) -> None:
+    write(tmp_path / "team" / "team.toml", batch(11))
+    link = workspace.resolve() / ".jp" / "config.d" / "team"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "team")
+    with pytest.raises(ConfigProblem, match=f"'config.d/\\*\\*/\\*': {link} is a link to a folder"):
+        _layers_of(workspace)
+
+
+def test_a_glob_goes_no_deeper_than_its_bound(workspace: Path) -> None:
+    folder = workspace / ".jp" / "config.d"
+    write(folder / "1" / "2" / "3" / "4" / "5" / "6" / "7" / "8.toml", batch(8))
+    assert lookup(_layers_of(workspace), KEY) == 8
+    write(folder / "1" / "2" / "3" / "4" / "5" / "6" / "7" / "8" / "9.toml", batch(9))
+    with pytest.raises(ConfigProblem, match="goes deeper than 8 folders"):
+        _layers_of(workspace)
+
+
+@pytest.mark.parametrize(
+    ("bound", "files", "message"),
+    [
+        ("MAX_EXTENDS_ENTRIES", 12, r"config.toml: extends 'config.d/\*\*/\*': looks at more than 3 names"),
+        ("MAX_CONFIG_FILES", 3, r"02\.toml: not read: more than 3 config files"),
+    ],
+)
+def test_a_run_looks_at_a_bounded_number_of_names_and_files(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, bound: str, files: int, message: str
+) -> None:
+    monkeypatch.setattr(config_files_module, bound, 3)
+    for number in range(files):
+        write(workspace / ".jp" / "config.d" / f"{number:02}.toml", batch(number))
+    with pytest.raises(ConfigProblem, match=message):
+        _layers_of(workspace)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "self-link", "dev-zero-link", "over-4-MiB"])
+def test_a_config_file_that_cannot_be_read_is_named(workspace: Path, kind: str) -> None:
+    config = workspace.resolve() / ".jp" / "config.toml"
+    config.unlink()
+    if kind == "fifo":
+        os.mkfifo(config)
+    elif kind == "over-4-MiB":
+        with config.open("wb") as handle:
+            handle.truncate(CONFIG_LIMIT + 1)
+    else:
+        config.symlink_to("config.toml" if kind == "self-link" else "/dev/zero")
+    with pytest.raises(ConfigProblem, match=f"^{config}: (cannot|not) read: "):
+        _layers_of(workspace)
+    with pytest.raises(ConfigProblem, match=f"^{config}: (cannot|not) read: "):
+        effective_config(None, None, (f"@{config}",), {}, workspace)

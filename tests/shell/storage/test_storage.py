@@ -98,9 +98,12 @@ def test_a_legacy_conversation_is_upgraded_on_its_first_save(workspace: Path) ->
 def test_saving_a_link_to_a_duplicated_id_is_refused_and_nothing_is_written(workspace: Path) -> None:
     ref = ref_for(workspace, EDITED)
     before = snapshot(ref.directories[0])
-    with pytest.raises(SaveRefused, match=r"entry 13 \(event_id m4ddddd\) -> c4ddddd"):
+    with pytest.raises(SaveRefused, match=r"entry 13 \(event_id m4ddddd\) -> c4ddddd") as refused:
         edit_conversation(ref, set_summary("t4ddddd", "Run the tests"), sequential_ids())
     assert snapshot(ref.directories[0]) == before
+    assert str(refused.value).endswith(
+        "; to fix: turnmark repair -i jp-c17800000030 (it asks which request each answers)"
+    ), "its turn holds both copies of the request: a person decides"
 
 
 def test_a_stream_read_before_the_lock_was_taken_is_never_saved(workspace: Path) -> None:
@@ -135,8 +138,12 @@ def test_a_key_written_twice_blocks_the_save_that_would_drop_it(workspace: Path)
         events.read_bytes().replace(b'"content": "continue"', b'"content": "go on",\n    "content": "continue"')
     )
     before = events.read_bytes()
-    with pytest.raises(ConversationError, match=r"entry 12: key 'content' is written twice in \(top\)"):
+    with pytest.raises(SaveRefused) as refused:
         edit_conversation(ref, set_summary("p8q2r4b", "x"), sequential_ids())
+    assert str(refused.value) == (
+        f"{events}: refusing to save: entry 12: key 'content' is written twice, and a save keeps only the last "
+        "value; to fix: remove one of them from events.json by hand"
+    )
     assert events.read_bytes() == before
 
 

@@ -283,6 +283,16 @@ def test_a_conversation_with_an_ambiguous_link_reports_it_and_writes_nothing(wor
     assert (ref.directories[0] / "events.json").read_bytes() == before
 
 
+def test_a_dry_run_predicts_the_refusal_with_the_saves_own_reason(workspace: Path) -> None:
+    ref = pick_conversation(workspace, "17800000030")
+    predicted = run(ref, dry_run=True)
+    assert predicted.plan
+    assert predicted.error is None
+    assert predicted.save_refused == run(ref).error
+    assert not predicted.done
+    assert run(pick_conversation(workspace, CLEAN), dry_run=True).save_refused is None
+
+
 def test_a_leftover_lock_file_does_not_hide_the_last_turn_but_a_held_lock_does(workspace: Path) -> None:
     ref = pick_conversation(workspace, CLEAN)
     path = lock_path(ref)

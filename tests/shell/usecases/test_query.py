@@ -15,6 +15,7 @@ from tests.support.llm_servers import Behaviour, ModelServer
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.turns import summary_source
+from turnmark.shell.errors import QueryError
 from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.locking import lock_path
@@ -197,6 +198,22 @@ def test_a_model_failure_keeps_the_request_and_exits_1(workspace: Path, server: 
     assert [e.type_tag for e in last.events()] == ["turn_start", "chat_request"]
 
 
+@pytest.mark.parametrize("new", [False, True])
+def test_a_model_without_its_key_is_refused_before_anything_is_written(
+    workspace: Path, user_data: Path, server: ModelServer, new: bool
+) -> None:
+    def files() -> dict[Path, bytes]:
+        found = [path for root in (workspace, user_data) for path in root.rglob("*")]
+        return {path: path.read_bytes() for path in found if path.is_file()}
+
+    before = files()
+    conversation = None if new else "17800000040"
+    with pytest.raises(QueryError, match=r"^ANTHROPIC_API_KEY is not set \(needed for anthropic/claude-x\); nothing"):
+        ask(workspace, "anyone there?", conversation, new=new, model="anthropic/claude-x", environ={})
+    assert files() == before
+    assert server.posts() == [], "no background summary was started"
+
+
 def test_an_interrupted_last_turn_is_summarized_during_the_next_query(workspace: Path, server: ModelServer) -> None:
     ref = pick_conversation(workspace, "17800000040")
     events_path = ref.directories[0] / "events.json"
@@ -239,3 +256,26 @@ def test_the_summary_request_overlaps_the_chat_answer(workspace: Path, server: M
     [chat] = [p for p in server.posts() if not is_summary_request(p.body or {})]
     assert chat.finished is not None
     assert summary.started < chat.finished, "the summary request was sent while the chat answer streamed"
+
+
+def test_a_lone_surrogate_from_the_model_is_stored_as_a_replacement_character(
+    workspace: Path, server: ModelServer
+) -> None:
+    """JSON's ``"\\ud800"`` decodes to a string no UTF-8 file can hold: the answer and its summary are still saved."""
+    script(
+        server,
+        "Half a pair: \ud800 here.",
+        summary=lambda body: json.dumps(
+            {
+                "summaries": dict.fromkeys(
+                    body["format"]["properties"]["summaries"]["required"], "Lone � surrogate summary"
+                )
+            }
+        ),
+    )
+    status, out, _ = ask(workspace, "What now?")
+    assert status == 0
+    assert "Half a pair: \ufffd here." in out
+    stored = (next((workspace / ".jp" / "conversations").glob("17800000040*")) / "events.json").read_text("utf-8")
+    assert "Half a pair: \ufffd here." in stored
+    assert "\ud800" not in stored

@@ -1,0 +1,130 @@
+"""The ``show`` command: a conversation to read on the terminal or to share as Markdown, HTML or JSON."""
+
+from __future__ import annotations
+
+import enum
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from returns.result import Failure
+
+from turnmark.shell.cli.common import (
+    ConversationArgument,
+    OutputFormat,
+    app,
+    conversation_json,
+    pick_turn,
+    read_for_display,
+    settings_of,
+)
+from turnmark.shell.cli.pager import page
+from turnmark.shell.errors import WorkspaceError
+from turnmark.shell.lazy import lazy_imports
+from turnmark.shell.output import emit_json, emit_line, styled
+
+with lazy_imports():
+    from turnmark.core.rendering import shown
+    from turnmark.shell.usecases import showing
+
+
+class ShowFormat(enum.StrEnum):
+    text = "text"
+    md = "md"
+    html = "html"
+    json = "json"
+
+
+class ToolDetail(enum.StrEnum):
+    none = "none"
+    names = "names"
+    args = "args"
+    full = "full"
+
+
+SHOW_HELP = """
+Turns count from 0, as 'turnmark turns' shows them; TURN, A and B are a turn's
+event_id or its number. --tools: none hides tool calls; names shows each as one
+line (name, the telling argument such as a path, ✓ or ✗, output size); args adds
+the arguments; full adds the output (cut at 4,000 characters in md and html, the
+cut said; JSON keeps it whole). The default is names for text, full otherwise.
+Reasoning is shown only with --reasoning. Events left out of what the model sees
+(a hand edit broke their request link, RFD 098) are marked with the reason, and
+compaction overlays are noted on the turns they cover.
+
+The HTML page is one self-contained file (no script, font or image is fetched;
+it works opened from disk and printed): a table of contents by turn, anchors
+#turn-<id> and #event-<id>. Content is untrusted: everything is escaped, raw
+HTML shows as text, only http(s) and mailto links are kept. Without --format,
+-o FILE takes the format from its suffix (.md, .html, .json). Long text on a
+terminal goes through $PAGER (default less).
+"""
+
+
+def _chosen_format(local: ShowFormat | None, global_format: OutputFormat, output: Path | None) -> ShowFormat:
+    if local is not None:
+        return local
+    if output is not None and output.suffix.lower() in showing.SUFFIX_FORMATS:
+        return ShowFormat(showing.SUFFIX_FORMATS[output.suffix.lower()])
+    return ShowFormat(global_format.value)
+
+
+def _color(environ: dict[str, str]) -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in environ and environ.get("TERM") != "dumb"
+
+
+@app.command(epilog=SHOW_HELP)
+def show(
+    ctx: typer.Context,
+    conversation: ConversationArgument = None,
+    turn: Annotated[
+        str | None,
+        typer.Option(
+            "--turn", "-t", metavar="TURN", help="Show only this turn (or CONV:TURN, as `find --output ids` prints it)."
+        ),
+    ] = None,
+    last: Annotated[int | None, typer.Option("--last", "-n", metavar="N", help="Show the last N turns.")] = None,
+    span: Annotated[
+        str | None, typer.Option("--turns", metavar="A-B", help="Show turns A to B (both included).")
+    ] = None,
+    output_format: Annotated[
+        ShowFormat | None,
+        typer.Option("--format", "-F", metavar="FORMAT", help="text (the terminal), md, html or json."),
+    ] = None,
+    reasoning: Annotated[bool, typer.Option("--reasoning", help="Show the assistant's reasoning too.")] = False,
+    tools: Annotated[
+        ToolDetail | None, typer.Option("--tools", metavar="LEVEL", help="Tool calls: none, names, args or full.")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout.")
+    ] = None,
+) -> None:
+    """Show a conversation to read or share: turns with their labels, requests, answers and tool calls."""
+    settings = settings_of(ctx)
+    if sum(choice is not None for choice in (turn, last, span)) > 1:
+        raise WorkspaceError("give one of --turn, --last and --turns")
+    chosen = _chosen_format(output_format, settings.format, output)
+    detail = tools or (ToolDetail.names if chosen is ShowFormat.text else ToolDetail.full)
+    ref, turn = pick_turn(settings, conversation, turn)
+    loaded = read_for_display(settings, ref)
+    options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
+    selection = shown.TurnSelection(turn=turn, last=last, span=span)
+    result = showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options)
+    if isinstance(result, Failure):
+        raise WorkspaceError(result.failure().describe())
+    view = result.unwrap()
+    environ = dict(settings.environ if settings.environ is not None else os.environ)
+    if output is not None:
+        showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
+        return
+    if chosen is ShowFormat.json:
+        emit_json(view.to_json())
+    elif chosen is ShowFormat.text:
+        color = _color(environ)
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
+        page(styled(showing.rendered(view, "text", width=min(width, 120), color=color)), environ)
+    else:
+        emit_line(showing.rendered(view, showing.FORMATS[chosen.value]).rstrip("\n"))

@@ -1,0 +1,63 @@
+"""``turnmark show``: a conversation rendered to read or share.
+
+The view and the Markdown, HTML and JSON documents come from the core (``core/rendering``), the
+terminal's text from ``terminal_text`` (rich, loaded only for it). ``export`` writes a document to a
+file of the user's choosing through the safe-write path (never through a link, atomically).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from returns.result import Result
+
+from turnmark.core.errors import TurnSelectionError
+from turnmark.core.rendering import html_page, markdown_export
+from turnmark.core.rendering.shown import ShownConversation, ShowOptions, TurnSelection, select_turns, show_turns
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.text.terminal import json_escaped
+from turnmark.shell.lazy import lazy_imports
+from turnmark.shell.storage import files
+
+with lazy_imports():
+    from turnmark.shell.usecases import terminal_text
+
+ShowFormat = Literal["text", "md", "html", "json"]
+FORMATS: dict[str, ShowFormat] = {"text": "text", "md": "md", "html": "html", "json": "json"}
+SUFFIX_FORMATS: dict[str, ShowFormat] = {
+    ".md": "md",
+    ".markdown": "md",
+    ".html": "html",
+    ".htm": "html",
+    ".json": "json",
+}
+"""The format ``-o FILE`` implies when ``--format`` is not given."""
+
+
+def shown_conversation(
+    stream: ConversationStream, conversation: JsonObject, selection: TurnSelection, options: ShowOptions
+) -> Result[ShownConversation, TurnSelectionError]:
+    turns = stream.turns()
+    return select_turns(turns, selection).map(
+        lambda chosen: ShownConversation(conversation, show_turns(stream, chosen, options), len(turns), options)
+    )
+
+
+def rendered(conversation: ShownConversation, output_format: ShowFormat, width: int = 100, color: bool = False) -> str:
+    """The document in ``output_format``; ``text`` is styled for a terminal only with ``color``."""
+    if output_format == "json":
+        return json_escaped(json.dumps(conversation.to_json(), ensure_ascii=False, indent=2)) + "\n"
+    if output_format == "md":
+        return markdown_export.render_markdown(conversation)
+    if output_format == "html":
+        return html_page.render_html(conversation)
+    return terminal_text.terminal_text(conversation, width, color)
+
+
+def export(path: Path, document: str) -> None:
+    """Write ``document`` to ``path`` (a regular file or none yet; never through a link)."""
+    target = path.absolute()
+    files.write_if_changed(target, document.encode("utf-8"), target.parent)

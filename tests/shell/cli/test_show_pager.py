@@ -1,0 +1,68 @@
+"""``turnmark show`` in a real terminal (tmux): long text goes through the pager, in colour; short text, a
+pipe and ``PAGER=cat`` do not."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.terminal import wait_for
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None or shutil.which("less") is None, reason="tmux and less are needed"
+)
+TURNMARK = Path(sys.executable).parent / "turnmark"
+
+
+def in_terminal(command: str) -> str:
+    """A tmux session (100x20) running ``command``; its name."""
+    session = f"turnmark-show-{time.monotonic_ns()}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "20", command], check=True)
+    return session
+
+
+def screen_with_escapes(session: str) -> str:
+    return subprocess.run(
+        ["tmux", "capture-pane", "-e", "-p", "-t", session], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_long_text_is_paged_in_colour_and_q_leaves(show_workspace: Path) -> None:
+    session = in_terminal(
+        f"env -u NO_COLOR -u LESS PAGER=less {TURNMARK} -w {show_workspace} show 17820000010; echo EXIT=$?; sleep 30"
+    )
+    try:
+        screen = wait_for(session, "Turn 0 (s0turn0)")
+        time.sleep(0.3)
+        screen = wait_for(session, ":")
+        assert "EXIT=" not in screen, "the pager waits for the reader"
+        assert "Turn 3" not in screen, "only the first screen is shown"
+        assert "\x1b[" in screen_with_escapes(session), "colours reach the terminal"
+        subprocess.run(["tmux", "send-keys", "-t", session, "G"], check=True)
+        assert "What did we change today" in wait_for(session, "(END)")
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        assert "EXIT=0" in wait_for(session, "EXIT=")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+@pytest.mark.parametrize(
+    ("settings", "arguments"),
+    [("PAGER=less", "--turn 3"), ("PAGER=cat", ""), ("PAGER=less", "| cat")],
+    ids=["short", "pager-cat", "piped"],
+)
+def test_no_pager_when_not_needed(show_workspace: Path, settings: str, arguments: str) -> None:
+    session = in_terminal(
+        f"env {settings} {TURNMARK} -w {show_workspace} show 17820000010 {arguments}; echo EXIT=$?; sleep 30"
+    )
+    try:
+        screen = wait_for(session, "EXIT=")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    assert "EXIT=0" in screen
+    assert "What did we change today" in screen
