@@ -175,11 +175,15 @@ def sentences(text: str) -> list[str]:
 
 
 _TAG = re.compile(r"^(?:\[[^\]\n]{1,20}\]\s*)+")
+_ASIDE = re.compile(
+    r"^(?:while (?:we'?re|were|we are|i'?m) at it|by the way|btw|one more thing|on another note|also)\s*,\s*",
+    re.IGNORECASE,
+)
 
 
 def task(sentence: str) -> str:
     """The task a sentence asks for, without the asking ("Could you please fix X?" -> "fix X")."""
-    sentence = GREETINGS.sub("", _TAG.sub("", sentence)).strip()
+    sentence = _ASIDE.sub("", GREETINGS.sub("", _TAG.sub("", sentence)).strip())
     stripped = ASKING.sub("", sentence).strip()
     return stripped or sentence
 
@@ -299,3 +303,40 @@ def _clause_cut(text: str, limit: int) -> str | None:
 
 def looks_like_problem(text: str) -> bool:
     return PROBLEM.search(text) is not None
+
+
+def gerund(verb: str) -> str:
+    """The ``-ing`` form of an imperative verb ("Explain" -> "explaining", "Run" -> "running", "Write" ->
+    "writing")."""
+    word = verb.lower()
+    if word in _DOUBLED:
+        return word + word[-1] + "ing"
+    if word.endswith("ie"):
+        return word[:-2] + "ying"
+    if word.endswith("e") and not word.endswith(("ee", "ye", "oe")):
+        return word[:-1] + "ing"
+    short = len(word) <= 4 and len(word) >= 3
+    if short and word[-1] not in "aeiouwxy" and word[-2] in "aeiou" and word[-3] not in "aeiou":
+        return word + word[-1] + "ing"
+    return word + "ing"
+
+
+_DOUBLED = word_set("commit submit admit omit permit refer prefer occur begin forget upset")
+"""Verbs stressed on their last syllable that double their last letter ("commit" -> "committing")."""
+
+_REPEATED = re.compile(r"\b(\w+)(\s+\1\b)+", re.IGNORECASE)
+
+
+def without_repeats(text: str) -> str:
+    """``text`` with a word written twice in a row said once ("Apply the The rule" -> "Apply the rule")."""
+    return _REPEATED.sub(r"\1", text)
+
+
+def sentence_case(title: str) -> str:
+    """A Title Case heading as a phrase ("Durable Conversation Storage" -> "Durable conversation storage");
+    a name in capitals or with inner capitals stays as written."""
+    words = title.split(" ")
+    if not all(word[:1].isupper() or not word[:1].isalpha() or (word.islower() and len(word) <= 4) for word in words):
+        return title
+    tail = [word.lower() if word[1:].islower() else word for word in words[1:]]
+    return " ".join([words[0], *tail])

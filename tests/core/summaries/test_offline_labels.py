@@ -104,7 +104,7 @@ def test_a_follow_up_is_labelled_by_what_the_turn_did() -> None:
 def test_thanks_names_what_it_thanks_for_and_approval_approves() -> None:
     explained: list[Payload] = [turn(), request("What does build.rs do?"), message("It embeds the build date.")]
     assert labels(*explained, turn(), request("thanks!"), message("You're welcome."))[1] == (
-        "Thank for: Explain what build.rs does"
+        "Thank for explaining what build.rs does"
     )
     renamed: list[Payload] = [
         turn(),
@@ -114,7 +114,7 @@ def test_thanks_names_what_it_thanks_for_and_approval_approves() -> None:
         message("Renamed."),
     ]
     assert labels(*renamed, turn(), request("looks good, thanks"), message("Glad it helps."))[1] == (
-        "Approve: Rename jp_store to jp_storage everywhere"
+        "Approve renaming jp_store to jp_storage everywhere"
     )
 
 
