@@ -94,6 +94,8 @@ class TurnFacts:
     """The title of a document (an RFD, a plan) a drafting tool wrote."""
     documents: tuple[str, ...] = ()
     """Markdown documents the turn wrote, as their numbered name ("RFD 031") when they have one."""
+    ended_failing: str | None = None
+    """The tool whose error was the turn's last tool result."""
 
     def words(self) -> list[str]:
         return [word.lower() for word in _WORD.findall(f"{self.request} {self.answer} {' '.join(self.edited)}")]
@@ -112,7 +114,7 @@ def turn_facts(turn: Turn, excluded: frozenset[str] = frozenset()) -> TurnFacts:
     tools: list[str] = []
     failed: list[str] = []
     names: dict[str, str] = {}
-    committed = drafted = None
+    committed = drafted = ended_failing = None
     for entry in events:
         payload = entry.payload
         if isinstance(payload, ToolCallRequest):
@@ -123,9 +125,10 @@ def turn_facts(turn: Turn, excluded: frozenset[str] = frozenset()) -> TurnFacts:
                 edited += [path for path in _paths(payload.arguments) if path not in edited]
             elif not payload.name.startswith(_READING_PREFIXES) and payload.name not in tools:
                 tools.append(payload.name)
-        elif isinstance(payload, ToolCallResponse) and payload.is_error:
+        elif isinstance(payload, ToolCallResponse):
             name = names.get(payload.id, "a tool")
-            failed += [] if name in failed else [name]
+            failed += [] if name in failed or not payload.is_error else [name]
+            ended_failing = name if payload.is_error else None
     documents = tuple(dict.fromkeys(name for name in map(document_name, edited) if name))
     return TurnFacts(
         requests[0] if requests else "",
@@ -136,6 +139,7 @@ def turn_facts(turn: Turn, excluded: frozenset[str] = frozenset()) -> TurnFacts:
         committed,
         drafted,
         documents,
+        ended_failing,
     )
 
 
@@ -412,7 +416,8 @@ def label_of(
     if line is not None:
         return finished(line, facts, terms)
     if terms:
-        return finished(described(facts, terms), facts, terms)
+        failed = f"; {facts.ended_failing} failed" if facts.ended_failing else ""
+        return finished(described(facts, terms), facts, terms, len(failed)) + failed
     fallback = outcome(facts) if is_follow_up(facts.request) else None
     if fallback is None and not is_follow_up(facts.request):
         first = sentences(facts.request)[0]
@@ -529,19 +534,20 @@ def _phrase_word(word: str) -> bool:
     )
 
 
-def finished(line: str, facts: TurnFacts, terms: Sequence[str]) -> str:
+def finished(line: str, facts: TurnFacts, terms: Sequence[str], room: int = 0) -> str:
     """``line`` as a label: words said twice said once, at most two identifiers, a document the turn
     changed named when it fits, at most ``MAX_CHARS`` characters."""
+    limit = MAX_CHARS - room
     line = without_repeats(imperative(line))
     line = at_most_identifiers(line)
     if len(line) > INSTRUCTION_CHARS:
-        return shorten(line, MAX_CHARS)
+        return shorten(line, limit)
     if len(line) < INSTRUCTION_CHARS - 10 and not any(identifier_like(word) for word in line.split(" ")):
-        line = with_terms(line, [term for term in terms if identifier_like(term)][:MAX_IDENTIFIERS], MAX_CHARS)
+        line = with_terms(line, [term for term in terms if identifier_like(term)][:MAX_IDENTIFIERS], limit)
     document = next((name for name in facts.documents if name.lower() not in line.lower()), None)
-    if document is not None and not facts.drafted and len(line) + len(document) + 4 <= MAX_CHARS:
+    if document is not None and not facts.drafted and len(line) + len(document) + 4 <= limit:
         return f"{line} in {document}"
-    return shorten(line, MAX_CHARS)
+    return shorten(line, limit)
 
 
 def at_most_identifiers(line: str) -> str:
