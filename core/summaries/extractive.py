@@ -53,6 +53,9 @@ FOLLOW_UP_WORDS = word_set(
 )
 """Words of a request that says nothing by itself ("yes, go ahead", "continue", "thanks")."""
 
+QUESTION_WORDS = 12
+"""The longest question (in words) a label asks for; a longer one is a discussion."""
+
 INSTRUCTION_CHARS = 45
 """How much of a label an instruction may take; the rest is left for the turn's key terms."""
 
@@ -77,6 +80,12 @@ _OPENER = re.compile(
 _CODE_BLOCK_LINES = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 _EDITING_TOOLS = ("fs_modify_file", "fs_create_file", "fs_delete_file", "fs_move_file")
 _READING_PREFIXES = ("fs_read", "fs_list", "fs_grep", "github_read", "github_code_search", "git_show", "git_log")
+_READING_WORDS = frozenset({"read", "list", "grep", "search", "find", "fetch", "show", "log", "status", "diff", "view"})
+
+
+def _reads(tool: str) -> bool:
+    """A tool that only reads or searches (``fs_read_file``, ``web_search``, ``git_diff``)."""
+    return tool.startswith(_READING_PREFIXES) or bool(_READING_WORDS & set(re.split(r"[_\-.]", tool.lower())))
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,11 @@ class TurnFacts:
     """Markdown documents the turn wrote, as their numbered name ("RFD 031") when they have one."""
     ended_failing: str | None = None
     """The tool whose error was the turn's last tool result."""
+
+    @property
+    def planned(self) -> bool:
+        """The turn wrote a plan (a Markdown file named for one)."""
+        return any("plan" in name.lower() and name.lower().endswith(".md") for name in self.edited)
 
     def words(self) -> list[str]:
         return [word.lower() for word in _WORD.findall(f"{self.request} {self.answer} {' '.join(self.edited)}")]
@@ -123,7 +137,7 @@ def turn_facts(turn: Turn, excluded: frozenset[str] = frozenset()) -> TurnFacts:
             drafted = drafted or _argument(payload, "draft", "title")
             if payload.name in _EDITING_TOOLS:
                 edited += [path for path in _paths(payload.arguments) if path not in edited]
-            elif not payload.name.startswith(_READING_PREFIXES) and payload.name not in tools:
+            elif not _reads(payload.name) and payload.name not in tools:
                 tools.append(payload.name)
         elif isinstance(payload, ToolCallResponse):
             name = names.get(payload.id, "a tool")
@@ -275,6 +289,7 @@ def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
         title = items[chosen[0]]
         shown = [key for key in keys if key != "-1"]
         named = "option " if _OPTION.search(facts.request) or shown[0].isalpha() else "item "
+        named = named.replace(" ", "s ") if len(shown) > 1 else named
         note = f"({named}{', '.join(shown)})" if shown else ""
         first = title.split(" ", 1)[0]
         phrase = imperative(title) if first.lower() in VERBS or base_form(first) else f"{verb_of(facts)} {_lower(title)}"
@@ -282,7 +297,11 @@ def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
         return f"{head} {note}".strip()
     if not (is_follow_up(facts.request) or _short_pointing(facts.request)):
         return None
-    return proposal(before.answer)
+    offered = proposal(before.answer)
+    if offered is not None and facts.planned and not offered.startswith(("Plan", "Draft")):
+        first, _, rest = offered.partition(" ")
+        return f"Plan {gerund(first)} {rest}"
+    return offered
 
 
 def _short_pointing(request: str) -> bool:
@@ -323,7 +342,7 @@ def question(request: str) -> str | None:
     if not found or not found[0].endswith("?"):
         return None
     asked = task(found[0])
-    return as_request(asked) if len(asked.split(" ")) <= 12 else None
+    return as_request(asked) if len(asked.split(" ")) <= QUESTION_WORDS else None
 
 
 def verb_of(facts: TurnFacts) -> str:
@@ -452,8 +471,14 @@ def described(facts: TurnFacts, terms: Sequence[str]) -> str:
     stated = state_change(facts.answer)
     if stated is not None:
         return stated
-    spans = [span for span in _SPAN.findall(" ".join(_paragraphs(facts.request)[:2])) if any(c.isalpha() for c in span)]
+    done = accomplished(facts) if facts.edited else None
+    if done is not None and any(term.lower() in done.lower() for term in terms[:4]):
+        return done
+    spans = [span for span in _SPAN.findall(" ".join(_paragraphs(facts.request)[:1])) if any(c.isalpha() for c in span)]
     best = [span.strip() for span in spans[:1]] + [term for term in terms[:3]]
+    asked = sentences(facts.request)[:1]
+    if asked and asked[0].endswith("?") and not facts.edited and not subject_phrase(asked[0], best):
+        return as_request(task(asked[0]))
     for sentence in sentences(plain(facts.request))[:4]:
         wanted = task(sentence).rstrip("?.!:")
         phrase = subject_phrase(wanted, best)
@@ -520,7 +545,7 @@ def subject_phrase(sentence: str, best: Sequence[str]) -> str | None:
         stop = at + 1
         while stop < len(words) and _phrase_word(lowered[stop]) and stop - at < 3 and not words[stop - 1].endswith(","):
             stop += 1
-        phrase = " ".join(word.strip(".,;:!?\"'`") for word in words[start:stop])
+        phrase = " ".join(word.strip(".,;:!?\"'`()[]") for word in words[start:stop])
         if len(phrase.split(" ")) >= 1:
             return phrase
     return None

@@ -222,6 +222,10 @@ def imperative(text: str) -> str:
 _WH_DO = re.compile(r"^(what|how|why|where|when|which) (does|do|did) (\S+ .*)$", re.IGNORECASE)
 _WH_TO = re.compile(r"^(how|where|when) (?:should|can|could|do|would) (?:i|we|you|one) (.+)$", re.IGNORECASE)
 _WHAT_IS = re.compile(r"^what (?:is|are|was|were) (.+)$", re.IGNORECASE)
+_WHICH = re.compile(
+    r"^which (.+?) (?:should|shall|do|would|could|can) (?:i|we|you) (?:use|pick|choose|go with|take|adopt)\b(.*)$",
+    re.IGNORECASE,
+)
 _ABOUT = re.compile(r"^(?:and|what about|how about|also) (.+)$", re.IGNORECASE)
 
 
@@ -229,6 +233,9 @@ def as_request(question: str) -> str:
     """A question as what it asks for: "What does X do?" -> "Explain what X does", "How should we X?" ->
     "Explain how to X", "Is X Y?" -> "Check whether X is Y", "And the locks?" -> "Explain the locks"."""
     body = question.rstrip("?").strip()
+    match = _WHICH.match(body)
+    if match:
+        return f"Choose the {match.group(1)}{match.group(2)}".replace("the the ", "the ")
     match = _WH_TO.match(body)
     if match:
         return f"Explain {match.group(1).lower()} to {match.group(2)}"

@@ -4,20 +4,22 @@ label benchmark says (``bench/labels.py`` against the hand-written references)."
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.streams import call, message, request, result, stream_of, turn
+from tests.support.streams import TS, call, message, request, result, stream_of, turn
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.stream.payloads import Payload
+from turnmark.core.stream.payloads import Payload, ToolCallRequest
 from turnmark.core.summaries.extractive import extractive_labels, instruction, is_follow_up, turn_facts
 from turnmark.core.summaries.gate import refusal
 from turnmark.core.summaries.key_terms import key_terms
 from turnmark.core.summaries.label_text import as_request, base_form, heading, imperative, plain, shorten
 from turnmark.core.summaries.labels import ensure_first_turn_start
+from turnmark.core.summaries.readability import MAX_IDENTIFIERS, identifiers
 from turnmark.core.summaries.request import FIXED_PROMPT
 
 REPO = Path(__file__).resolve().parents[3]
@@ -186,3 +188,183 @@ def test_the_label_benchmark_meets_its_target() -> None:
     assert len(scores) >= 31
     assert sum(scores) / len(scores) >= 0.35
     assert (duplicates, cuts) == (0, 0)
+
+
+# Issue 23: the examples of labels that did not read as a phrase. Each turn is written here in the shape of
+# the real one (what kind of request, what the answer and the tools did); the test names the verb and the
+# object a reader expects. The summarizer's rules name none of these words.
+
+
+def edit(call_id: str, path: str, tool: str = "fs_modify_file") -> list[Payload]:
+    return [ToolCallRequest(TS, call_id, tool, {"path": path}), result(call_id)]
+
+
+def tool(call_id: str, name: str, arguments: dict[str, str], failed: bool = False) -> list[Payload]:
+    return [ToolCallRequest(TS, call_id, name, arguments), result(call_id, "error" if failed else "ok", failed)]
+
+
+ISSUE_EXAMPLES: dict[str, tuple[list[Payload], str, str]] = {
+    "a question choosing a default (was: Update sentence-transformers/all-MiniLM-L12-v2 better/newer)": (
+        [
+            turn(),
+            request(
+                "Which embedding model should we use by default for semantic search? Right now it is "
+                "`sentence-transformers/all-MiniLM-L12-v2`, but maybe there is something better/newer?"
+            ),
+            *edit("c1", "src/embed/config.rs"),
+            message("Switched the default to `BAAI/bge-small-en-v1.5`; it is as small and scores higher."),
+        ],
+        "Choose",
+        "embedding model",
+    ),
+    "a problem report with a paste (was: Fix load blabla ERROR agentic exits persist())": (
+        [
+            turn(),
+            request(
+                "After sanitize, a failed `load` only logs `blabla ERROR` and the agentic loop runs on until it "
+                "exits, and then `persist()` writes the half-loaded state back.\n\n```\nERROR load failed\n```"
+            ),
+            *edit("c1", "crates/jp_cli/src/lib.rs"),
+            message("Stopped the run when `load` fails: `run()` returns the error before the loop starts."),
+        ],
+        "Stop",
+        "load",
+    ),
+    "a survey of existing crates (was: Discuss existing TAGS Z_5 Z_1 note_tags Connection::open())": (
+        [
+            turn(),
+            request(
+                "What existing Bear MCP and embedding crates are there that we could reuse?\n\n"
+                "Bear keeps tags in `Z_5TAGS` (`Z_5NOTES`, `Z_13TAGS`) and `note_tags`; a crate that only "
+                "calls `Connection::open()` read-write would not do."
+            ),
+            *tool("c1", "web_search", {"query": "bear mcp crate"}),
+            message("Two Bear MCP crates exist; neither opens the database read-only with `Connection::open()`."),
+        ],
+        "Explain",
+        "crates",
+    ),
+    "an option of the answer before (was: Go with option B)": (
+        [
+            turn(),
+            request("What should happen to conversations that fail to load?"),
+            message(
+                "Two ways:\n\n**Option A: Refuse to start** — print the error and exit.\n\n"
+                "**Option B: Move bad conversations to a trash folder** — keep running with the rest.\n\n"
+                "Which do you prefer?"
+            ),
+            turn(),
+            request("Go with option B"),
+            *edit("c1", "docs/rfd/052-trash-corrupt-conversations.md", "fs_create_file"),
+            message("Written: the RFD describes the trash folder and when a conversation goes there."),
+        ],
+        "Move",
+        "bad conversations to a trash folder (option B)",
+    ),
+    "a numbered item of the answer before (was: Go ahead with 4)": (
+        [
+            turn(),
+            request("How could search get better?"),
+            message(
+                "Some ideas:\n\n1. **Rank by recency** — newer notes first.\n2. **Stem words** — match plurals.\n"
+                "3. **Cache queries** — repeat searches are free.\n"
+                "4. **Plan full-text, semantic and typo-tolerant search together** — one design for all three."
+            ),
+            turn(),
+            request("Go ahead with 4"),
+            message("Here is the plan: full-text search first, then embeddings, then typo tolerance on top."),
+        ],
+        "Plan",
+        "(item 4)",
+    ),
+    "several numbered items (was: Go ahead with 2 first, then 1, and then 3: test_uri_to_query)": (
+        [
+            turn(),
+            request("What is wrong with the URI parsing?"),
+            message(
+                "Three problems:\n\n1. `test_uri_to_query` tests the wrong function.\n"
+                "2. Fix the percent-decoding of query strings.\n3. Reject empty hosts.\n"
+            ),
+            turn(),
+            request("Go ahead with 2 first, then 1, and then 3"),
+            *edit("c1", "src/uri.rs"),
+            message("All three done; `test_uri_to_query` now calls `uri_to_query`."),
+        ],
+        "Fix",
+        "percent-decoding of query strings (items 2, 1, 3)",
+    ),
+    "an offer taken up, with a plan written (was: do, and write plan)": (
+        [
+            turn(),
+            request("Is the retry logic in the old client worth keeping?"),
+            message("Yes, it handles rate limits well. Want me to port the retry logic to the new client?"),
+            turn(),
+            request("do, and write plan"),
+            *edit("c1", "docs/retry-plan.md", "fs_create_file"),
+            message("The plan is in docs/retry-plan.md."),
+        ],
+        "Plan",
+        "porting the retry logic to the new client",
+    ),
+    "what the answer did, not what failed on the way (was: Update summary 4.6 anthropic_tests.rs; cargo_check failed)": (
+        [
+            turn(),
+            request(
+                "The summary request fails on Opus 4.6:\n\n```\n400 prefilling assistant messages is not supported"
+                "\n```\n\nThe prefill has to go; continue the `EventChain` instead."
+            ),
+            *edit("c1", "crates/jp_llm/src/provider/anthropic.rs"),
+            *tool("c2", "cargo_check", {"package": "jp_llm"}, failed=True),
+            *edit("c3", "crates/jp_llm/src/provider/anthropic_tests.rs"),
+            *tool("c4", "cargo_check", {"package": "jp_llm"}),
+            message("Replaced the assistant prefill with an `EventChain` continuation in the summary request."),
+        ],
+        "Replace",
+        "assistant prefill",
+    ),
+    "a commit (was: Commit commit message fs.rs fs_tests.rs insertions deletions)": (
+        [
+            turn(),
+            request("now create a commit message with the staged changes"),
+            *tool("c1", "git_commit", {"message": "fix(config): Honor `create_if_missing` for missing dirs\n\nBody."}),
+            message("Committed as `6a1c50a0`: fs.rs and fs_tests.rs, 54 insertions / 2 deletions."),
+        ],
+        "Commit",
+        "honor create_if_missing for missing dirs",
+    ),
+    "a word written twice (was: Apply the The Boy Scout Rule…)": (
+        [
+            turn(),
+            request("Lets apply the the cleanup rule everywhere we touched and clean up where we can"),
+            *edit("c1", "src/lib.rs"),
+            message("Cleaned up three modules."),
+        ],
+        "Apply",
+        "cleanup rule everywhere",
+    ),
+    "thanks for an explanation (was: Thank for: Explain…)": (
+        [
+            turn(),
+            request("How does the config pipeline merge files and --cfg?"),
+            message("Files first, then --cfg in order."),
+            turn(),
+            request("thanks!"),
+            message("You're welcome."),
+        ],
+        "Thank",
+        "for explaining how config pipeline merges",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ISSUE_EXAMPLES))
+def test_the_issues_examples_read_as_phrases(case: str) -> None:
+    steps, verb, obj = ISSUE_EXAMPLES[case]
+    label = labels(*steps)[-1]
+    assert label is not None
+    assert label.split(" ", 1)[0] == verb, label
+    assert obj.lower() in label.lower(), label
+    assert len(identifiers(label)) <= MAX_IDENTIFIERS, label
+    assert not re.search(r"\b(\w+) \1\b", label, re.IGNORECASE), label
+    assert ":" not in label.split(" ", 2)[1] if " " in label else True
+    assert refusal(label, ["a1turn0"], FIXED_PROMPT) is None
