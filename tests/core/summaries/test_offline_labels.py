@@ -335,12 +335,15 @@ ISSUE_EXAMPLES: dict[str, tuple[list[Payload], str, str]] = {
     "a word written twice (was: Apply the The Boy Scout Rule…)": (
         [
             turn(),
-            request("Lets apply the the cleanup rule everywhere we touched and clean up where we can"),
+            request(
+                "I still see other places in the code using raw paths, can they be updated as well? "
+                "Lets apply the The Boy Scout Rule and clean up where we can"
+            ),
             *edit("c1", "src/lib.rs"),
             message("Cleaned up three modules."),
         ],
         "Apply",
-        "cleanup rule everywhere",
+        "the Boy Scout Rule",
     ),
     "thanks for an explanation (was: Thank for: Explain…)": (
         [
