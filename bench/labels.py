@@ -165,7 +165,9 @@ def main() -> None:
         print(f"{name:<28} {len(group):>3} turns  mean F1 {mean(group):.2f}")
     real, fixtures = scores.real(), scores.fixtures()
     if real:
-        print(f"{'real corpus turns':<28} {len(real):>3} turns  mean F1 {mean(real):.2f}  (target >= {REAL_TARGET:.2f})")
+        print(
+            f"{'real corpus turns':<28} {len(real):>3} turns  mean F1 {mean(real):.2f}  (target >= {REAL_TARGET:.2f})"
+        )
     print(f"{'fixture turns':<28} {len(fixtures):>3} turns  mean F1 {mean(fixtures):.2f}")
     print(f"{'all':<28} {len(every):>3} turns  mean F1 {mean(every):.2f}")
     for title, group, heavy in (("real", real, scores.heavy(True)), ("fixture", fixtures, scores.heavy(False))):

@@ -210,7 +210,9 @@ def instruction(request: str) -> str | None:
 
 
 _OPTION = re.compile(r"\boption\s+([A-Za-z]\b|\d{1,2}\b)", re.IGNORECASE)
-_CHOICE = re.compile(r"(?:^|\b(?:with|do|go|try|pick|take|use|start with|item|number|step))\s*#?(\d{1,2}|[A-H])\b(?![.\d])")
+_CHOICE = re.compile(
+    r"(?:^|\b(?:with|do|go|try|pick|take|use|start with|item|number|step))\s*#?(\d{1,2}|[A-H])\b(?![.\d])"
+)
 _ORDINAL = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "last": "-1"}
 _ORDINAL_CHOICE = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:one|option|approach|idea)\b", re.I)
 _ITEM = re.compile(
@@ -292,7 +294,9 @@ def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
         named = named.replace(" ", "s ") if len(shown) > 1 else named
         note = f"({named}{', '.join(shown)})" if shown else ""
         first = title.split(" ", 1)[0]
-        phrase = imperative(title) if first.lower() in VERBS or base_form(first) else f"{verb_of(facts)} {_lower(title)}"
+        phrase = (
+            imperative(title) if first.lower() in VERBS or base_form(first) else f"{verb_of(facts)} {_lower(title)}"
+        )
         head = shorten(phrase, MAX_CHARS - len(note) - 1).removesuffix("…").rstrip(" ,;:")
         return f"{head} {note}".strip()
     if not (is_follow_up(facts.request) or _short_pointing(facts.request)):
@@ -407,7 +411,7 @@ def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> st
     verb = "Approve" if changed else "Thank for"
     if not previous:
         return f"{verb} the previous answer"
-    first, _, rest = previous.split(": ", 1)[0].partition(" ")
+    first, _, rest = previous.split(": ", 1)[0].split("; ", 1)[0].partition(" ")
     if first not in ("Approve", "Thank") and rest and first.isalpha():
         return shorten(f"{verb} {gerund(first)} {_lower(rest)}", MAX_CHARS)
     return f"{verb} the previous answer"
@@ -444,7 +448,7 @@ def label_of(
     return finished(imperative(fallback), facts, ()) if fallback else None
 
 
-_COMMIT_KINDS = {"feat": "feature", "docs": "docs", "test": "tests", "perf": "speed-up", "ci": "CI"}
+_COMMIT_KINDS = {"feat": "feature", "docs": "docs", "test": "tests", "ci": "CI"}
 _CONVENTIONAL = re.compile(r"^(\w+)(?:\(([\w./-]+)\))?!?:\s*(.+)$")
 
 
@@ -475,7 +479,7 @@ def described(facts: TurnFacts, terms: Sequence[str]) -> str:
     if done is not None and any(term.lower() in done.lower() for term in terms[:4]):
         return done
     spans = [span for span in _SPAN.findall(" ".join(_paragraphs(facts.request)[:1])) if any(c.isalpha() for c in span)]
-    best = [span.strip() for span in spans[:1]] + [term for term in terms[:3]]
+    best = [span.strip() for span in spans[:1]] + list(terms[:3])
     asked = sentences(facts.request)[:1]
     if asked and asked[0].endswith("?") and not facts.edited and not subject_phrase(asked[0], best):
         return as_request(task(asked[0]))
@@ -491,11 +495,11 @@ def described(facts: TurnFacts, terms: Sequence[str]) -> str:
 
 
 _TROUBLE = re.compile(
-    r"\b(?:stack overflow|infinite loop|deadlock|race|crash|panic|regression|memory leak|data loss|warnings?|"
+    r"\b(?:deadlock|race|crash|panic|regression|memory leak|warnings?|"
     r"(?:compile |build |type )?errors?)\b",
     re.IGNORECASE,
 )
-"""What went wrong, as a noun a label can name ("Fix stack overflow in …")."""
+"""What went wrong, as a noun a label can name ("Fix deadlock in …")."""
 _SPAN = re.compile(r"`([^`\n]{2,40})`")
 _NOW = re.compile(r"^`?([\w:.]+)`? (?:is|are) now (?:an? |the )?(.+)$")
 _COMPLETE = re.compile(r"^(.{3,40}?) (?:is|are) (?:now )?(?:complete|completed|done|finished|implemented)\b", re.I)
@@ -552,10 +556,13 @@ def subject_phrase(sentence: str, best: Sequence[str]) -> str | None:
 
 
 def _phrase_word(word: str) -> bool:
-    return bool(word) and word not in _PHRASE_STOP and word not in STOP and word not in GENERIC and base_form(
-        word
-    ) is None and not (
-        word.endswith("s") and word[:-1] in VERBS
+    return (
+        bool(word)
+        and word not in _PHRASE_STOP
+        and word not in STOP
+        and word not in GENERIC
+        and base_form(word) is None
+        and not (word.endswith("s") and word[:-1] in VERBS)
     )
 
 

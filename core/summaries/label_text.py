@@ -52,7 +52,7 @@ ASKING = re.compile(
 
 PROBLEM = re.compile(
     r"\b(?:error|errors|fails?|failing|failed|failure|broken|breaks?|bug|crash(?:es|ed)?|panic(?:s|ked)?|"
-    r"warnings?|issue|problem|wrong|garbled|doesn'?t work|does not work|not working|stack overflow|"
+    r"warnings?|issue|problem|wrong|garbled|doesn'?t work|does not work|not working|"
     r"regression|missing|cannot|can'?t|unable)\b",
     re.IGNORECASE,
 )
@@ -105,10 +105,10 @@ PAST_TENSE = {
 """Past-tense openers of an answer ("Added …") and their imperative ("Add …")."""
 
 VERBS = word_set(
-    "add adapt address adjust allow amend analyse analyze answer apply ask audit automate avoid build bump "
+    "add adapt address adjust allow analyse analyze answer apply ask audit automate avoid build bump "
     "calculate call catch change check clarify clean clear close codify collect combine commit compare compile "
     "complete configure confirm connect consider continue convert copy correct create cut debug decide define "
-    "delete deploy describe design detect diagnose disable discuss display document draft drop edit enable "
+    "delete deploy describe design detect disable discuss display document draft drop edit enable "
     "ensure estimate evaluate explain explore expose extend extract figure find finish fix flatten format "
     "generate get give go guard handle help hide implement import improve include inline inspect install "
     "integrate introduce investigate keep limit list load log look make map mark measure merge migrate mock "
@@ -116,10 +116,10 @@ VERBS = word_set(
     "prevent print profile proceed propose prototype provide publish pull push put reduce refactor register "
     "reintroduce release reload remove rename reorder repair replace report reproduce require research reset "
     "resolve restore restructure resume retry return reuse revert review rewrite run save scaffold search "
-    "see separate set setup share show simplify skip solve sort specify speed split stage start stop store "
+    "see separate set setup share show simplify skip solve sort specify split stage start stop store "
     "streamline strip suggest summarize support switch sync take tell test tidy trace track translate trim "
     "try turn tweak undo unify update upgrade use validate verify walk wire wrap write read grep locate cap "
-    "bundle weigh outline confirm commit stage profile benchmark do"
+    "outline confirm commit stage profile benchmark do"
 )
 """Verbs a task starts with ("Fix …", "Codify …"): a clause that opens with one is an instruction."""
 

@@ -3,6 +3,7 @@ label benchmark says (``bench/labels.py`` against the hand-written references)."
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import sys
@@ -177,17 +178,21 @@ def corpus_or_fixture_streams() -> list[ConversationStream]:
     return streams
 
 
-def test_the_label_benchmark_meets_its_target() -> None:
-    """The figures ``bench/labels.py`` prints: mean F1 >= 0.35 over the references, no duplicate labels in a
-    conversation, no label cut inside a word (the corpus part is skipped when the corpus is absent)."""
+def test_the_label_benchmark_holds_its_figures() -> None:
+    """The figures ``bench/labels.py`` prints: at most 1 label in 10 names three identifiers or more, no
+    duplicate labels in a conversation, no label cut inside a word; mean F1 no lower than measured (the
+    real-turn target, 0.40, is not met yet: 0.30, from 0.28). The corpus part is skipped when the corpus is absent."""
     sys.path.insert(0, str(REPO))
-    from bench.labels import REFERENCES, score
+    from bench.labels import READABLE_SHARE, REFERENCES, score
 
     figures = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
-    scores, duplicates, cuts = figures.every(), figures.duplicates, figures.cuts
-    assert len(scores) >= 31
-    assert sum(scores) / len(scores) >= 0.35
-    assert (duplicates, cuts) == (0, 0)
+    scores, fixtures, real = figures.every(), figures.fixtures(), figures.real()
+    assert len(fixtures) >= 31
+    assert sum(fixtures) / len(fixtures) >= 0.55
+    assert figures.heavy() <= READABLE_SHARE * len(scores)
+    assert (figures.duplicates, figures.cuts) == (0, 0)
+    if real:
+        assert sum(real) / len(real) >= 0.29
 
 
 # Issue 23: the examples of labels that did not read as a phrase. Each turn is written here in the shape of
@@ -306,7 +311,7 @@ ISSUE_EXAMPLES: dict[str, tuple[list[Payload], str, str]] = {
         "Plan",
         "porting the retry logic to the new client",
     ),
-    "what the answer did, not what failed on the way (was: Update summary 4.6 anthropic_tests.rs; cargo_check failed)": (
+    "what the answer did (was: Update summary 4.6 anthropic_tests.rs; cargo_check failed)": (
         [
             turn(),
             request(
@@ -371,3 +376,64 @@ def test_the_issues_examples_read_as_phrases(case: str) -> None:
     assert not re.search(r"\b(\w+) \1\b", label, re.IGNORECASE), label
     assert ":" not in label.split(" ", 2)[1] if " " in label else True
     assert refusal(label, ["a1turn0"], FIXED_PROMPT) is None
+
+
+SUMMARIZER = ("extractive.py", "label_text.py", "key_terms.py", "readability.py")
+OWN_WORDS = {"approve", "thank", "discuss"}
+"""The verbs of the labels the summarizer writes when a turn names nothing of its own (a thanks, an
+approval, a discussion): its vocabulary, not a word taken from a turn."""
+
+
+def rule_strings(path: Path) -> list[str]:
+    """The string constants of a module that are rules (regular expressions, word lists), not docstrings."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    documented = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings | documented
+    ]
+
+
+def test_no_rule_names_a_word_of_a_benchmark_turn() -> None:
+    """The references stay out of the rules: a word of a reference label that is distinctive (found in the
+    text of at most two of the benchmark's conversations) appears in no rule of the summarizer."""
+    sys.path.insert(0, str(REPO))
+    from bench.labels import REFERENCES, labels_of, words, workspace_root
+
+    references = json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"]
+    texts: dict[str, set[str]] = {}
+    for name in {conversation["workspace"] for conversation in references}:
+        root = workspace_root(name)
+        if root is None:
+            continue
+        for conversation, (_, found) in labels_of(root).items():
+            texts[f"{name}/{conversation}"] = {word for text in found for word in re.findall(r"[a-z0-9]+", text)}
+    if not any(name.startswith("corpus/") for name in texts):
+        pytest.skip("the real corpus is not available (set TURNMARK_CORPUS): only the fixtures' words are checked")
+    spread: dict[str, int] = {}
+    for found in texts.values():
+        for word in found:
+            spread[word] = spread.get(word, 0) + 1
+    distinctive = {
+        part
+        for conversation in references
+        for turn in conversation["turns"]
+        for word in words(turn["label"])
+        for part in re.findall(r"[a-z0-9]+", word)
+        if len(part) >= 4 and spread.get(part, 0) <= 2 and part not in OWN_WORDS
+    }
+    rules = " ".join(
+        text.lower() for module in SUMMARIZER for text in rule_strings(REPO / "core" / "summaries" / module)
+    )
+    named = sorted(word for word in distinctive if re.search(rf"(?<![a-z0-9]){word}(?![a-z0-9])", rules))
+    assert len(distinctive) > 30
+    assert named == [], ", ".join(named)
