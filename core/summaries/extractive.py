@@ -77,7 +77,6 @@ _OPENER = re.compile(
 )
 """An answer's opening sentence that says nothing about the turn ("All passing.", "Here's what changed:")."""
 
-_CODE_BLOCK_LINES = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 _EDITING_TOOLS = ("fs_modify_file", "fs_create_file", "fs_delete_file", "fs_move_file")
 _READING_PREFIXES = ("fs_read", "fs_list", "fs_grep", "github_read", "github_code_search", "git_show", "git_log")
 _READING_WORDS = frozenset({"read", "list", "grep", "search", "find", "fetch", "show", "log", "status", "diff", "view"})
@@ -251,7 +250,7 @@ def answer_items(answer: str) -> dict[str, str]:
     """The options and numbered items of an answer by their key ("B", "3"), each as its title."""
     items: dict[str, str] = {}
     ordered: list[str] = []
-    text = _CODE_BLOCK_LINES.sub("\n", answer)
+    text = plain(answer)
     for match in _ITEM.finditer(text):
         key = match.group("key").upper()
         title = clean_line(_ITEM_END.split(match.group("text").strip().lstrip("*_ "), 1)[0]).strip(" .:,")
