@@ -3,13 +3,18 @@
 It writes each turn a label in the style of a git commit subject (imperative, specific, at most 60
 characters, no trailing period, never cut inside a word) from what a model would read of the turn:
 
+- a turn that made a commit is labelled by its subject ("Commit config fix: honor …"), one that
+  drafted a document by its number and title ("Draft RFD 031: …");
+- a follow-up that points back ("go with option B", "go ahead with 4", "yes" to "Want me to …?")
+  takes its object from the option, numbered item or offer of the answer before;
 - a request that gives an instruction (a title heading, "please add …", "can you fix …", "I want to
-  refactor …") is labelled by that instruction, followed by the turn's key terms it lacks;
-- any other turn (a follow-up such as "yes" or "continue", a question, a problem report, a
-  discussion, a paste) by a verb for what the turn did (the answer's "Added …" -> "Add", else from
-  its tool calls and its request) and its key terms (``core/key_terms.py``: the names and
+  refactor …") is labelled by that instruction;
+- any other turn (a question, a problem report, a discussion, a paste) by a verb for what the turn
+  did (the answer's "Added …" -> "Add", else from its edits, tool calls and request) and what it
+  acted on: the request's words around its best term (``core/key_terms.py``: the names and
   identifiers specific to this turn within the conversation);
-- a "thanks" or "looks good" turn approves or thanks for the turn before it;
+- a "thanks" or "looks good" turn approves or thanks for the turn before it ("Thank for explaining …");
+- a label is a phrase: no word twice in a row, at most two identifiers (``readability.py``);
 - no two turns of a conversation get the same label: the later one says what differs.
 
 Greetings, quoted lines (the assistant's words being answered), pasted code and link targets are
