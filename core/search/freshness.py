@@ -1,10 +1,13 @@
 """When a conversation's file is the one that was indexed: by its identity, then by its content.
 
-The identity is the file's device, inode, size and modification time (ns). An identical identity is
+The identity is the file's device, inode, size, modification time and change time (ns): restoring a
+rewritten file's size and modification time (``os.utime``) does not restore its change time. An identical identity is
 trusted only when the file was last modified well before it was looked at (``RACY_NS``): a write in the
 same clock tick as the look keeps size and time, so such a "racily clean" file, and one whose size is
 the same but whose identity is not, is verified by the hash of its bytes. A different size is a change.
-Shared by ``find``'s index and the workspace cache, which keep these columns in ``conversations``.
+Shared by ``find``'s index and the workspace cache, which keep these columns in ``conversations``. A
+clock that runs ahead of the files (or behind them) only makes more files "racily clean": they are
+hashed, never trusted.
 """
 
 import enum
@@ -20,6 +23,7 @@ class FileIdentity:
     inode: int
     size: int
     mtime_ns: int
+    ctime_ns: int = 0
 
 
 class Freshness(enum.Enum):
@@ -35,6 +39,8 @@ def freshness(stored: FileIdentity | None, checked_ns: int, current: FileIdentit
     >>> old = FileIdentity(1, 7, 120, 1_000_000_000_000)
     >>> freshness(old, 1_100_000_000_000, old).name
     'SAME'
+    >>> freshness(old, 1_100_000_000_000, FileIdentity(1, 7, 120, 1_000_000_000_000, 1_090_000_000_000)).name
+    'VERIFY'
     >>> freshness(old, 1_000_500_000_000 - 499_000_000_000, old).name
     'VERIFY'
     >>> freshness(old, 1_100_000_000_000, FileIdentity(1, 8, 120, 1_050_000_000_000)).name
@@ -46,7 +52,7 @@ def freshness(stored: FileIdentity | None, checked_ns: int, current: FileIdentit
         return Freshness.SAME if stored is None and current is None else Freshness.CHANGED
     if current.size != stored.size:
         return Freshness.CHANGED
-    if current == stored and current.mtime_ns < checked_ns - RACY_NS:
+    if current == stored and max(current.mtime_ns, current.ctime_ns) < checked_ns - RACY_NS:
         return Freshness.SAME
     return Freshness.VERIFY
 

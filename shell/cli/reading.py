@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -22,6 +23,7 @@ from turnmark.shell.cli.common import (
     read_for_display,
     read_or_report,
     settings_of,
+    warn,
 )
 from turnmark.shell.errors import ConfigProblem
 from turnmark.shell.lazy import lazy_imports
@@ -35,7 +37,7 @@ with lazy_imports():
     from turnmark.core.summaries import transcript, turn_rows
     from turnmark.core.wire import chat
     from turnmark.shell.storage import config_files, failure_memory
-    from turnmark.shell.storage import workspace as workspace_files
+    from turnmark.shell.usecases import listing
 
 if TYPE_CHECKING:
     from turnmark.core.links.check import CheckReport
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from turnmark.core.summaries.turn_rows import TurnRow
     from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.conversations import LoadedConversation
+    from turnmark.shell.storage.workspace import Workspace
+    from turnmark.shell.usecases.listing import Listed
 
 # turns --------------------------------------------------------------------------------------------
 
@@ -294,38 +298,48 @@ def project(
 # conversations --------------------------------------------------------------------------------------
 
 
+def _listing_json(workspace: Workspace, listed: Listed) -> dict[str, object]:
+    ref, row = listed.ref, listed.row
+    if row.problem is not None or row.facts is None:
+        return {"id": ref.display_id, "dirname": ref.dirname, "error": row.problem}
+    facts = row.facts
+    directory = Path(row.directory)
+    return {
+        "id": ref.display_id,
+        "dirname": directory.name,
+        "title": row.title,
+        "format": "legacy" if facts.legacy else "current",
+        "path": workspace.relative(directory),
+        "last_activated_at": row.last_activated_at,
+        "forked_from": row.forked_from,
+        "turns": row.turns,
+        "summarized_turns": row.summarized_turns,
+        "entries": facts.entries,
+        "unresolved_links": facts.unresolved_links,
+        "duplicated_ids": facts.duplicated_ids,
+        "metadata_error": facts.metadata_error,
+        "error": None,
+    }
+
+
 @app.command()
 def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
-    """List the workspace's conversations: ID, turns, summarized turns, link problems, title."""
+    """List the workspace's conversations: ID, turns, summarized turns, link problems, title.
+
+    A conversation is read only when its files changed since the last listing (the workspace cache).
+    """
     settings = settings_of(ctx)
     workspace = settings.workspace_root()
     rows: list[dict[str, object]] = []
     errors = 0
-    for ref in workspace_files.list_conversations(workspace):
-        loaded = read_or_report(settings, ref)
-        if isinstance(loaded, dict):
-            errors += 1
-            rows.append(loaded)
-            continue
-        stream = loaded.stream
-        report = link_check.check_report(stream)
-        all_turns = turn_rows.turn_rows(stream)
-        rows.append(
-            {
-                **conversation_json(loaded),
-                "path": workspace.relative(loaded.directory),
-                "last_activated_at": loaded.metadata.last_activated_at if loaded.metadata else None,
-                "forked_from": loaded.metadata.forked_from if loaded.metadata else None,
-                "turns": len(all_turns),
-                "summarized_turns": sum(1 for row in all_turns if row.label_source == "summary"),
-                "entries": report.entries,
-                "unresolved_links": len(report.unresolved),
-                "duplicated_ids": len(report.duplicated_ids),
-                "metadata_error": loaded.metadata_error,
-                "error": None,
-            }
-        )
-        errors += 1 if loaded.metadata_error else 0
+    for listed in listing.list_workspace(workspace, settings.new_id, chrome):
+        row = _listing_json(workspace, listed)
+        if row["error"] is not None:
+            chrome(f"error: {row['error']}")
+        elif row["metadata_error"]:
+            warn(str(row["metadata_error"]))
+        errors += 1 if row["error"] is not None or row["metadata_error"] else 0
+        rows.append(row)
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"workspace": str(workspace.root), "conversations": rows})
     else:

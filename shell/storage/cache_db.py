@@ -1,4 +1,4 @@
-"""The workspace's cache database: one SQLite file that ``find``'s index (and the workspace cache) live in.
+"""The workspace's cache database: one SQLite file that ``find``'s index and the workspace cache live in.
 
 It is ``.turnmark/cache.sqlite3`` in JP's user-local silo for the workspace, or in ``.jp`` when JP keeps
 none: beside the undo copies, in turnmark's dot-folder that JP's listing ignores, and user-local
@@ -34,8 +34,10 @@ from turnmark.shell.storage.workspace import Workspace
 DIRECTORY = ".turnmark"
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 T = TypeVar("T")
+BATCH = 64
+"""Conversations written per transaction while the cache is built (readers see progress, the log stays small)."""
 LOCK_WAIT = 10.0
 """How long a writer waits for another writer (one conversation's update, or a build) before giving up."""
 
@@ -46,13 +48,15 @@ SCHEMA = (
         conversation TEXT PRIMARY KEY,
         directory TEXT NOT NULL,
         events_device INTEGER, events_inode INTEGER, events_size INTEGER, events_mtime_ns INTEGER,
-        events_sha256 TEXT,
+        events_ctime_ns INTEGER, events_sha256 TEXT,
         metadata_device INTEGER, metadata_inode INTEGER, metadata_size INTEGER, metadata_mtime_ns INTEGER,
-        metadata_sha256 TEXT,
+        metadata_ctime_ns INTEGER, metadata_sha256 TEXT,
         checked_ns INTEGER NOT NULL,
         title TEXT, last_activated_at TEXT, forked_from TEXT,
         turns INTEGER NOT NULL DEFAULT 0, summarized_turns INTEGER NOT NULL DEFAULT 0,
-        problem TEXT
+        problem TEXT,
+        indexed INTEGER NOT NULL DEFAULT 0, cached INTEGER NOT NULL DEFAULT 0,
+        legacy INTEGER, entries INTEGER, unresolved_links INTEGER, duplicated_ids INTEGER, metadata_error TEXT
     )""",
     """CREATE TABLE turns (
         id INTEGER PRIMARY KEY,
@@ -69,7 +73,7 @@ SCHEMA = (
     f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE turns_all_fts USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
-"""Schema version 1 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+"""Schema version 2 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 
 
 class CacheBusy(FileFault):
@@ -230,6 +234,23 @@ class CacheDb:
                 raise
             self.rebuild(str(error))
             return action()
+
+
+@contextlib.contextmanager
+def batch(connection: sqlite3.Connection) -> Iterator[Callable[[], None]]:
+    """One write transaction for many rows; call the yielded ``checkpoint`` to commit what is done so far."""
+    connection.execute("BEGIN IMMEDIATE")
+
+    def checkpoint() -> None:
+        connection.execute("COMMIT")
+        connection.execute("BEGIN IMMEDIATE")
+
+    try:
+        yield checkpoint
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
 
 
 def fts5_available() -> bool:

@@ -6,39 +6,14 @@ changed (``TurnDocument.digest``): a new label rewrites that turn's row alone.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
-from turnmark.core.search.freshness import FileIdentity
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """A file as it was indexed: its identity and the hash of its bytes."""
-
-    file: FileIdentity
-    sha256: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationRow:
-    """What the index keeps about a conversation (the workspace cache keeps more beside it)."""
-
-    conversation: str
-    directory: str
-    events: Identity | None
-    metadata: Identity | None
-    checked_ns: int
-    title: str | None = None
-    last_activated_at: str | None = None
-    forked_from: str | None = None
-    turns: int = 0
-    summarized_turns: int = 0
-    problem: str | None = None
+from turnmark.shell.storage import workspace_cache
+from turnmark.shell.storage.workspace_cache import ConversationRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +37,11 @@ def all_scopes(connection: sqlite3.Connection) -> bool:
 
 
 def include_all_scopes(connection: sqlite3.Connection) -> None:
-    """From now on index every scope: forget every conversation, so the next update reads them all again."""
+    """From now on index every scope: forget every turn, so the next update reads every conversation again."""
     connection.execute("BEGIN IMMEDIATE")
-    for table in ("turns", "conversations", *TABLES):
+    for table in ("turns", *TABLES):
         connection.execute(f"DELETE FROM {table}")
+    connection.execute("UPDATE conversations SET indexed = 0")
     connection.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (ALL_SCOPES_KEY,))
     connection.execute("COMMIT")
 
@@ -73,54 +49,6 @@ def include_all_scopes(connection: sqlite3.Connection) -> None:
 def _table(scopes: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     columns = index_columns(scopes)
     return next(table for table, kept in TABLES.items() if kept == columns), columns
-
-
-_COLUMNS = (
-    "conversation, directory, events_device, events_inode, events_size, events_mtime_ns, events_sha256, "
-    "metadata_device, metadata_inode, metadata_size, metadata_mtime_ns, metadata_sha256, checked_ns, "
-    "title, last_activated_at, forked_from, turns, summarized_turns, problem"
-)
-
-
-def _identity_values(identity: Identity | None) -> tuple[object, ...]:
-    if identity is None:
-        return (None,) * 5
-    file = identity.file
-    return (file.device, file.inode, file.size, file.mtime_ns, identity.sha256)
-
-
-def _identity(values: Sequence[object]) -> Identity | None:
-    if values[0] is None:
-        return None
-    device, inode, size, mtime_ns, sha = values
-    return Identity(FileIdentity(int(device), int(inode), int(size), int(mtime_ns)), str(sha))  # type: ignore[call-overload]
-
-
-def stored(connection: sqlite3.Connection, only: str | None = None) -> dict[str, ConversationRow]:
-    """Every conversation the index holds (or the one ``only`` names), by display ID."""
-    found: dict[str, ConversationRow] = {}
-    where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
-    for row in connection.execute(f"SELECT {_COLUMNS} FROM conversations{where}", values):
-        found[row[0]] = ConversationRow(row[0], row[1], _identity(row[2:7]), _identity(row[7:12]), row[12], *row[13:19])
-    return found
-
-
-def _save_conversation(connection: sqlite3.Connection, row: ConversationRow) -> None:
-    values = (
-        row.conversation,
-        row.directory,
-        *_identity_values(row.events),
-        *_identity_values(row.metadata),
-        row.checked_ns,
-        row.title,
-        row.last_activated_at,
-        row.forked_from,
-        row.turns,
-        row.summarized_turns,
-        row.problem,
-    )
-    marks = ", ".join("?" * len(values))
-    connection.execute(f"INSERT OR REPLACE INTO conversations ({_COLUMNS}) VALUES ({marks})", values)
 
 
 def _write_turn(
@@ -199,7 +127,7 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
                 _write_turn(connection, row.conversation, document, digest, rowid, every_scope=every_scope)
                 written += 1
         _delete_turns(connection, (rowid for rowid, _ in existing.values()))
-        _save_conversation(connection, row)
+        workspace_cache.save(connection, replace(row, indexed=True))
         connection.execute("RELEASE record")
     except BaseException:
         connection.execute("ROLLBACK TO record")
@@ -208,34 +136,7 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
     return written
 
 
-@contextlib.contextmanager
-def batch(connection: sqlite3.Connection) -> Iterator[Callable[[], None]]:
-    """One write transaction for many ``record``s; call the yielded ``checkpoint`` to commit what is done so far."""
-    connection.execute("BEGIN IMMEDIATE")
-
-    def checkpoint() -> None:
-        connection.execute("COMMIT")
-        connection.execute("BEGIN IMMEDIATE")
-
-    try:
-        yield checkpoint
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
-
-
-def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
-    """The conversation's files are the same bytes under a new identity: remember the identity."""
-    connection.execute(
-        "UPDATE conversations SET events_device = ?, events_inode = ?, events_size = ?, events_mtime_ns = ?, "
-        "events_sha256 = ?, metadata_device = ?, metadata_inode = ?, metadata_size = ?, metadata_mtime_ns = ?, "
-        "metadata_sha256 = ?, checked_ns = ? WHERE conversation = ?",
-        (*_identity_values(row.events), *_identity_values(row.metadata), row.checked_ns, row.conversation),
-    )
-
-
-def forget(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
+def forget(connection: sqlite3.Connection, conversations: Collection[str]) -> None:
     """Drop conversations that no longer exist."""
     connection.execute("BEGIN IMMEDIATE")
     for conversation in conversations:
@@ -243,7 +144,7 @@ def forget(connection: sqlite3.Connection, conversations: Iterable[str]) -> None
             rowid for (rowid,) in connection.execute("SELECT id FROM turns WHERE conversation = ?", (conversation,))
         ]
         _delete_turns(connection, rowids)
-        connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))
+    workspace_cache.forget_rows(connection, conversations)
     connection.execute("COMMIT")
 
 

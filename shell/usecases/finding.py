@@ -9,16 +9,13 @@ memory for this run, with a note: slower, never a wrong answer.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from turnmark.core.search.documents import TurnDocument, TurnLine, conversation_documents
-from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
+from turnmark.core.search.freshness import Freshness
 from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight, index_columns
 from turnmark.core.search.snippets import Snippet, best_snippet, regex_marked, snippet
 from turnmark.core.search.terms import Query
@@ -26,15 +23,12 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
-from turnmark.shell.storage import cache_db, search_index
-from turnmark.shell.storage.conversations import EVENTS, METADATA, newest_copy, read_conversation
-from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
-from turnmark.shell.storage.search_index import ConversationRow, Identity
+from turnmark.shell.storage import cache_db, search_index, workspace_cache
+from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
+from turnmark.shell.storage.workspace_cache import ConversationRow
 
 Note = Callable[[str], None]
-BATCH = 64
-"""Conversations written per transaction while the index is built (readers see progress, the log stays small)."""
 
 
 def _ignore(_message: str) -> None:
@@ -79,112 +73,40 @@ class FindResult:
     reindexed: int = 0
 
 
-# Files and their identities -----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Look:
-    """A conversation's files as they are now (stat only)."""
-
-    events_path: Path
-    events: FileIdentity | None
-    metadata_path: Path
-    metadata: FileIdentity | None
-
-
-def _identity(path: Path) -> FileIdentity | None:
-    try:
-        status = os.stat(path)
-    except OSError:
-        return None
-    return FileIdentity(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
-
-
-def _look(ref: ConversationRef) -> _Look:
-    directories = ref.directories
-    if len(directories) == 1:
-        events, metadata = directories[0] / EVENTS, directories[0] / METADATA
-    else:
-        events, metadata = newest_copy(ref, EVENTS), newest_copy(ref, METADATA)
-    return _Look(events, _identity(events), metadata, _identity(metadata))
-
-
-def _decide(row: ConversationRow | None, look: _Look) -> Freshness:
-    if row is None:
-        return Freshness.CHANGED
-    events = row.events.file if row.events else None
-    metadata = row.metadata.file if row.metadata else None
-    return combined(
-        [freshness(events, row.checked_ns, look.events), freshness(metadata, row.checked_ns, look.metadata)]
-    )
-
-
-def _sha(data: bytes | None) -> str:
-    return hashlib.sha256(data or b"").hexdigest()
-
-
-def _hash(path: Path) -> str | None:
-    try:
-        data = read_file(path, METADATA_LIMIT if path.name == METADATA else EVENTS_LIMIT)
-    except FileFault:
-        return None
-    return None if data is None else _sha(data)
-
-
-def _same_bytes(row: ConversationRow, look: _Look) -> bool:
-    pairs = ((row.events, look.events_path), (row.metadata, look.metadata_path))
-    return all((identity.sha256 if identity else None) == _hash(path) for identity, path in pairs)
-
-
 # Indexing -------------------------------------------------------------------------------------------
 
 
 def _index(connection: sqlite3.Connection, ref: ConversationRef, new_id: IdSource) -> int:
     """Read one conversation and store its documents; the number of turn rows written."""
     checked = now_ns()
-    look = _look(ref)
+    seen = workspace_cache.look(ref)
     try:
         loaded = read_conversation(ref, new_id)
     except ConversationError as error:
-        events_hash = _hash(look.events_path)
-        events = Identity(look.events, events_hash) if look.events and events_hash else None
-        metadata_hash = _hash(look.metadata_path)
-        metadata = Identity(look.metadata, metadata_hash) if look.metadata and metadata_hash else None
-        row = ConversationRow(
-            ref.display_id, str(look.events_path.parent), events, metadata, checked, problem=str(error)
-        )
-        return search_index.record(connection, row, [])
-    same_copy = loaded.directory == look.events_path.parent and look.events is not None
-    events = Identity(look.events, _sha(loaded.events)) if same_copy and look.events else None
-    metadata_hash = _hash(look.metadata_path)
-    metadata = Identity(look.metadata, metadata_hash) if look.metadata and metadata_hash else None
+        return search_index.record(connection, workspace_cache.unreadable(ref, seen, checked, str(error)), [])
     documents = conversation_documents(loaded.stream, loaded.title)
-    row = ConversationRow(
-        ref.display_id,
-        str(loaded.directory),
-        events,
-        metadata,
-        checked,
-        title=loaded.title,
-        last_activated_at=loaded.metadata.last_activated_at if loaded.metadata else None,
-        forked_from=loaded.metadata.forked_from if loaded.metadata else None,
-        turns=len(documents),
-        summarized_turns=sum(1 for document in documents if document.label_source == "summary"),
-    )
+    summarized = sum(1 for document in documents if document.label_source == "summary")
+    row = workspace_cache.loaded_row(loaded, seen, checked, turns=len(documents), summarized_turns=summarized)
     return search_index.record(connection, row, documents)
+
+
+def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness:
+    """Whether ``find`` must look again: the files changed, or the turn rows were not taken from them."""
+    decision = workspace_cache.decide(row, seen)
+    return Freshness.CHANGED if decision is Freshness.SAME and row is not None and not row.indexed else decision
 
 
 def _update(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None, new_id: IdSource) -> int:
     """Bring one conversation up to date (under the index's lock); the number of turn rows written."""
-    look = _look(ref)
-    decision = _decide(row, look)
+    seen = workspace_cache.look(ref)
+    decision = _stale(row, seen)
     if decision is Freshness.SAME:
         return 0
-    if decision is Freshness.VERIFY and row is not None and _same_bytes(row, look):
-        events = Identity(look.events, row.events.sha256) if look.events and row.events else None
-        metadata = Identity(look.metadata, row.metadata.sha256) if look.metadata and row.metadata else None
-        search_index.touch(connection, ConversationRow(row.conversation, row.directory, events, metadata, now_ns()))
-        return 0
+    if decision is Freshness.VERIFY and row is not None and row.indexed:
+        kept = workspace_cache.verified(row, seen, now_ns())
+        if kept is not None:
+            workspace_cache.touch(connection, kept)
+            return 0
     return _index(connection, ref, new_id)
 
 
@@ -195,21 +117,21 @@ def _bring_up_to_date(
 
     The number of turn rows written, and the conversations as the index now holds them.
     """
-    rows = search_index.stored(db.connection)
-    stale = [ref for ref in refs if _decide(rows.get(ref.display_id), _look(ref)) is not Freshness.SAME]
+    rows = workspace_cache.stored(db.connection)
+    stale = [ref for ref in refs if _stale(rows.get(ref.display_id), workspace_cache.look(ref)) is not Freshness.SAME]
     missing = set(rows) - {ref.display_id for ref in refs} if everything else set()
     if not stale and not missing:
         return 0, rows
     written = 0
-    with db.writing(), search_index.batch(db.connection) as checkpoint:
-        rows = search_index.stored(db.connection)
+    with db.writing(), cache_db.batch(db.connection) as checkpoint:
+        rows = workspace_cache.stored(db.connection)
         for count, ref in enumerate(stale, 1):
             written += _update(db.connection, ref, rows.get(ref.display_id), new_id)
-            if count % BATCH == 0:
+            if count % cache_db.BATCH == 0:
                 checkpoint()
         if missing:
             search_index.forget(db.connection, missing)
-    return written, search_index.stored(db.connection)
+    return written, workspace_cache.stored(db.connection)
 
 
 def _skipped(rows: dict[str, ConversationRow], refs: Sequence[ConversationRef]) -> list[tuple[str, str]]:
@@ -375,7 +297,12 @@ def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
 
 def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -> int:
     conversation = ref.display_id
-    if _decide(search_index.stored(db.connection, conversation).get(conversation), _look(ref)) is Freshness.SAME:
+    if (
+        _stale(workspace_cache.stored(db.connection, conversation).get(conversation), workspace_cache.look(ref))
+        is Freshness.SAME
+    ):
         return 0
     with db.writing(wait=0):
-        return _update(db.connection, ref, search_index.stored(db.connection, conversation).get(conversation), new_id)
+        return _update(
+            db.connection, ref, workspace_cache.stored(db.connection, conversation).get(conversation), new_id
+        )

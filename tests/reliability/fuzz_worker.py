@@ -92,12 +92,12 @@ def commands(conversation: str | None) -> list[tuple[str, ...]]:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under the workspace but its lock files."""
+    """Every file under the workspace but its lock files and the workspace cache (a read may fill it)."""
     locks = root / ".jp" / "locks"
     return {
         str(path.relative_to(root)): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and locks not in path.parents
+        if path.is_file() and locks not in path.parents and not path.name.startswith("cache.sqlite3")
     }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from turnmark.core.search import freshness
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource, sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
@@ -267,7 +268,10 @@ def append_turn(directory: Path, text: str) -> None:
     os.replace(directory / "events.json.tmp", directory / "events.json")
 
 
-def test_after_one_conversation_changed_only_it_is_read_again(run: Run, searchable: Path) -> None:
+def test_after_one_conversation_changed_only_it_is_read_again(
+    run: Run, searchable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(freshness, "RACY_NS", 0)  # the files' change times are now; nothing else writes them
     for path in (searchable / ".jp" / "conversations").rglob("*.json"):
         os.utime(path, (1_700_000_000, 1_700_000_000))
     run("find", "watchdog")

@@ -36,11 +36,14 @@ def conversation_dir(workspace: Path, conversation: str) -> Path:
 
 
 def files_of(root: Path) -> dict[str, bytes]:
-    """Every regular file under ``root`` (lock files aside), by relative path."""
+    """Every regular file under ``root`` (lock files and the workspace cache aside), by relative path."""
     return {
         str(path.relative_to(root)): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and not path.is_symlink() and "locks" not in path.parts
+        if path.is_file()
+        and not path.is_symlink()
+        and "locks" not in path.parts
+        and not path.name.startswith("cache.sqlite3")
     }
 
 

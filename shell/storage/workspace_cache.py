@@ -1,0 +1,319 @@
+"""The workspace cache: each conversation's row in the cache database, and whether its files changed.
+
+One row per conversation in ``conversations`` (cache_db's schema): its files' identities as last read
+(``core/search/freshness.py`` decides whether they are still the same), what listing needs (title, last
+activity, lineage, turn counts, problem counts) and two marks: ``indexed`` (``find``'s turn rows were
+taken from these files) and ``cached`` (the listing columns were). A writer that records new files
+clears the other's mark, so each reads again only what it has not seen; ``find`` and the listing share
+the looks, the hashing and the row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
+from turnmark.shell.errors import FileFault
+from turnmark.shell.storage.conversations import EVENTS, METADATA, LoadedConversation, newest_copy
+from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
+from turnmark.shell.storage.workspace import ConversationRef
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A file as it was read: its identity and the hash of its bytes."""
+
+    file: FileIdentity
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What ``conversations`` lists beside the title and counts: the format and the link problems."""
+
+    legacy: bool
+    entries: int
+    unresolved_links: int
+    duplicated_ids: int
+    metadata_error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRow:
+    """What the cache keeps about a conversation."""
+
+    conversation: str
+    directory: str
+    events: Identity | None
+    metadata: Identity | None
+    checked_ns: int
+    title: str | None = None
+    last_activated_at: str | None = None
+    forked_from: str | None = None
+    turns: int = 0
+    summarized_turns: int = 0
+    problem: str | None = None
+    indexed: bool = False
+    facts: Facts | None = None
+    """Set when the row is ``cached`` (listing's columns read from these files)."""
+
+    def same_files(self, other: ConversationRow) -> bool:
+        return self.events == other.events and self.metadata == other.metadata
+
+
+# Files and their identities -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Look:
+    """A conversation's files as they are now (stat only), in the copy a read picks."""
+
+    events_path: Path
+    events: FileIdentity | None
+    metadata_path: Path
+    metadata: FileIdentity | None
+
+
+def file_identity(path: Path) -> FileIdentity | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return FileIdentity(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def look(ref: ConversationRef) -> Look:
+    directories = ref.directories
+    if len(directories) == 1:
+        events, metadata = directories[0] / EVENTS, directories[0] / METADATA
+    else:
+        events, metadata = newest_copy(ref, EVENTS), newest_copy(ref, METADATA)
+    return Look(events, file_identity(events), metadata, file_identity(metadata))
+
+
+def decide(row: ConversationRow | None, seen: Look) -> Freshness:
+    if row is None:
+        return Freshness.CHANGED
+    events = row.events.file if row.events else None
+    metadata = row.metadata.file if row.metadata else None
+    return combined(
+        [freshness(events, row.checked_ns, seen.events), freshness(metadata, row.checked_ns, seen.metadata)]
+    )
+
+
+def sha(data: bytes | None) -> str:
+    return hashlib.sha256(data or b"").hexdigest()
+
+
+def file_hash(path: Path) -> str | None:
+    try:
+        data = read_file(path, METADATA_LIMIT if path.name == METADATA else EVENTS_LIMIT)
+    except FileFault:
+        return None
+    return None if data is None else sha(data)
+
+
+def same_bytes(row: ConversationRow, seen: Look) -> bool:
+    pairs = ((row.events, seen.events_path), (row.metadata, seen.metadata_path))
+    return all((identity.sha256 if identity else None) == file_hash(path) for identity, path in pairs)
+
+
+def identities(seen: Look, events_bytes: bytes | None = None) -> tuple[Identity | None, Identity | None]:
+    """The files' identities with their hashes (``events_bytes``: the events as a read just took them)."""
+    events_hash = sha(events_bytes) if events_bytes is not None else file_hash(seen.events_path)
+    metadata_hash = file_hash(seen.metadata_path)
+    return (
+        Identity(seen.events, events_hash) if seen.events and events_hash else None,
+        Identity(seen.metadata, metadata_hash) if seen.metadata and metadata_hash else None,
+    )
+
+
+def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | None:
+    """``row`` under the files' new identity when their bytes are the ones it was taken from, else ``None``."""
+    if not same_bytes(row, seen):
+        return None
+    events = Identity(seen.events, row.events.sha256) if seen.events and row.events else None
+    metadata = Identity(seen.metadata, row.metadata.sha256) if seen.metadata and row.metadata else None
+    return replace(row, directory=str(seen.events_path.parent), events=events, metadata=metadata, checked_ns=now)
+
+
+def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> ConversationRow:
+    """The row of a conversation that cannot be read: its files' identities (so it is not read again until
+    they change) and why."""
+    events, metadata = identities(seen)
+    return ConversationRow(ref.display_id, str(seen.events_path.parent), events, metadata, checked, problem=problem)
+
+
+def loaded_row(
+    loaded: LoadedConversation,
+    seen: Look,
+    checked: int,
+    *,
+    turns: int,
+    summarized_turns: int,
+    facts: Facts | None = None,
+) -> ConversationRow:
+    """The row of a conversation read after ``seen`` was taken (its events hashed from the bytes read)."""
+    same_copy = loaded.directory == seen.events_path.parent
+    events, metadata = identities(seen, loaded.events)
+    return ConversationRow(
+        loaded.ref.display_id,
+        str(loaded.directory),
+        events if same_copy else None,
+        metadata,
+        checked,
+        title=loaded.title,
+        last_activated_at=loaded.metadata.last_activated_at if loaded.metadata else None,
+        forked_from=loaded.metadata.forked_from if loaded.metadata else None,
+        turns=turns,
+        summarized_turns=summarized_turns,
+        facts=facts,
+    )
+
+
+# The rows ----------------------------------------------------------------------------------------------
+
+_IDENTITY = ("device", "inode", "size", "mtime_ns", "ctime_ns", "sha256")
+_COMMON = (
+    "conversation",
+    "directory",
+    *(f"events_{name}" for name in _IDENTITY),
+    *(f"metadata_{name}" for name in _IDENTITY),
+    "checked_ns",
+    "title",
+    "last_activated_at",
+    "forked_from",
+    "turns",
+    "summarized_turns",
+    "problem",
+)
+_FACTS = ("legacy", "entries", "unresolved_links", "duplicated_ids", "metadata_error")
+_SELECT = ", ".join((*_COMMON, "indexed", "cached", *_FACTS))
+
+
+def _stored_text(value: str | None) -> str | bytes | None:
+    """Text SQLite keeps as given; a path or message with lone surrogates (a name that is not UTF-8) as bytes."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _read_text(value: object) -> str | None:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")
+    return None if value is None else str(value)
+
+
+def _identity_values(identity: Identity | None) -> tuple[object, ...]:
+    if identity is None:
+        return (None,) * len(_IDENTITY)
+    file = identity.file
+    return (file.device, file.inode, file.size, file.mtime_ns, file.ctime_ns, identity.sha256)
+
+
+def _identity(values: Sequence[object]) -> Identity | None:
+    if values[0] is None:
+        return None
+    *numbers, digest = values
+    return Identity(FileIdentity(*(int(number) for number in numbers)), str(digest))  # type: ignore[call-overload]
+
+
+def _row(values: Sequence[object]) -> ConversationRow:
+    width = len(_IDENTITY)
+    events, metadata = _identity(values[2 : 2 + width]), _identity(values[2 + width : 2 + 2 * width])
+    rest = values[2 + 2 * width :]
+    checked, title, last, forked, turns, summarized, problem, indexed, cached = rest[:9]
+    facts = None
+    if cached:
+        legacy, entries, unresolved, duplicated, metadata_error = rest[9:]
+        facts = Facts(bool(legacy), int(entries), int(unresolved), int(duplicated), _read_text(metadata_error))  # type: ignore[call-overload]
+    return ConversationRow(
+        str(values[0]),
+        _read_text(values[1]) or "",
+        events,
+        metadata,
+        int(checked),  # type: ignore[call-overload]
+        _read_text(title),
+        _read_text(last),
+        _read_text(forked),
+        int(turns),  # type: ignore[call-overload]
+        int(summarized),  # type: ignore[call-overload]
+        _read_text(problem),
+        bool(indexed),
+        facts,
+    )
+
+
+def stored(connection: sqlite3.Connection, only: str | None = None) -> dict[str, ConversationRow]:
+    """Every conversation the cache holds (or the one ``only`` names), by display ID."""
+    where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
+    return {
+        row.conversation: row
+        for row in map(_row, connection.execute(f"SELECT {_SELECT} FROM conversations{where}", values))
+    }
+
+
+def save(connection: sqlite3.Connection, row: ConversationRow) -> None:
+    """Store ``row``; what another reader took from other files than ``row``'s is marked stale."""
+    before = stored(connection, row.conversation).get(row.conversation)
+    same = before is not None and before.same_files(row)
+    indexed = row.indexed or (same and before is not None and before.indexed)
+    facts = row.facts if row.facts is not None else (before.facts if same and before is not None else None)
+    values = (
+        row.conversation,
+        _stored_text(row.directory),
+        *_identity_values(row.events),
+        *_identity_values(row.metadata),
+        row.checked_ns,
+        _stored_text(row.title),
+        _stored_text(row.last_activated_at),
+        _stored_text(row.forked_from),
+        row.turns,
+        row.summarized_turns,
+        _stored_text(row.problem),
+        int(indexed),
+        int(facts is not None),
+        *(
+            (
+                int(facts.legacy),
+                facts.entries,
+                facts.unresolved_links,
+                facts.duplicated_ids,
+                _stored_text(facts.metadata_error),
+            )
+            if facts
+            else (None,) * len(_FACTS)
+        ),
+    )
+    marks = ", ".join("?" * len(values))
+    connection.execute(f"INSERT OR REPLACE INTO conversations ({_SELECT}) VALUES ({marks})", values)
+
+
+def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
+    """The conversation's files are the same bytes under a new identity: remember the identity."""
+    assignments = ", ".join(f"{name} = ?" for name in _COMMON[1 : 2 + 2 * len(_IDENTITY) + 1])
+    connection.execute(
+        f"UPDATE conversations SET {assignments} WHERE conversation = ?",
+        (
+            _stored_text(row.directory),
+            *_identity_values(row.events),
+            *_identity_values(row.metadata),
+            row.checked_ns,
+            row.conversation,
+        ),
+    )
+
+
+def forget_rows(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
+    """Drop the rows of conversations that no longer exist (inside the caller's transaction)."""
+    for conversation in conversations:
+        connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))

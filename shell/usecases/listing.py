@@ -1,0 +1,125 @@
+"""``turnmark conversations``: each conversation's row, read again only when its files changed.
+
+The rows come from the workspace cache (``storage/workspace_cache.py``): a conversation whose files keep
+their identity is not read; one whose identity is in doubt is hashed; only a changed one is read and
+parsed. What was read is written back under the cache's lock in a few transactions. A cache that cannot
+be used (a link, a read-only disk, another writer holding it) costs a slower run, never a wrong row.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from turnmark.core.links.check import check_report
+from turnmark.core.search.freshness import Freshness
+from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.summaries.turn_rows import turn_rows
+from turnmark.shell.clock import now_ns
+from turnmark.shell.errors import ConversationError, FileFault
+from turnmark.shell.storage import cache_db, workspace_cache
+from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
+from turnmark.shell.storage.workspace_cache import ConversationRow, Facts
+
+Note = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A conversation as listed: its row (with ``facts``, or a ``problem`` when it cannot be read)."""
+
+    ref: ConversationRef
+    row: ConversationRow
+
+
+def _read(ref: ConversationRef, new_id: IdSource) -> ConversationRow:
+    checked = now_ns()
+    seen = workspace_cache.look(ref)
+    try:
+        loaded = read_conversation(ref, new_id)
+    except ConversationError as error:
+        return workspace_cache.unreadable(ref, seen, checked, str(error))
+    report = check_report(loaded.stream)
+    rows = turn_rows(loaded.stream)
+    facts = Facts(
+        loaded.stream.is_legacy,
+        report.entries,
+        len(report.unresolved),
+        len(report.duplicated_ids),
+        loaded.metadata_error,
+    )
+    summarized = sum(1 for row in rows if row.label_source == "summary")
+    return workspace_cache.loaded_row(loaded, seen, checked, turns=len(rows), summarized_turns=summarized, facts=facts)
+
+
+def _usable(row: ConversationRow | None) -> bool:
+    return row is not None and (row.facts is not None or row.problem is not None)
+
+
+def _fresh(
+    ref: ConversationRef, row: ConversationRow | None, new_id: IdSource
+) -> tuple[ConversationRow, ConversationRow | None, bool]:
+    """The conversation's row now, the row to write back (``None``: nothing to write), and whether it was touched
+    (the same bytes under a new identity) rather than read."""
+    seen = workspace_cache.look(ref)
+    decision = workspace_cache.decide(row, seen) if _usable(row) else Freshness.CHANGED
+    if decision is Freshness.SAME and row is not None:
+        return row, None, False
+    if decision is Freshness.VERIFY and row is not None:
+        kept = workspace_cache.verified(row, seen, now_ns())
+        if kept is not None:
+            return kept, kept, True
+    read = _read(ref, new_id)
+    return read, read, False
+
+
+def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]], gone: set[str]) -> None:
+    with db.writing(), cache_db.batch(db.connection) as checkpoint:
+        for count, (row, touched) in enumerate(written, 1):
+            if touched:
+                workspace_cache.touch(db.connection, row)
+            else:
+                workspace_cache.save(db.connection, row)
+            if count % cache_db.BATCH == 0:
+                checkpoint()
+        if gone:
+            workspace_cache.forget_rows(db.connection, gone)
+
+
+def _listed(db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], new_id: IdSource, note: Note) -> list[Listed]:
+    rows = workspace_cache.stored(db.connection) if db is not None else {}
+    listed: list[Listed] = []
+    written: list[tuple[ConversationRow, bool]] = []
+    for ref in refs:
+        row, changed, touched = _fresh(ref, rows.get(ref.display_id), new_id)
+        listed.append(Listed(ref, row))
+        if changed is not None:
+            written.append((changed, touched))
+    gone = set(rows) - {ref.display_id for ref in refs}
+    if db is not None and (written or gone):
+        try:
+            _write(db, written, gone)
+        except cache_db.CacheBusy as error:
+            note(f"{error}; the listing is right, the cache is updated next time")
+    return listed
+
+
+def list_workspace(workspace: Workspace, new_id: IdSource, note: Note) -> list[Listed]:
+    """Every conversation of ``workspace`` with its row, through the workspace cache."""
+    refs = list_conversations(workspace)
+    try:
+        db = cache_db.open_cache(workspace)
+    except (FileFault, sqlite3.Error) as error:
+        note(f"{error}; listing without the workspace cache (slower)")
+        return _listed(None, refs, new_id, note)
+    assert db is not None
+    with db:
+        for line in db.notes:
+            note(line)
+        try:
+            return db.guarded(lambda: _listed(db, refs, new_id, note))
+        except sqlite3.Error as error:
+            note(f"{error}; listing without the workspace cache this time (slower)")
+    return _listed(None, refs, new_id, note)
