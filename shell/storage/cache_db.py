@@ -81,9 +81,12 @@ class CacheBusy(FileFault):
 
 
 def damaged(error: sqlite3.Error) -> bool:
-    """SQLite says the file is not a database, or a damaged one (a cache's only cure: build it again)."""
+    """SQLite says the file is not a database, a damaged one, or one whose tables are not the ones its schema
+    version promises (a cache's only cure: build it again)."""
     code = getattr(error, "sqlite_errorcode", 0) & 0xFF
-    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    if code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return True
+    return isinstance(error, sqlite3.OperationalError) and str(error).startswith(("no such table", "no such column"))
 
 
 def cache_path(workspace: Workspace) -> Path:

@@ -1,0 +1,248 @@
+"""The workspace cache behind ``conversations``: a conversation is read again exactly when its files changed,
+and a cache that is gone, damaged or shared is never a wrong answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from turnmark.core.search import freshness
+from turnmark.core.stream.event_ids import IdSource, sequential_ids
+from turnmark.shell.storage import conversations
+from turnmark.shell.storage.cache_db import SCHEMA_VERSION, cache_path
+from turnmark.shell.storage.conversations import LoadedConversation
+from turnmark.shell.storage.workspace import ConversationRef, require_workspace
+from turnmark.shell.usecases import listing
+
+OLD = 1_700_000_000
+Reads = list[str]
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
+    """The conversations each listing parsed, in order."""
+    seen: Reads = []
+    real = conversations.read_conversation
+
+    def counting(ref: ConversationRef, new_id: IdSource, lock: object = None) -> LoadedConversation:
+        seen.append(ref.display_id)
+        return real(ref, new_id)
+
+    monkeypatch.setattr(listing, "read_conversation", counting)
+    return seen
+
+
+@pytest.fixture
+def settled(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fixture workspace with old modification times; a change time is trusted at once (no test writes
+    within the same clock tick as a look unless it says so)."""
+    monkeypatch.setattr(freshness, "RACY_NS", 0)
+    for path in (workspace / ".jp" / "conversations").rglob("*.json"):
+        os.utime(path, (OLD, OLD))
+    return workspace
+
+
+def listed(workspace: Path, notes: list[str] | None = None) -> dict[str, dict[str, object]]:
+    found = listing.list_workspace(require_workspace(workspace), sequential_ids(), (notes or []).append)
+    return {
+        item.ref.display_id: {
+            "title": item.row.title,
+            "turns": item.row.turns,
+            "summarized": item.row.summarized_turns,
+            "problem": item.row.problem,
+            "unresolved": item.row.facts.unresolved_links if item.row.facts else None,
+        }
+        for item in found
+    }
+
+
+def directory_of(workspace: Path, prefix: str) -> Path:
+    return next((workspace / ".jp" / "conversations").glob(f"{prefix}-*"))
+
+
+def rewrite(path: Path, change: Callable[[list[dict[str, object]]], None]) -> None:
+    entries = json.loads(path.read_bytes())
+    change(entries)
+    path.write_text(json.dumps(entries, indent=2))
+
+
+def fresh_listing(workspace: Path) -> dict[str, dict[str, object]]:
+    """What a listing without any cache says."""
+    shutil.rmtree(cache_path(require_workspace(workspace)).parent)
+    return listed(workspace)
+
+
+def test_a_second_listing_reads_nothing(settled: Path, reads: Reads) -> None:
+    first = listed(settled)
+    assert sorted(reads) == sorted(first)
+    reads.clear()
+    assert listed(settled) == first
+    assert reads == []
+
+
+def test_an_appended_turn_is_read_again_alone(settled: Path, reads: Reads) -> None:
+    before = listed(settled)
+    reads.clear()
+    events = directory_of(settled, "17800000010") / "events.json"
+    ts = "2026-03-12 09:00:00.0"
+    rewrite(
+        events,
+        lambda entries: entries.extend(
+            [
+                {"event_id": "n1turn0", "timestamp": ts, "type": "turn_start"},
+                {"event_id": "n1req00", "timestamp": ts, "type": "chat_request", "content": "One more"},
+            ]
+        ),
+    )
+    after = listed(settled)
+    assert reads == ["jp-c17800000010"]
+    assert after["jp-c17800000010"]["turns"] == int(before["jp-c17800000010"]["turns"]) + 1  # type: ignore[call-overload]
+    assert after == fresh_listing(settled)
+
+
+def test_an_in_place_rewrite_with_size_and_mtime_restored_is_seen(settled: Path, reads: Reads) -> None:
+    """Same inode, same size, the modification time put back: the change time still moves."""
+    listed(settled)
+    reads.clear()
+    metadata = directory_of(settled, "17790000000") / "metadata.json"
+    data = metadata.read_bytes()
+    title = json.loads(data)["title"]
+    changed = data.replace(title.encode(), title.upper().encode())
+    assert changed != data
+    assert len(changed) == len(data)
+    with open(metadata, "r+b") as handle:
+        handle.write(changed)
+    os.utime(metadata, (OLD, OLD))
+    after = listed(settled)
+    assert reads == ["jp-c17790000000"]
+    assert after["jp-c17790000000"]["title"] == title.upper()
+
+
+def test_a_copy_with_the_same_mtime_is_hashed_and_read_only_when_its_bytes_differ(settled: Path, reads: Reads) -> None:
+    listed(settled)
+    reads.clear()
+    events = directory_of(settled, "17800000030") / "events.json"
+    copy = events.with_name("events.copy")
+    shutil.copy2(events, copy)
+    os.replace(copy, events)
+    listed(settled)
+    assert reads == []
+    data = events.read_bytes()
+    copy.write_bytes(data.replace(b'"content": "', b'"content": "X', 1)[: len(data)])
+    os.utime(copy, (OLD, OLD))
+    os.replace(copy, events)
+    after = listed(settled)
+    assert reads == ["jp-c17800000030"]
+    assert after == fresh_listing(settled)
+
+
+def test_a_renamed_conversation_is_listed_under_its_new_id_and_a_deleted_one_is_dropped(
+    settled: Path, reads: Reads
+) -> None:
+    listed(settled)
+    reads.clear()
+    old = directory_of(settled, "17800000040")
+    old.rename(old.with_name("17800000050-compacted-and-hand-edited"))
+    shutil.rmtree(directory_of(settled, "17790000000"))
+    after = listed(settled)
+    assert reads == ["jp-c17800000050"]
+    assert "jp-c17800000040" not in after
+    assert "jp-c17790000000" not in after
+    with sqlite3.connect(cache_path(require_workspace(settled))) as connection:
+        kept = {row[0] for row in connection.execute("SELECT conversation FROM conversations")}
+    assert kept == set(after)
+
+
+def test_clock_skew_is_hashed_never_trusted(workspace: Path, reads: Reads) -> None:
+    """Files stamped in the future (a clock ahead of ours) are racily clean on every look: hashed, not read
+    while their bytes are the same, read when they change."""
+    future = 4_000_000_000
+    for path in (workspace / ".jp" / "conversations").rglob("*.json"):
+        os.utime(path, (future, future))
+    listed(workspace)
+    reads.clear()
+    listed(workspace)
+    assert reads == []
+    metadata = directory_of(workspace, "17800000010") / "metadata.json"
+    data = metadata.read_bytes()
+    title = json.loads(data)["title"]
+    metadata.write_bytes(data.replace(title.encode(), title.upper().encode()))
+    os.utime(metadata, (future, future))
+    after = listed(workspace)
+    assert reads == ["jp-c17800000010"]
+    assert after["jp-c17800000010"]["title"] == title.upper()
+
+
+def test_an_unreadable_conversation_is_remembered_until_it_changes(settled: Path, reads: Reads) -> None:
+    events = directory_of(settled, "17800000030") / "events.json"
+    events.write_text("[{")
+    os.utime(events, (OLD, OLD))
+    first = listed(settled)
+    assert first["jp-c17800000030"]["problem"]
+    reads.clear()
+    assert listed(settled) == first
+    assert reads == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda path: path.write_bytes(b"not a database at all" * 100), id="garbage"),
+        pytest.param(lambda path: path.write_bytes(path.read_bytes()[:1500]), id="truncated"),
+        pytest.param(lambda path: path.unlink(), id="removed"),
+        pytest.param(lambda path: path.write_bytes(b""), id="empty"),
+        pytest.param(
+            lambda path: (
+                sqlite3.connect(path)
+                .execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+                .connection.commit()
+            ),
+            id="older-schema",
+        ),
+        pytest.param(
+            lambda path: sqlite3.connect(path).execute("DROP TABLE conversations").connection.commit(),
+            id="table-dropped",
+        ),
+    ],
+)
+def test_a_damaged_or_missing_cache_costs_one_slow_run_never_a_wrong_row(
+    settled: Path, reads: Reads, damage: Callable[[Path], None]
+) -> None:
+    first = listed(settled)
+    path = cache_path(require_workspace(settled))
+    for side in ("-wal", "-shm"):
+        Path(f"{path}{side}").unlink(missing_ok=True)
+    damage(path)
+    reads.clear()
+    notes: list[str] = []
+    assert listed(settled, notes) == first
+    assert sorted(reads) == sorted(first)
+    reads.clear()
+    assert listed(settled) == first
+    assert reads == []
+    with sqlite3.connect(path) as connection:
+        version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    assert version == str(SCHEMA_VERSION)
+
+
+def test_two_processes_listing_at_once_agree_and_leave_one_good_cache(settled: Path) -> None:
+    command = [sys.executable, "-m", "turnmark.shell.cli.main", "--workspace", str(settled), "conversations"]
+    command[1:3] = ["-c", "from turnmark.shell.cli.main import main; main()"]
+    processes = [
+        subprocess.Popen([*command, "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    outputs = [process.communicate(timeout=120) for process in processes]
+    assert all(process.returncode == 0 for process in processes), [err for _, err in outputs]
+    listings = [json.loads(out)["conversations"] for out, _ in outputs]
+    assert all(found == listings[0] for found in listings)
+    again = subprocess.run([*command, "--format", "json"], capture_output=True, check=True, timeout=120)
+    assert json.loads(again.stdout)["conversations"] == listings[0]
