@@ -59,6 +59,34 @@ class CheckReport:
         }
 
 
+_LISTS = (
+    "unresolved",
+    "duplicated_ids",
+    "save_blocked_by",
+    "duplicated_keys",
+    "exclusions",
+    "malformed_ids",
+    "orphaned_tool_halves",
+)
+
+
+def report_from_json(value: JsonObject) -> CheckReport:
+    """The report ``CheckReport.to_json`` wrote (the workspace cache keeps it so).
+
+    >>> report = CheckReport(3, 3, 0, {"linked": 1}, ({"index": 2},), (), ())
+    >>> report_from_json(report.to_json()) == report
+    True
+    """
+    lists = {name: tuple(value[name]) for name in _LISTS}  # type: ignore[arg-type]
+    return CheckReport(
+        entries=value["entries"],  # type: ignore[arg-type]
+        events=value["events"],  # type: ignore[arg-type]
+        transient_ids=value["transient_ids"],  # type: ignore[arg-type]
+        links=value["links"],  # type: ignore[arg-type]
+        **lists,
+    )
+
+
 def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] = ()) -> CheckReport:
     """Link states, duplicated IDs, save blockers and orphaned tool halves; every ``index`` is the entry's place in
     ``events.json``.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 import json
-from pathlib import Path
+import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -45,8 +46,10 @@ if TYPE_CHECKING:
     from turnmark.core.summaries.turn_rows import TurnRow
     from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.conversations import LoadedConversation
-    from turnmark.shell.storage.workspace import Workspace
+    from turnmark.shell.storage.workspace import ConversationRef, Workspace
     from turnmark.shell.usecases.listing import Listed
+
+    Checked = tuple[dict[str, object], CheckReport] | dict[str, object]
 
 # turns --------------------------------------------------------------------------------------------
 
@@ -176,6 +179,42 @@ def _check_lines(report: CheckReport) -> list[str]:
     return lines
 
 
+def _checked(
+    settings: Settings, conversation: str | None, all_conversations: bool
+) -> Iterator[tuple[ConversationRef, Checked]]:
+    """Each conversation with its head (ID, folder, title, format) and report, or its error row.
+
+    ``--all`` goes through the workspace cache: a conversation whose files did not change is not read.
+    """
+    if not all_conversations:
+        for ref in chosen(settings, conversation, all_conversations):
+            loaded = read_or_report(settings, ref)
+            if isinstance(loaded, dict):
+                yield ref, loaded
+            else:
+                yield (
+                    ref,
+                    (
+                        conversation_json(loaded),
+                        link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events)),
+                    ),
+                )
+        return
+    if conversation is not None:
+        chosen(settings, conversation, all_conversations)
+    workspace = settings.workspace_root()
+    for listed in listing.list_workspace(workspace, settings.new_id, chrome, checks=True):
+        row = _listing_json(workspace, listed)
+        report = listed.report()
+        if row["error"] is not None or report is None:
+            chrome(f"error: {row['error']}")
+            yield listed.ref, row
+            continue
+        if row["metadata_error"]:
+            warn(str(row["metadata_error"]))
+        yield listed.ref, ({key: row[key] for key in ("id", "dirname", "title", "format")}, report)
+
+
 @app.command(epilog=EDITING_HELP)
 def check(
     ctx: typer.Context,
@@ -191,18 +230,16 @@ def check(
     cannot be read.
     """
     settings = settings_of(ctx)
-    refs = chosen(settings, conversation, all_conversations)
     results: list[dict[str, object]] = []
     problems = errors = 0
-    for ref in refs:
-        loaded = read_or_report(settings, ref)
-        if isinstance(loaded, dict):
+    for ref, found in _checked(settings, conversation, all_conversations):
+        if isinstance(found, dict):
             errors += 1
-            results.append(loaded)
+            results.append(found)
             continue
-        report = link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events))
+        head, report = found
         problems += 0 if report.ok else 1
-        results.append({**conversation_json(loaded), **report.to_json(), "error": None})
+        results.append({**head, **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
             status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
             lines = _check_lines(report)
@@ -303,13 +340,13 @@ def _listing_json(workspace: Workspace, listed: Listed) -> dict[str, object]:
     if row.problem is not None or row.facts is None:
         return {"id": ref.display_id, "dirname": ref.dirname, "error": row.problem}
     facts = row.facts
-    directory = Path(row.directory)
+    root = f"{workspace.root}{os.sep}"
     return {
         "id": ref.display_id,
-        "dirname": directory.name,
+        "dirname": os.path.basename(row.directory),
         "title": row.title,
         "format": "legacy" if facts.legacy else "current",
-        "path": workspace.relative(directory),
+        "path": row.directory.removeprefix(root) if row.directory.startswith(root) else row.directory,
         "last_activated_at": row.last_activated_at,
         "forked_from": row.forked_from,
         "turns": row.turns,

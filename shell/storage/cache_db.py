@@ -56,7 +56,8 @@ SCHEMA = (
         turns INTEGER NOT NULL DEFAULT 0, summarized_turns INTEGER NOT NULL DEFAULT 0,
         problem TEXT,
         indexed INTEGER NOT NULL DEFAULT 0, cached INTEGER NOT NULL DEFAULT 0,
-        legacy INTEGER, entries INTEGER, unresolved_links INTEGER, duplicated_ids INTEGER, metadata_error TEXT
+        legacy INTEGER, entries INTEGER, unresolved_links INTEGER, duplicated_ids INTEGER, metadata_error TEXT,
+        check_report TEXT
     )""",
     """CREATE TABLE turns (
         id INTEGER PRIMARY KEY,

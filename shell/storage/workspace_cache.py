@@ -5,7 +5,8 @@ One row per conversation in ``conversations`` (cache_db's schema): its files' id
 activity, lineage, turn counts, problem counts) and two marks: ``indexed`` (``find``'s turn rows were
 taken from these files) and ``cached`` (the listing columns were). A writer that records new files
 clears the other's mark, so each reads again only what it has not seen; ``find`` and the listing share
-the looks, the hashing and the row.
+the looks, the hashing and the row. ``check --all`` keeps its report beside the listing's columns; it is
+dropped with them when the files change.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ class ConversationRow:
     indexed: bool = False
     facts: Facts | None = None
     """Set when the row is ``cached`` (listing's columns read from these files)."""
+    check: str | None = None
+    """``check``'s report (its JSON) when one was taken from these files."""
 
     def same_files(self, other: ConversationRow) -> bool:
         return self.events == other.events and self.metadata == other.metadata
@@ -73,13 +76,25 @@ class ConversationRow:
 class Look:
     """A conversation's files as they are now (stat only), in the copy a read picks."""
 
-    events_path: Path
+    events_file: str
     events: FileIdentity | None
-    metadata_path: Path
+    metadata_file: str
     metadata: FileIdentity | None
 
+    @property
+    def events_path(self) -> Path:
+        return Path(self.events_file)
 
-def file_identity(path: Path) -> FileIdentity | None:
+    @property
+    def metadata_path(self) -> Path:
+        return Path(self.metadata_file)
+
+    @property
+    def directory(self) -> str:
+        return os.path.dirname(self.events_file)
+
+
+def file_identity(path: str) -> FileIdentity | None:
     try:
         status = os.stat(path)
     except OSError:
@@ -88,11 +103,13 @@ def file_identity(path: Path) -> FileIdentity | None:
 
 
 def look(ref: ConversationRef) -> Look:
+    """Strings, not paths, on the way: a warm listing of a big workspace is mostly this."""
     directories = ref.directories
     if len(directories) == 1:
-        events, metadata = directories[0] / EVENTS, directories[0] / METADATA
+        folder = os.fspath(directories[0])
+        events, metadata = os.path.join(folder, EVENTS), os.path.join(folder, METADATA)
     else:
-        events, metadata = newest_copy(ref, EVENTS), newest_copy(ref, METADATA)
+        events, metadata = os.fspath(newest_copy(ref, EVENTS)), os.fspath(newest_copy(ref, METADATA))
     return Look(events, file_identity(events), metadata, file_identity(metadata))
 
 
@@ -139,14 +156,14 @@ def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | No
         return None
     events = Identity(seen.events, row.events.sha256) if seen.events and row.events else None
     metadata = Identity(seen.metadata, row.metadata.sha256) if seen.metadata and row.metadata else None
-    return replace(row, directory=str(seen.events_path.parent), events=events, metadata=metadata, checked_ns=now)
+    return replace(row, directory=seen.directory, events=events, metadata=metadata, checked_ns=now)
 
 
 def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> ConversationRow:
     """The row of a conversation that cannot be read: its files' identities (so it is not read again until
     they change) and why."""
     events, metadata = identities(seen)
-    return ConversationRow(ref.display_id, str(seen.events_path.parent), events, metadata, checked, problem=problem)
+    return ConversationRow(ref.display_id, seen.directory, events, metadata, checked, problem=problem)
 
 
 def loaded_row(
@@ -157,9 +174,10 @@ def loaded_row(
     turns: int,
     summarized_turns: int,
     facts: Facts | None = None,
+    check: str | None = None,
 ) -> ConversationRow:
     """The row of a conversation read after ``seen`` was taken (its events hashed from the bytes read)."""
-    same_copy = loaded.directory == seen.events_path.parent
+    same_copy = os.fspath(loaded.directory) == seen.directory
     events, metadata = identities(seen, loaded.events)
     return ConversationRow(
         loaded.ref.display_id,
@@ -173,6 +191,7 @@ def loaded_row(
         turns=turns,
         summarized_turns=summarized_turns,
         facts=facts,
+        check=check,
     )
 
 
@@ -193,7 +212,7 @@ _COMMON = (
     "problem",
 )
 _FACTS = ("legacy", "entries", "unresolved_links", "duplicated_ids", "metadata_error")
-_SELECT = ", ".join((*_COMMON, "indexed", "cached", *_FACTS))
+_SELECT = ", ".join((*_COMMON, "indexed", "cached", *_FACTS, "check_report"))
 
 
 def _stored_text(value: str | None) -> str | bytes | None:
@@ -234,7 +253,7 @@ def _row(values: Sequence[object]) -> ConversationRow:
     checked, title, last, forked, turns, summarized, problem, indexed, cached = rest[:9]
     facts = None
     if cached:
-        legacy, entries, unresolved, duplicated, metadata_error = rest[9:]
+        legacy, entries, unresolved, duplicated, metadata_error = rest[9:14]
         facts = Facts(bool(legacy), int(entries), int(unresolved), int(duplicated), _read_text(metadata_error))  # type: ignore[call-overload]
     return ConversationRow(
         str(values[0]),
@@ -250,6 +269,7 @@ def _row(values: Sequence[object]) -> ConversationRow:
         _read_text(problem),
         bool(indexed),
         facts,
+        _read_text(rest[14]) if facts is not None else None,
     )
 
 
@@ -267,7 +287,9 @@ def save(connection: sqlite3.Connection, row: ConversationRow) -> None:
     before = stored(connection, row.conversation).get(row.conversation)
     same = before is not None and before.same_files(row)
     indexed = row.indexed or (same and before is not None and before.indexed)
-    facts = row.facts if row.facts is not None else (before.facts if same and before is not None else None)
+    kept = before if same and before is not None and row.facts is None else None
+    facts = kept.facts if kept is not None else row.facts
+    check = kept.check if kept is not None else row.check
     values = (
         row.conversation,
         _stored_text(row.directory),
@@ -293,6 +315,7 @@ def save(connection: sqlite3.Connection, row: ConversationRow) -> None:
             if facts
             else (None,) * len(_FACTS)
         ),
+        check if facts else None,
     )
     marks = ", ".join("?" * len(values))
     connection.execute(f"INSERT OR REPLACE INTO conversations ({_SELECT}) VALUES ({marks})", values)

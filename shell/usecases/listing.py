@@ -1,4 +1,4 @@
-"""``turnmark conversations``: each conversation's row, read again only when its files changed.
+"""``turnmark conversations`` and ``check --all``: each conversation's row, read again only when its files changed.
 
 The rows come from the workspace cache (``storage/workspace_cache.py``): a conversation whose files keep
 their identity is not read; one whose identity is in doubt is hashed; only a changed one is read and
@@ -8,12 +8,14 @@ be used (a link, a read-only disk, another writer holding it) costs a slower run
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from turnmark.core.links.check import check_report
+from turnmark.core.links.check import CheckReport, check_report, report_from_json
 from turnmark.core.search.freshness import Freshness
+from turnmark.core.stream.duplicate_keys import duplicate_keys
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.summaries.turn_rows import turn_rows
 from turnmark.shell.clock import now_ns
@@ -33,45 +35,55 @@ class Listed:
     ref: ConversationRef
     row: ConversationRow
 
+    def report(self) -> CheckReport | None:
+        """``check``'s report, when the listing was made with ``checks``."""
+        return report_from_json(json.loads(self.row.check)) if self.row.check is not None else None
 
-def _read(ref: ConversationRef, new_id: IdSource) -> ConversationRow:
+
+def _read(ref: ConversationRef, new_id: IdSource, checks: bool) -> ConversationRow:
+    """Read one conversation for its row (with ``checks``, ``check``'s full report too)."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
         loaded = read_conversation(ref, new_id)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
-    report = check_report(loaded.stream)
+    report = check_report(loaded.stream, duplicate_keys(loaded.events) if checks else ())
     rows = turn_rows(loaded.stream)
-    facts = Facts(
-        loaded.stream.is_legacy,
-        report.entries,
-        len(report.unresolved),
-        len(report.duplicated_ids),
-        loaded.metadata_error,
-    )
+    problems = (len(report.unresolved), len(report.duplicated_ids))
+    facts = Facts(loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error)
     summarized = sum(1 for row in rows if row.label_source == "summary")
-    return workspace_cache.loaded_row(loaded, seen, checked, turns=len(rows), summarized_turns=summarized, facts=facts)
+    return workspace_cache.loaded_row(
+        loaded,
+        seen,
+        checked,
+        turns=len(rows),
+        summarized_turns=summarized,
+        facts=facts,
+        check=json.dumps(report.to_json(), ensure_ascii=False) if checks else None,
+    )
 
 
-def _usable(row: ConversationRow | None) -> bool:
-    return row is not None and (row.facts is not None or row.problem is not None)
+def _usable(row: ConversationRow | None, checks: bool) -> bool:
+    if row is None:
+        return False
+    return row.problem is not None or (row.facts is not None and (row.check is not None or not checks))
 
 
 def _fresh(
-    ref: ConversationRef, row: ConversationRow | None, new_id: IdSource
+    ref: ConversationRef, row: ConversationRow | None, new_id: IdSource, checks: bool
 ) -> tuple[ConversationRow, ConversationRow | None, bool]:
     """The conversation's row now, the row to write back (``None``: nothing to write), and whether it was touched
     (the same bytes under a new identity) rather than read."""
     seen = workspace_cache.look(ref)
-    decision = workspace_cache.decide(row, seen) if _usable(row) else Freshness.CHANGED
+    decision = workspace_cache.decide(row, seen) if _usable(row, checks) else Freshness.CHANGED
     if decision is Freshness.SAME and row is not None:
         return row, None, False
     if decision is Freshness.VERIFY and row is not None:
         kept = workspace_cache.verified(row, seen, now_ns())
         if kept is not None:
             return kept, kept, True
-    read = _read(ref, new_id)
+    read = _read(ref, new_id, checks)
     return read, read, False
 
 
@@ -88,12 +100,14 @@ def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]]
             workspace_cache.forget_rows(db.connection, gone)
 
 
-def _listed(db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], new_id: IdSource, note: Note) -> list[Listed]:
+def _listed(
+    db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], new_id: IdSource, note: Note, checks: bool
+) -> list[Listed]:
     rows = workspace_cache.stored(db.connection) if db is not None else {}
     listed: list[Listed] = []
     written: list[tuple[ConversationRow, bool]] = []
     for ref in refs:
-        row, changed, touched = _fresh(ref, rows.get(ref.display_id), new_id)
+        row, changed, touched = _fresh(ref, rows.get(ref.display_id), new_id, checks)
         listed.append(Listed(ref, row))
         if changed is not None:
             written.append((changed, touched))
@@ -106,20 +120,21 @@ def _listed(db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], new_id
     return listed
 
 
-def list_workspace(workspace: Workspace, new_id: IdSource, note: Note) -> list[Listed]:
-    """Every conversation of ``workspace`` with its row, through the workspace cache."""
+def list_workspace(workspace: Workspace, new_id: IdSource, note: Note, *, checks: bool = False) -> list[Listed]:
+    """Every conversation of ``workspace`` with its row (with ``checks``: and ``check``'s report), through the
+    workspace cache."""
     refs = list_conversations(workspace)
     try:
         db = cache_db.open_cache(workspace)
     except (FileFault, sqlite3.Error) as error:
         note(f"{error}; listing without the workspace cache (slower)")
-        return _listed(None, refs, new_id, note)
+        return _listed(None, refs, new_id, note, checks)
     assert db is not None
     with db:
         for line in db.notes:
             note(line)
         try:
-            return db.guarded(lambda: _listed(db, refs, new_id, note))
+            return db.guarded(lambda: _listed(db, refs, new_id, note, checks))
         except sqlite3.Error as error:
             note(f"{error}; listing without the workspace cache this time (slower)")
-    return _listed(None, refs, new_id, note)
+    return _listed(None, refs, new_id, note, checks)

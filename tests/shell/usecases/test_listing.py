@@ -246,3 +246,31 @@ def test_two_processes_listing_at_once_agree_and_leave_one_good_cache(settled: P
     assert all(found == listings[0] for found in listings)
     again = subprocess.run([*command, "--format", "json"], capture_output=True, check=True, timeout=120)
     assert json.loads(again.stdout)["conversations"] == listings[0]
+
+
+def test_check_all_keeps_its_report_until_the_files_change(settled: Path, reads: Reads) -> None:
+    """A listing alone has no report: ``check --all`` reads each conversation once for it, then nothing;
+    a key written twice (what only the full check sees) is found after the file changed."""
+    workspace = require_workspace(settled)
+    listing.list_workspace(workspace, sequential_ids(), print)
+    reads.clear()
+    first = listing.list_workspace(workspace, sequential_ids(), print, checks=True)
+    assert sorted(reads) == sorted(item.ref.display_id for item in first)
+    reads.clear()
+    again = listing.list_workspace(workspace, sequential_ids(), print, checks=True)
+    assert reads == []
+    assert [item.report() for item in again] == [item.report() for item in first]
+    events = directory_of(settled, "17800000010") / "events.json"
+    events.write_bytes(
+        events.read_bytes().replace(b'"type": "chat_request",', b'"type": "chat_request", "type": "chat_request",', 1)
+    )
+    reads.clear()
+    after = {
+        item.ref.display_id: item.report()
+        for item in listing.list_workspace(workspace, sequential_ids(), print, checks=True)
+    }
+    assert reads == ["jp-c17800000010"]
+    report = after["jp-c17800000010"]
+    assert report is not None
+    assert report.duplicated_keys
+    assert not report.ok
