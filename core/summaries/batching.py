@@ -32,22 +32,39 @@ def batch_size(config: JsonObject) -> int:
 
 
 def batches(wanted: tuple[Candidate, ...], window: int | None, size: int) -> tuple[Packing, ...]:
-    """Successive packings until nothing more fits (a turn too large alone stays out).
+    """Successive packings until nothing more fits (a turn too large alone stays out), in one pass.
 
-    When not even the first batch packs a turn, that empty packing is the only one, so
-    the plan still lists why each turn was left out.
+    Each batch is what ``plan_summaries`` would pack from the turns the batches before it left: newest
+    first, at most ``size``, a turn over the budget left for a later batch. The turns are sorted once
+    and each batch looks only at the turns it takes or passes over, so a plan is linear in its turns,
+    not quadratic. Only the last packing lists what the plan leaves out (the turns too large alone);
+    when not even the first batch packs a turn, that empty packing is the only one, so the plan still
+    lists why each turn was left out.
     """
+    if not wanted:
+        return ()
+    budget = plan_summaries((), window, size).budget
+    newest_first = sorted(wanted, key=lambda c: c.index, reverse=True)
+    too_big = tuple((c, "too_large") for c in newest_first if c.tokens > budget)
+    waiting = [c for c in newest_first if c.tokens <= budget]
     found: list[Packing] = []
-    remaining = wanted
-    while remaining:
-        packing = plan_summaries(remaining, window, size)
-        if not packing.packed:
-            if not found:
-                found.append(packing)
-            break
-        found.append(packing)
-        packed = {c.turn_id for c in packing.packed}
-        remaining = tuple(c for c in remaining if c.turn_id not in packed)
+    while waiting:
+        packed: list[Candidate] = []
+        passed: list[Candidate] = []
+        used = position = 0
+        while position < len(waiting) and len(packed) < size:
+            candidate = waiting[position]
+            position += 1
+            if used + candidate.tokens > budget:
+                passed.append(candidate)
+            else:
+                packed.append(candidate)
+                used += candidate.tokens
+        waiting = passed + waiting[position:]
+        found.append(Packing(tuple(reversed(packed)), (), budget))
+    if not found:
+        return (Packing((), too_big, budget),)  # type: ignore[arg-type]
+    found[-1] = Packing(found[-1].packed, too_big, budget)  # type: ignore[arg-type]
     return tuple(found)
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from turnmark.core.stream.json_value import Json
 from turnmark.core.summaries.batching import DEFAULT_BATCH_SIZE, batch_size, batches, plan_rows, too_large
+from turnmark.core.summaries.catchup import plan_summaries
 from turnmark.core.summaries.packing import Candidate
 
 HUGE = 1_000_000
@@ -34,11 +35,25 @@ def test_a_missing_or_unusable_batch_size_is_the_default(value: Json) -> None:
 def test_batches_are_packed_newest_first_until_every_turn_is_in_one() -> None:
     planned = batches(tuple(candidate(i) for i in range(5)), None, 2)
     assert [ids(p.packed) for p in planned] == [["t3", "t4"], ["t1", "t2"], ["t0"]]
-    assert [[(c.turn_id, why) for c, why in p.left_out] for p in planned] == [
-        [("t2", "batch_full"), ("t1", "batch_full"), ("t0", "batch_full")],
-        [("t0", "batch_full")],
-        [],
-    ]
+    assert [[(c.turn_id, why) for c, why in p.left_out] for p in planned] == [[], [], []]
+
+
+def test_the_one_pass_packs_as_plan_summaries_does_batch_after_batch() -> None:
+    """Over the budget, batch-full and too-large turns mixed: the same batches as packing the remaining turns
+    again for every batch (the plan before it was linear)."""
+    sizes = [9000, 3000, 2500, 40, 3100, 9000, 700, 2000, 10, 3300, 600, 1200]
+    wanted = tuple(candidate(index, tokens) for index, tokens in enumerate(sizes))
+    expected: list[list[str]] = []
+    remaining = wanted
+    while remaining:
+        packing = plan_summaries(remaining, None, 3)
+        if not packing.packed:
+            break
+        expected.append(ids(packing.packed))
+        remaining = tuple(c for c in remaining if c not in packing.packed)
+    planned = batches(wanted, None, 3)
+    assert [ids(p.packed) for p in planned] == expected
+    assert planned[-1].left_out == plan_summaries(remaining, None, 3).left_out
 
 
 def test_a_turn_too_large_alone_stays_out_of_every_batch() -> None:
