@@ -257,10 +257,19 @@ def test_the_offline_summarizer_labels_a_conversation_once_for_all_its_batches(
         calls.append(1)
         return labelled(*args, **kwargs)
 
+    saves: list[int] = []
+    saved = shell_catchup.save_stream
+
+    def counting_saves(*args: Any, **kwargs: Any) -> Any:
+        saves.append(1)
+        return saved(*args, **kwargs)
+
     monkeypatch.setattr(shell_catchup, "extractive_labels", counting)
+    monkeypatch.setattr(shell_catchup, "save_stream", counting_saves)
     report = run(pick_conversation(workspace, CLEAN))
     assert len(report.written) == 3, "three batches of one turn"
     assert len(calls) == 1
+    assert len(saves) == 1, "the offline answers are written in one save, not one per batch"
 
 
 def test_an_explicitly_configured_model_that_cannot_be_used_is_an_error(workspace: Path) -> None:
