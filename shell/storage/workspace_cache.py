@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
 from turnmark.shell.errors import FileFault
@@ -239,14 +240,14 @@ def _identity_values(identity: Identity | None) -> tuple[object, ...]:
     return (file.device, file.inode, file.size, file.mtime_ns, file.ctime_ns, identity.sha256)
 
 
-def _identity(values: Sequence[object]) -> Identity | None:
+def _identity(values: Sequence[Any]) -> Identity | None:
     if values[0] is None:
         return None
-    *numbers, digest = values
-    return Identity(FileIdentity(*(int(number) for number in numbers)), str(digest))  # type: ignore[call-overload]
+    return Identity(FileIdentity(values[0], values[1], values[2], values[3], values[4]), values[5])
 
 
-def _row(values: Sequence[object]) -> ConversationRow:
+def _row(values: Sequence[Any]) -> ConversationRow:
+    """A stored row (SQLite gives its integers as ints and its text as str, or as bytes when it was not UTF-8)."""
     width = len(_IDENTITY)
     events, metadata = _identity(values[2 : 2 + width]), _identity(values[2 + width : 2 + 2 * width])
     rest = values[2 + 2 * width :]
@@ -254,19 +255,23 @@ def _row(values: Sequence[object]) -> ConversationRow:
     facts = None
     if cached:
         legacy, entries, unresolved, duplicated, metadata_error = rest[9:14]
-        facts = Facts(bool(legacy), int(entries), int(unresolved), int(duplicated), _read_text(metadata_error))  # type: ignore[call-overload]
+        facts = Facts(bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error))
+    texts = (values[1], title, last, forked, problem)
+    if any(isinstance(text, bytes) for text in texts):
+        texts = tuple(_read_text(text) for text in texts)
+    directory, title, last, forked, problem = texts
     return ConversationRow(
-        str(values[0]),
-        _read_text(values[1]) or "",
+        values[0],
+        directory,
         events,
         metadata,
-        int(checked),  # type: ignore[call-overload]
-        _read_text(title),
-        _read_text(last),
-        _read_text(forked),
-        int(turns),  # type: ignore[call-overload]
-        int(summarized),  # type: ignore[call-overload]
-        _read_text(problem),
+        checked,
+        title,
+        last,
+        forked,
+        turns,
+        summarized,
+        problem,
         bool(indexed),
         facts,
         _read_text(rest[14]) if facts is not None else None,
