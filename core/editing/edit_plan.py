@@ -3,7 +3,12 @@ rebuilt stream under RFD 126's consumer contract.
 
 ``render_session`` gives the ``CONVERSATION`` plan (one line per event file,
 grouped under ``# Turn N (<turn id>): <summary>`` headers, a turn without a
-stored summary showing its fallback after ``~``) and every event file.
+stored summary showing its fallback after ``~``) and every event file. After
+each file name, a ``#`` comment says what the event is (``core/stream/previews``:
+a request's first line, a tool call's name and telling argument, a result's
+status and size), cut at a word so the line fits ``PLAN_COLUMNS``; the parser
+ignores it, so plain line operations (delete, move, ``:g/fs_read_file/d``) are
+all an edit needs, and an edited comment changes nothing.
 ``rebuild`` reads them back: a file whose text did not change stands for its
 original entry exactly; a changed file is parsed and keeps its entry's
 ``event_id`` and ``request_id``; a new file becomes a new entry with a fresh ID,
@@ -39,9 +44,10 @@ from turnmark.core.stream.payloads import (
     is_conversation_event,
     is_linkable,
 )
+from turnmark.core.stream.previews import event_line
 from turnmark.core.stream.sanitize import INTERRUPTED
 from turnmark.core.stream.turns import SOURCE_KEY, turn_indices
-from turnmark.core.text.summary_text import one_line
+from turnmark.core.text.summary_text import cut_to_width, one_line, width
 
 PLAN_NAME = "CONVERSATION"
 HEADER = """# Conversation Edit Plan
@@ -49,7 +55,10 @@ HEADER = """# Conversation Edit Plan
 # - Reorder lines to reorder events.
 # - Edit    event contents in the corresponding files.
 # - Add     a file (and its line) to insert an event.
+# The text after "#" on a line says what the event is; it is ignored.
 """
+PLAN_COLUMNS = 100
+COMMENT = "  # "
 FALLBACK_MARK = "~ "
 ABORT_HINT = "# Fix the errors above and save, or clear this file to abort."
 
@@ -89,16 +98,33 @@ def render_session(stream: ConversationStream) -> EditSession:
         for number, (position, file) in enumerate(zip(positions_in_order, rendered, strict=True))
     }
     files = {names[position]: file.text for position, file in zip(positions_in_order, rendered, strict=True)}
+    previews: dict[int, str] = {}
+    calls: dict[str, str] = {}
+    for position in positions_in_order:
+        payload = entries[position].payload
+        previews[position] = event_line(payload, calls)
+        if isinstance(payload, ToolCallRequest):
+            calls[payload.id] = previews[position]
     lines = [HEADER.rstrip("\n")]
     for header, position in order:
-        lines += ["", header] if header is not None else [names[position]]
+        lines += ["", header] if header is not None else [_plan_line(names[position], previews[position])]
     return EditSession("\n".join(lines) + "\n", files, {name: position for position, name in names.items()})
 
 
+def _plan_line(name: str, preview: str) -> str:
+    """``003-tool-call-fs_read_file.md  # fs_read_file src/lib.rs``, at most ``PLAN_COLUMNS`` wide."""
+    room = PLAN_COLUMNS - width(name) - len(COMMENT)
+    return f"{name}{COMMENT}{cut_to_width(preview, max(room, 12))}" if preview else name
+
+
+_TRAILING_COMMENT = re.compile(r"\s+#.*$")
+
+
 def parse_plan(plan: str) -> list[tuple[int, str]]:
-    """The event files the plan lists, with their line numbers (comments and blank lines ignored)."""
+    """The event files the plan lists, with their line numbers (comments, a ``#`` comment after a file name
+    and blank lines ignored)."""
     return [
-        (number, line.strip())
+        (number, _TRAILING_COMMENT.sub("", line).strip())
         for number, line in enumerate(plan.splitlines(), start=1)
         if line.strip() and not line.lstrip().startswith("#")
     ]

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from html.entities import html5
 
+from turnmark.core.text.summary_text import width
+
 MIN_WORDS = 2
 MIN_CHARS = 8
 HARD_LIMIT = 72
@@ -93,11 +95,6 @@ def word_count(text: str) -> int:
         rest = any(char.isalnum() and not _unspaced(char) for char in token)
         count += unspaced + (1 if rest else 0)
     return count
-
-
-def width(text: str) -> int:
-    """Characters, a wide (East Asian) one counting as two columns."""
-    return sum(2 if unicodedata.east_asian_width(char) in ("W", "F") else 1 for char in text)
 
 
 @lru_cache(maxsize=8)

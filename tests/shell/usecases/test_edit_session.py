@@ -261,7 +261,7 @@ def test_a_real_editor_in_a_real_terminal(workspace: Path) -> None:
 def test_a_save_that_leaves_unresolved_links_says_so(workspace: Path, tmp_path: Path) -> None:
     body = """
     plan = (target / "CONVERSATION").read_text().split("\\n")
-    first_request = next(i for i, line in enumerate(plan) if line.endswith("-request.md"))
+    first_request = next(i for i, line in enumerate(plan) if line.split("  # ")[0].endswith("-request.md"))
     del plan[first_request]
     (target / "CONVERSATION").write_text("\\n".join(plan))
     """
