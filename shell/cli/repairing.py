@@ -165,7 +165,7 @@ def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], 
                 f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
             )
         repaired = repair_plan.apply_repairs(fresh.stream, fixes)
-        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired))
+        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired), "repair")
 
 
 @app.command(epilog=REPAIR_HELP)
@@ -264,7 +264,9 @@ def strip(
                     fresh = conversations.read_conversation(ref, settings.new_id, lock)
                     stripped = strip_keys.stripped_events(fresh.stream)
                     undo.saved_with_undo(
-                        fresh, partial(conversations.write_documents, lock, fresh, None, stripped, saving=fresh.stream)
+                        fresh,
+                        partial(conversations.write_documents, lock, fresh, None, stripped, saving=fresh.stream),
+                        "strip --apply",
                     )
                 row["applied"] = True
         except ConversationError as error:

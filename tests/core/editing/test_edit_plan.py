@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,12 +13,13 @@ from syrupy.assertion import SnapshotAssertion
 from tests.conftest import FIXTURES, corpus_files, corpus_params
 from tests.support.streams import call, load, message, request, result, stream_of, turn
 from turnmark.core.editing.edit_files import parse_event
-from turnmark.core.editing.edit_plan import annotate, parse_plan, rebuild, render_session
+from turnmark.core.editing.edit_plan import annotate, dropped_unsaid, parse_plan, rebuild, render_session
 from turnmark.core.links.check import check_report
 from turnmark.core.links.projection import project
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import TurnStart
+from turnmark.core.stream.turns import turn_indices
 
 NOW = "2026-07-01 12:00:00.0"
 
@@ -454,3 +456,51 @@ def test_a_real_plan_names_every_tool_calls_target(directory: Path) -> None:
     assert all(len(line) <= 100 for line in lines)
     calls = [line for line in lines if "-tool-call-" in name_of(line)]
     assert all("  # " in line for line in calls)
+
+
+def turns_in_order(plan: str, order: list[int]) -> str:
+    lines = plan.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("# Turn")] + [len(lines)]
+    blocks = [lines[a:b] for a, b in itertools.pairwise(starts)]
+    return "\n".join(lines[: starts[0]] + [line for n in order for line in blocks[n]]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("order", "kept", "dropped"),
+    [
+        ([1, 0, 2, 3], [("c0mpac1", 0, 1), ("c0mpac2", 3, 3)], []),
+        ([0, 2, 1, 3], [("c0mpac2", 3, 3)], ["c0mpac1"]),
+        ([0, 1, 3, 2], [("c0mpac1", 0, 1), ("c0mpac2", 2, 2)], []),
+    ],
+    ids=["swap-inside-the-range", "split-the-range", "move-a-one-turn-range"],
+)
+def test_compaction_overlays_follow_their_turns_or_are_named_as_dropped(
+    order: list[int], kept: list[tuple[str, int, int]], dropped: list[str]
+) -> None:
+    stream = fixture("17800000040")
+    session = render_session(stream)
+    plan = turns_in_order(session.plan, order)
+    edited = rebuild(stream, session, plan, dict(session.files), NOW).unwrap()
+    assert edited is not None
+    overlays = [e for e in raw(edited) if e["type"] == "compaction"]
+    assert [(e["event_id"], e["from_turn"], e["to_turn"]) for e in overlays] == kept
+    assert [d.event_id for d in dropped_unsaid(stream, session, plan, edited)] == dropped
+
+
+def test_a_deleted_overlay_line_or_turn_is_not_named_but_a_merged_turns_start_is() -> None:
+    stream = fixture("17800000040")
+    session = render_session(stream)
+    without_line = plan_without(session.plan, *(n for n in session.files if "compaction" in n))
+    edited = rebuild(stream, session, without_line, dict(session.files), NOW).unwrap()
+    assert edited is not None
+    assert dropped_unsaid(stream, session, without_line, edited) == ()
+    turn_1 = [name for name, position in session.positions.items() if turn_indices(stream.entries)[position] == 1]
+    request = next(name for name in turn_1 if name.endswith("request.md"))
+    merged = plan_without(session.plan, request)
+    edited = rebuild(stream, session, merged, dict(session.files), NOW).unwrap()
+    assert edited is not None
+    said = dropped_unsaid(stream, session, merged, edited)
+    assert [(d.type, d.event_id) for d in said] == [("turn_start", "a1turn0"), ("compaction", "c0mpac1")]
+    assert (
+        said[0].why == "turn 1's start: no turn of the edit begins with its request, so its events joined another turn"
+    )
