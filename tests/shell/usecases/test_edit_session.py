@@ -488,3 +488,30 @@ def test_on_a_terminal_the_user_is_asked(monkeypatch: pytest.MonkeyPatch, typed:
     assert rewriting._confirmation(False)(dropped) == decision
     assert sys.stderr.getvalue().startswith("save without it? [y]es, [e]dit the plan, [N]o: ")
     assert rewriting._confirmation(True)(dropped) == "save"
+
+
+@pytest.mark.parametrize("plan_valid", [True, False], ids=["valid-save", "invalid-plan"])
+def test_an_edit_folder_replaced_by_a_link_is_never_saved_from_or_written_through(
+    workspace: Path, tmp_path: Path, plan_valid: bool
+) -> None:
+    """Finding 6 of issue 20: the save happened, exit 2, and the annotated plan went into the link's target."""
+    elsewhere = tmp_path / "elsewhere"
+    body = f"""
+    import shutil
+    request = sorted(target.glob("*-request.md"))[0]
+    request.write_text(request.read_text().rstrip("\\\\n") + " (edited)\\\\n")
+    if not {plan_valid}:
+        plan_file.write_text("no-such-file.md\\\\n")
+    shutil.copytree(target, "{elsewhere}")
+    target.rename(target.with_name(target.name + ".moved"))
+    target.symlink_to("{elsewhere}")
+    """
+    before = events_path(workspace).read_bytes()
+    _, err = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=1)
+    assert "was replaced (by a link or another folder) while the editor was open; nothing written" in err
+    assert events_path(workspace).read_bytes() == before
+    copy = {path.name: path.read_bytes() for path in elsewhere.iterdir()}
+    assert not any(text.startswith(b"# ERROR") for text in copy.values())
+    moved = next(scratch(workspace).glob("turnmark-edit-*.moved"))
+    assert list(moved.iterdir()) == [], "the folder turnmark made is emptied where the editor put it"
+    assert next(scratch(workspace).glob("turnmark-edit-*[!d]")).is_symlink(), "the link is left alone"
