@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from turnmark.core.text.wording import counted, turn_range
 from turnmark.shell.cli.common import (
     ConversationArgument,
     FormatOption,
@@ -138,8 +139,8 @@ wholly inside the kept turns are kept, the others are dropped and named.
 def fork(
     ctx: typer.Context,
     conversation: ConversationArgument = None,
-    first: Annotated[int | None, typer.Option("--first", min=0, metavar="N", help="Keep the first N turns.")] = None,
-    last: Annotated[int | None, typer.Option("--last", min=0, metavar="N", help="Keep the last N turns.")] = None,
+    first: Annotated[int | None, typer.Option("--first", min=1, metavar="N", help="Keep the first N turns.")] = None,
+    last: Annotated[int | None, typer.Option("--last", min=1, metavar="N", help="Keep the last N turns.")] = None,
     until: Annotated[
         str | None, typer.Option("--until", metavar="TURN", help="Keep every turn up to this one (ID or number).")
     ] = None,
@@ -151,7 +152,12 @@ def fork(
     if sum(option is not None for option in (first, last, until)) > 1:
         raise fail("give at most one of --first, --last, --until")
     ref = pick(settings, conversation)
-    forked = forking.fork_conversation(read_for_display(settings, ref), first=first, last=last, until=until)
+    loaded = read_for_display(settings, ref)
+    forked = forking.fork_conversation(loaded, first=first, last=last, until=until)
+    asked = first if first is not None else last
+    if asked is not None and asked > len(forked.kept):
+        option = "--first" if first is not None else "--last"
+        chrome(f"note: {option} {asked}: {ref.display_id} has {counted(len(forked.kept), 'turn')}; all are forked")
     for event_id in forked.dropped_overlays:
         chrome(f"note: compaction {event_id} reaches a turn the fork leaves out; not kept")
     if settings.resolve_format(output_format) is OutputFormat.json:
@@ -164,7 +170,7 @@ def fork(
             }
         )
     else:
-        span = f"turns {forked.kept.start}-{forked.kept.stop - 1}" if forked.kept else "no turns"
+        span = turn_range(forked.kept.start, forked.kept.stop - 1) if forked.kept else "no turns"
         emit_line(f"{forked.ref.display_id}  forked from {ref.display_id} ({span})")
     if open_editor:
         _edit_fork(settings, forked.ref)

@@ -515,3 +515,39 @@ def test_an_edit_folder_replaced_by_a_link_is_never_saved_from_or_written_throug
     moved = next(scratch(workspace).glob("turnmark-edit-*.moved"))
     assert list(moved.iterdir()) == [], "the folder turnmark made is emptied where the editor put it"
     assert next(scratch(workspace).glob("turnmark-edit-*[!d]")).is_symlink(), "the link is left alone"
+
+
+@pytest.mark.parametrize("option", ["--first", "--last"])
+def test_fork_of_zero_turns_is_a_usage_error(workspace: Path, option: str) -> None:
+    """Finding 7 of issue 20: ``fork --first 0`` created an empty conversation and exited 0."""
+    before = sorted((workspace / ".jp/conversations").iterdir())
+    result = CliRunner().invoke(
+        app, ["--workspace", str(workspace), "fork", "17800000040", option, "0"], obj=Settings()
+    )
+    assert result.exit_code == 2
+    assert result.stderr == f"error: {option} must be greater than or equal to 1 (see 'turnmark fork --help')\n"
+    assert sorted((workspace / ".jp/conversations").iterdir()) == before
+
+
+def test_fork_of_more_turns_than_there_are_forks_all_and_says_so(workspace: Path) -> None:
+    out, err = fork(workspace, "17800000040", "--first", "9")
+    assert "note: --first 9: jp-c17800000040 has 4 turns; all are forked\n" in err
+    assert out.endswith("forked from jp-c17800000040 (turns 0-3)\n")
+    out, _ = fork(workspace, "17800000040", "--first", "1")
+    assert out.endswith("forked from jp-c17800000040 (turn 0)\n")
+
+
+def test_strip_says_what_goes_and_undo_names_strip(workspace: Path) -> None:
+    def turnmark(*args: str) -> str:
+        result = CliRunner().invoke(app, ["--workspace", str(workspace), *args], obj=Settings())
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+
+    said = "21 event_ids, 10 request_ids and 1 turn summary"
+    assert (
+        turnmark("strip", "17800000040") == f"jp-c17800000040  would be stripped: {said} would go (--apply writes it)\n"
+    )
+    assert turnmark("strip", "17800000040", "--apply").startswith(f"jp-c17800000040  stripped: {said} removed")
+    assert turnmark("edit", "--undo", "17800000040") == (
+        "jp-c17800000040: restored the copy kept before strip --apply; 0 more to undo\n"
+    )
