@@ -6,12 +6,9 @@ import base64
 import io
 import json
 import os
-import shutil
 import stat
-import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +16,6 @@ from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tests.shell.storage.test_locking import hold, release
-from tests.support.terminal import wait_for
 from turnmark.core.editing.edit_plan import Dropped
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli import rewriting
@@ -275,30 +271,6 @@ def test_fork_last_2_edit_opens_the_fork_and_leaves_the_original(workspace: Path
     assert "forked from jp-c17800000040 (turns 2-3)" in out
     assert ": saved (1 turn)" in out
     assert {p.name: p.read_bytes() for p in original.iterdir()} == before
-
-
-def test_a_real_editor_in_a_real_terminal(workspace: Path) -> None:
-    if shutil.which("tmux") is None or shutil.which("vim") is None:
-        pytest.skip("tmux and vim are needed (apt-get install tmux vim)")
-    session = f"turnmark-edit-{time.monotonic_ns()}"
-    turnmark = Path(sys.executable).parent / "turnmark"
-    command = (
-        f"JP_USER_DATA_DIR={os.environ['JP_USER_DATA_DIR']} EDITOR='vim -u NONE -N -n' "
-        f"{turnmark} --workspace {workspace} edit -i {CONV} --no-summary; echo EXIT=$?; sleep 30"
-    )
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", command], check=True)
-    try:
-        time.sleep(1.0)
-        for keys in (":g/^# Turn 1/,$d", ":wq"):
-            subprocess.run(["tmux", "send-keys", "-t", session, keys, "Enter"], check=True)
-            time.sleep(0.4)
-        screen = wait_for(session, "EXIT=")
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
-    assert "EXIT=0" in screen, screen
-    assert f"jp-c{CONV}: saved (1 turn)" in screen
-    starts = [e for e in json.loads(events_path(workspace).read_text()) if e["type"] == "turn_start"]
-    assert [e["event_id"] for e in starts] == ["k3m9x2a"]
 
 
 def test_a_save_that_leaves_unresolved_links_says_so(workspace: Path, tmp_path: Path) -> None:
