@@ -106,7 +106,7 @@ def _scalar(text: str, *, key: bool = False) -> str | None:
     """``text`` as PyYAML writes it in block style, when it surely writes it so; ``None`` otherwise."""
     if key and len(text) > _KEY_CHARS:
         return None
-    text_tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    text_tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
     if text_tag == _STR:
         return text if _PLAIN.match(text) else None
     return f"'{text}'" if _QUOTED.match(text) else None

@@ -187,8 +187,8 @@ def event_line(payload: Payload, calls: Mapping[str, str]) -> str:
             status = result_status(payload)
             return f"{status} · {call}" if call else status
         case InquiryRequest(question=question):
-            text = question.get("text")
-            return first_line(text) if isinstance(text, str) else one_line(compact_json(question))
+            asked = question.get("text")
+            return first_line(asked) if isinstance(asked, str) else one_line(compact_json(question))
         case InquiryResponse(answer=answer):
             return one_line(compact_json(answer))
         case ConfigDelta(delta=delta):

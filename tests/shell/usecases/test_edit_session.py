@@ -455,10 +455,11 @@ class Terminal(io.StringIO):
 @pytest.mark.parametrize(("typed", "decision"), [("y\n", "save"), ("e\n", "edit"), ("\n", "abort"), ("", "abort")])
 def test_on_a_terminal_the_user_is_asked(monkeypatch: pytest.MonkeyPatch, typed: str, decision: str) -> None:
     monkeypatch.setattr(sys, "stdin", Terminal(typed))
-    monkeypatch.setattr(sys, "stderr", Terminal())
+    asked = Terminal()
+    monkeypatch.setattr(sys, "stderr", asked)
     dropped = (Dropped("c0mpac1", "compaction", "turns 0-1"),)
     assert rewriting._confirmation(False)(dropped) == decision
-    assert sys.stderr.getvalue().startswith("save without it? [y]es, [e]dit the plan, [N]o: ")
+    assert asked.getvalue().startswith("save without it? [y]es, [e]dit the plan, [N]o: ")
     assert rewriting._confirmation(True)(dropped) == "save"
 
 
