@@ -78,18 +78,25 @@ def _frontmatters(fronts: list[JsonObject]) -> list[str]:
     heads: list[str | None] = [_written(front) for front in fronts]
     rest = [front for front, head in zip(fronts, heads, strict=True) if head is None]
     if rest:
-        dumped = yaml.dump_all(
-            rest,
-            Dumper=_FrontmatterDumper,
-            sort_keys=False,
-            allow_unicode=True,
-            default_flow_style=False,
-            explicit_start=True,
-        )
-        done = iter(_DOCUMENT_START.split(dumped)[1:])
+        done = iter(dumped_frontmatters(rest))
         heads = [head if head is not None else next(done) for head in heads]
     assert all(head is not None for head in heads)
     return [head for head in heads if head is not None]
+
+
+def dumped_frontmatters(fronts: list[JsonObject]) -> list[str]:
+    """Each frontmatter's YAML as PyYAML dumps it, in one pass (libyaml when present)."""
+    dumped = yaml.dump_all(
+        fronts,
+        Dumper=_FrontmatterDumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        explicit_start=True,
+    )
+    heads = _DOCUMENT_START.split(dumped)[1:]
+    assert len(heads) == len(fronts)
+    return heads
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./+=-]*\Z")

@@ -223,11 +223,8 @@ class ShownTurn:
         policy = overlay.tool_calls
         if policy is not None and policy.policy == "omit":
             notes.append("compacted: the model is not sent this turn's tool calls")
-        elif policy is not None and (policy.request or policy.response):
-            stripped = " and ".join(
-                part for part, on in (("arguments", policy.request), ("output", policy.response)) if on
-            )
-            notes.append(f"compacted: the model is not sent the {stripped} of this turn's tool calls")
+        elif policy is not None and policy.stripped:
+            notes.append(f"compacted: the model is not sent the {policy.stripped} of this turn's tool calls")
         return tuple(notes)
 
     def to_json(self, tools: ToolDetail) -> JsonObject:

@@ -139,9 +139,8 @@ def compaction_line(overlay: Compaction) -> str:
     policy = overlay.tool_calls
     if policy is not None and policy.policy == "omit":
         parts.append("tool calls omitted")
-    elif policy is not None and (policy.request or policy.response):
-        stripped = " and ".join(part for part, on in (("arguments", policy.request), ("output", policy.response)) if on)
-        parts.append(f"tool call {stripped} stripped")
+    elif policy is not None and policy.stripped:
+        parts.append(f"tool call {policy.stripped} stripped")
     if overlay.summary is not None:
         parts.append(f"summary: {first_line(overlay.summary)}")
     return ", ".join(parts)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.conftest import corpus_files, corpus_params
-from turnmark.core.editing.edit_files import _FrontmatterDumper, _frontmatters, _parts, parse_event, render_event
+from turnmark.core.editing.edit_files import _frontmatters, _parts, dumped_frontmatters, parse_event, render_event
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.json_value import JsonObject
@@ -151,21 +149,9 @@ fronts = st.dictionaries(
 )
 
 
-def dumped_by_pyyaml(documents: list[JsonObject]) -> list[str]:
-    dumped = yaml.dump_all(
-        documents,
-        Dumper=_FrontmatterDumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        explicit_start=True,
-    )
-    return re.split(r"^---\n", dumped, flags=re.MULTILINE)[1:]
-
-
 @given(st.lists(fronts, max_size=4))
 def test_frontmatters_written_directly_are_what_pyyaml_writes(documents: list[JsonObject]) -> None:
-    assert _frontmatters(documents) == dumped_by_pyyaml(documents)
+    assert _frontmatters(documents) == dumped_frontmatters(documents)
 
 
 @pytest.mark.parametrize("directory", corpus_params())
@@ -174,4 +160,4 @@ def test_real_frontmatters_are_what_pyyaml_writes(directory: Path) -> None:
     stream = ConversationStream.from_json(events, base, new_id=sequential_ids()).unwrap()
     payloads = [entry.payload for entry in stream.events() if not isinstance(entry.payload, TurnStart)]
     documents = [front for _, front, _ in (_parts(payload, {}) for payload in payloads) if front]
-    assert _frontmatters(documents) == dumped_by_pyyaml(documents)
+    assert _frontmatters(documents) == dumped_frontmatters(documents)
