@@ -462,7 +462,9 @@ def dropped_unsaid(
                 if gone
                 else "its turns no longer lie next to each other"
             )
-            dropped.append(Dropped(entry.event_id, "compaction", f"{compaction_line(payload)} ({why})"))
+            dropped.append(
+                Dropped(entry.event_id, "compaction", f"{cut_to_width(compaction_line(payload), 60)} ({why})")
+            )
         elif isinstance(payload, TurnStart) and turns[position] in staying:
             summary = f", summary {one_line(payload.summary)!r}" if payload.summary else ""
             why = f"turn {turns[position]}'s start{summary}: no turn of the edit begins with its request"
