@@ -56,6 +56,7 @@ bench:
     {{bin}}/python bench/show.py
     {{bin}}/python bench/startup.py
     {{bin}}/python bench/watch.py --quick
+    {{bin}}/python bench/find.py --conversations 1000
 
 # the main job on the bundled fixtures, offline
 demo:

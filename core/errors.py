@@ -113,6 +113,24 @@ class AnswerError:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class QueryError:
+    """A ``find`` query (or option) that cannot be searched for; ``position`` counts characters from 1.
+
+    >>> QueryError("unbalanced quote", 7, "query", 'a phrase is "two words"').describe()
+    'query: unbalanced quote at position 7 (a phrase is "two words")'
+    """
+
+    message: str
+    position: int
+    what: str = "query"
+    hint: str | None = None
+
+    def describe(self) -> str:
+        hint = f" ({self.hint})" if self.hint else ""
+        return f"{self.what}: {self.message} at position {self.position}{hint}"
+
+
 class InvalidEntry(Exception):
     """Raised inside the codec, turned into a ``StreamError`` at its boundary."""
 

@@ -17,3 +17,8 @@ def now_timestamp() -> str:
 def now_epoch() -> float:
     """Seconds since the epoch, to compare with file modification times."""
     return time.time()
+
+
+def now_ns() -> int:
+    """Nanoseconds since the epoch, on the scale of file modification times (``st_mtime_ns``)."""
+    return time.time_ns()

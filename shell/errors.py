@@ -47,6 +47,10 @@ class QueryError(TurnmarkError):
     """The query cannot run; ``str()`` is one line."""
 
 
+class SearchUnavailable(TurnmarkError):
+    """This Python's SQLite cannot hold ``find``'s index (no FTS5)."""
+
+
 class EditAborted(TurnmarkError):
     """The user aborted (empty plan, editor failure); nothing was written."""
 

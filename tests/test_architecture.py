@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE_LAYERS = ("errors", "text", "stream", "links", "summaries", "wire", "editing", "rendering")
+CORE_LAYERS = ("errors", "text", "stream", "links", "summaries", "search", "wire", "editing", "rendering")
 """Core packages from the bottom up: each may import the ones before it, never one after it."""
 SHELL_LAYERS = {
     "errors": 0,

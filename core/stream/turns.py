@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from turnmark.core.stream.entries import Entry
+from turnmark.core.stream.metadata import id_from_dirname, parse_conversation_id
 from turnmark.core.stream.payloads import ChatRequest, TurnStart, is_conversation_event
 from turnmark.core.text.summary_text import mechanical_summary
 
@@ -130,6 +131,23 @@ def find_turn(turns: Sequence[Turn], wanted: str) -> Turn | None:
     if wanted.isdecimal() and wanted.isascii() and int(wanted) < len(turns):
         return turns[int(wanted)]
     return None
+
+
+def split_turn_reference(text: str) -> tuple[str, str] | None:
+    """``CONV:TURN`` (as ``find --output ids`` prints a hit) as its conversation and turn; ``None`` otherwise.
+
+    >>> from turnmark.core.stream.turns import split_turn_reference
+    >>> split_turn_reference("jp-c17738348630:p8q2r4b"), split_turn_reference("17738348630-fix-it:3")
+    (('jp-c17738348630', 'p8q2r4b'), ('17738348630-fix-it', '3'))
+    >>> split_turn_reference("p8q2r4b") is None, split_turn_reference("notes:p8q2r4b") is None
+    (True, True)
+    """
+    head, colon, tail = text.strip().rpartition(":")
+    if not colon or not tail.isalnum() or not tail.isascii():
+        return None
+    if parse_conversation_id(head) is None and id_from_dirname(head) is None:
+        return None
+    return head, tail
 
 
 SOURCE_KEY = "summary_source"

@@ -3,13 +3,18 @@
 It writes each turn a label in the style of a git commit subject (imperative, specific, at most 60
 characters, no trailing period, never cut inside a word) from what a model would read of the turn:
 
+- a turn that made a commit is labelled by its subject ("Commit config fix: honor …"), one that
+  drafted a document by its number and title ("Draft RFD 031: …");
+- a follow-up that points back ("go with option B", "go ahead with 4", "yes" to "Want me to …?")
+  takes its object from the option, numbered item or offer of the answer before;
 - a request that gives an instruction (a title heading, "please add …", "can you fix …", "I want to
-  refactor …") is labelled by that instruction, followed by the turn's key terms it lacks;
-- any other turn (a follow-up such as "yes" or "continue", a question, a problem report, a
-  discussion, a paste) by a verb for what the turn did (the answer's "Added …" -> "Add", else from
-  its tool calls and its request) and its key terms (``core/key_terms.py``: the names and
+  refactor …") is labelled by that instruction;
+- any other turn (a question, a problem report, a discussion, a paste) by a verb for what the turn
+  did (the answer's "Added …" -> "Add", else from its edits, tool calls and request) and what it
+  acted on: the request's words around its best term (``core/key_terms.py``: the names and
   identifiers specific to this turn within the conversation);
-- a "thanks" or "looks good" turn approves or thanks for the turn before it;
+- a "thanks" or "looks good" turn approves or thanks for the turn before it ("Thank for explaining …");
+- a label is a phrase: no word twice in a row, at most two identifiers (``readability.py``);
 - no two turns of a conversation get the same label: the later one says what differs.
 
 Greetings, quoted lines (the assistant's words being answered), pasted code and link targets are
@@ -24,19 +29,25 @@ from dataclasses import dataclass
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from turnmark.core.stream.turns import Turn
-from turnmark.core.summaries.key_terms import STOP, key_terms, word_spread
+from turnmark.core.summaries.key_terms import GENERIC, STOP, key_terms, word_spread
 from turnmark.core.summaries.label_text import (
     VERBS,
     as_request,
     base_form,
+    clean_line,
+    gerund,
     heading,
     imperative,
     looks_like_problem,
+    plain,
+    sentence_case,
     sentences,
     shorten,
     task,
+    without_repeats,
     word_set,
 )
+from turnmark.core.summaries.readability import MAX_IDENTIFIERS, identifier_like
 from turnmark.core.summaries.request import MAX_CHARS
 from turnmark.core.summaries.transcript import described_events
 
@@ -46,6 +57,9 @@ FOLLOW_UP_WORDS = word_set(
     "same sounds looks right correct exactly go-ahead done keep going carry works is"
 )
 """Words of a request that says nothing by itself ("yes, go ahead", "continue", "thanks")."""
+
+QUESTION_WORDS = 12
+"""The longest question (in words) a label asks for; a longer one is a discussion."""
 
 INSTRUCTION_CHARS = 45
 """How much of a label an instruction may take; the rest is left for the turn's key terms."""
@@ -70,6 +84,12 @@ _OPENER = re.compile(
 
 _EDITING_TOOLS = ("fs_modify_file", "fs_create_file", "fs_delete_file", "fs_move_file")
 _READING_PREFIXES = ("fs_read", "fs_list", "fs_grep", "github_read", "github_code_search", "git_show", "git_log")
+_READING_WORDS = frozenset({"read", "list", "grep", "search", "find", "fetch", "show", "log", "status", "diff", "view"})
+
+
+def _reads(tool: str) -> bool:
+    """A tool that only reads or searches (``fs_read_file``, ``web_search``, ``git_diff``)."""
+    return tool.startswith(_READING_PREFIXES) or bool(_READING_WORDS & set(re.split(r"[_\-.]", tool.lower())))
 
 
 @dataclass(frozen=True)
@@ -81,6 +101,19 @@ class TurnFacts:
     edited: tuple[str, ...]
     tools: tuple[str, ...]
     failed: tuple[str, ...]
+    committed: str | None = None
+    """The subject line of a commit the turn made."""
+    drafted: str | None = None
+    """The title of a document (an RFD, a plan) a drafting tool wrote."""
+    documents: tuple[str, ...] = ()
+    """Markdown documents the turn wrote, as their numbered name ("RFD 031") when they have one."""
+    ended_failing: str | None = None
+    """The tool whose error was the turn's last tool result."""
+
+    @property
+    def planned(self) -> bool:
+        """The turn wrote a plan (a Markdown file named for one)."""
+        return any("plan" in name.lower() and name.lower().endswith(".md") for name in self.edited)
 
     def words(self) -> list[str]:
         return [word.lower() for word in _WORD.findall(f"{self.request} {self.answer} {' '.join(self.edited)}")]
@@ -99,20 +132,51 @@ def turn_facts(turn: Turn, excluded: frozenset[str] = frozenset()) -> TurnFacts:
     tools: list[str] = []
     failed: list[str] = []
     names: dict[str, str] = {}
+    committed = drafted = ended_failing = None
     for entry in events:
         payload = entry.payload
         if isinstance(payload, ToolCallRequest):
             names[payload.id] = payload.name
+            committed = committed or _argument(payload, "commit", "message")
+            drafted = drafted or _argument(payload, "draft", "title")
             if payload.name in _EDITING_TOOLS:
                 edited += [path for path in _paths(payload.arguments) if path not in edited]
-            elif not payload.name.startswith(_READING_PREFIXES) and payload.name not in tools:
+            elif not _reads(payload.name) and payload.name not in tools:
                 tools.append(payload.name)
-        elif isinstance(payload, ToolCallResponse) and payload.is_error:
+        elif isinstance(payload, ToolCallResponse):
             name = names.get(payload.id, "a tool")
-            failed += [] if name in failed else [name]
+            failed += [] if name in failed or not payload.is_error else [name]
+            ended_failing = name if payload.is_error else None
+    documents = tuple(dict.fromkeys(name for name in map(document_name, edited) if name))
     return TurnFacts(
-        requests[0] if requests else "", answers[-1] if answers else "", tuple(edited), tuple(tools), tuple(failed)
+        requests[0] if requests else "",
+        answers[-1] if answers else "",
+        tuple(edited),
+        tuple(tools),
+        tuple(failed),
+        committed,
+        drafted,
+        documents,
+        ended_failing,
     )
+
+
+def _argument(call: ToolCallRequest, kind: str, key: str) -> str | None:
+    """The first line of argument ``key`` of a tool whose name says ``kind`` ("git_commit"'s message)."""
+    value = call.arguments.get(key) if isinstance(call.arguments, dict) else None
+    if kind not in call.name.lower() or not isinstance(value, str):
+        return None
+    first = next((line.strip() for line in value.splitlines() if line.strip()), "")
+    return first or None
+
+
+_NUMBERED_DOCUMENT = re.compile(r"^(\d{2,4})-[\w-]+\.md$", re.IGNORECASE)
+
+
+def document_name(file: str) -> str | None:
+    """A numbered design document's name ("031-durable-storage.md" -> "RFD 031"), or ``None``."""
+    match = _NUMBERED_DOCUMENT.match(file)
+    return f"RFD {match.group(1)}" if match else None
 
 
 def _paths(arguments: Json) -> list[str]:
@@ -149,6 +213,117 @@ def instruction(request: str) -> str | None:
     return None
 
 
+_OPTION = re.compile(r"\boption\s+([A-Za-z]\b|\d{1,2}\b)", re.IGNORECASE)
+_CHOICE = re.compile(
+    r"(?:^|\b(?:with|do|go|try|pick|take|use|start with|item|number|step))\s*#?(\d{1,2}|[A-H])\b(?![.\d])"
+)
+_ORDINAL = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "last": "-1"}
+_ORDINAL_CHOICE = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:one|option|approach|idea)\b", re.I)
+_ITEM = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:[-*+][ \t]+)?(?:\*\*|__)?(?:option[ \t]+)?(?:\*\*|__)?"
+    r"(?P<key>[A-H]|\d{1,2})(?:\*\*|__)?[ \t]*(?:[.):]|[ \t]+[-—:])[ \t]*(?P<text>.+)$",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""An option or numbered item of an answer ("**Option B: Load it from a file**", "3. **Vector search** — …")."""
+_ITEM_END = re.compile(r"\*\*|__|\s[-—–]\s|:\s|(?<=[a-z)`])\.(?:\s|$)|\?(?:\s|$)")
+_PROPOSAL = re.compile(
+    r"^(?:(?:so|then|ok(?:ay)?),?\s+)?(?:do you want me to|want me to|would you like me to|shall i|should i|"
+    r"i can|i could|i'?d (?:suggest|recommend)(?: that we)?|i (?:suggest|recommend)(?: that we)?|"
+    r"my recommendation is to|next,? i'?ll|now,? let me|let me now|now)\s+(?P<task>.+)$",
+    re.IGNORECASE,
+)
+"""An answer's offer or next step ("Want me to draft an RFD for option 1?", "Now add the helpers:")."""
+_POINTING = re.compile(r"\b(?:it|that|this|them|these|those|one|option|approach|proposal|plan|suggestion)\b", re.I)
+
+
+def pointed_keys(request: str) -> list[str]:
+    """The options or items a request picks ("go with option B" -> ["B"], "2 first, then 1" -> ["2", "1"])."""
+    text = plain(request)
+    found = [match.group(1).upper() for match in _OPTION.finditer(text)]
+    found += [match.group(1).upper() for match in _CHOICE.finditer(text) if match.group(1).upper() not in found]
+    if not found and re.fullmatch(r"\W*(\d{1,2}(?:\W+\d{1,2})*)\W*", text):
+        found = re.findall(r"\d{1,2}", text)
+    if found and found[0].isdigit():
+        found += [number for number in re.findall(r"(?<![\d.])\d{1,2}(?![\d.])", text) if number not in found]
+    found += [_ORDINAL[match.group(1).lower()] for match in _ORDINAL_CHOICE.finditer(text)]
+    if is_follow_up(request) or len(text.split()) <= 12:
+        return found
+    return [key for key in found if _OPTION.search(text)]
+
+
+def answer_items(answer: str) -> dict[str, str]:
+    """The options and numbered items of an answer by their key ("B", "3"), each as its title."""
+    items: dict[str, str] = {}
+    ordered: list[str] = []
+    text = plain(answer)
+    for match in _ITEM.finditer(text):
+        key = match.group("key").upper()
+        title = clean_line(_ITEM_END.split(match.group("text").strip().lstrip("*_ "), 1)[0]).strip(" .:,")
+        if key not in items and title and any(char.isalpha() for char in title):
+            items[key] = title
+            ordered.append(key)
+    if ordered:
+        items["-1"] = items[ordered[-1]]
+    return items
+
+
+def proposal(answer: str) -> str | None:
+    """What an answer offers to do next, as an imperative ("Want me to draft an RFD?" -> "Draft an RFD")."""
+    for sentence in reversed(sentences(answer)[-6:]):
+        match = _PROPOSAL.match(sentence)
+        if match is None:
+            continue
+        wanted = re.split(r"\?|,? or (?:should|do|would|shall) ", match.group("task"), maxsplit=1)[0]
+        wanted = task(wanted).rstrip(" .:!")
+        first = wanted.split(" ", 1)[0].lower()
+        if first in VERBS and len(wanted.split(" ")) >= 2:
+            return imperative(wanted)
+    return None
+
+
+def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
+    """A follow-up's label from what it points at: the option or numbered item of the previous answer it
+    picks ("Move bad conversations to a trash folder (option B)"), or that answer's offer it accepts."""
+    if before is None:
+        return None
+    keys = pointed_keys(facts.request)
+    if keys:
+        items = answer_items(before.answer)
+        chosen = [key for key in keys if key in items]
+        if not chosen:
+            return None
+        title = items[chosen[0]]
+        shown = [key for key in keys if key != "-1"]
+        named = "option " if _OPTION.search(facts.request) or shown[0].isalpha() else "item "
+        named = named.replace(" ", "s ") if len(shown) > 1 else named
+        note = f"({named}{', '.join(shown)})" if shown else ""
+        first = title.split(" ", 1)[0]
+        phrase = (
+            imperative(title) if first.lower() in VERBS or base_form(first) else f"{verb_of(facts)} {_lower(title)}"
+        )
+        head = shorten(phrase, MAX_CHARS - len(note) - 1).removesuffix("…").rstrip(" ,;:")
+        return f"{head} {note}".strip()
+    if not (is_follow_up(facts.request) or _short_pointing(facts.request)):
+        return None
+    offered = proposal(before.answer)
+    if offered is not None and facts.planned and not offered.startswith(("Plan", "Draft")):
+        first, _, rest = offered.partition(" ")
+        return f"Plan {gerund(first)} {rest}"
+    return offered
+
+
+def _short_pointing(request: str) -> bool:
+    """A short request that points back ("agreed, please add it", "do that")."""
+    words = re.findall(r"[\w']+", request)
+    return len(words) <= 10 and _POINTING.search(request) is not None and "?" not in request
+
+
+def _lower(title: str) -> str:
+    first, _, rest = title.partition(" ")
+    keep = not first[1:].islower() or not first.isalpha()
+    return (first if keep else first.lower()) + (f" {rest}" if rest else "")
+
+
 _ADVERB = re.compile(r"^(?:(?:also|then|now|finally|next|so|ok(?:ay)?|done)[,.!]?\s+|i(?:'ve| have)?\s+)+", re.I)
 
 
@@ -175,7 +350,7 @@ def question(request: str) -> str | None:
     if not found or not found[0].endswith("?"):
         return None
     asked = task(found[0])
-    return as_request(asked) if len(asked.split(" ")) <= 12 else None
+    return as_request(asked) if len(asked.split(" ")) <= QUESTION_WORDS else None
 
 
 def verb_of(facts: TurnFacts) -> str:
@@ -240,7 +415,10 @@ def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> st
     verb = "Approve" if changed else "Thank for"
     if not previous:
         return f"{verb} the previous answer"
-    return shorten(f"{verb}: {previous.split(': ', 1)[0]}", MAX_CHARS)
+    first, _, rest = previous.split(": ", 1)[0].split("; ", 1)[0].partition(" ")
+    if first not in ("Approve", "Thank") and rest and first.isalpha():
+        return shorten(f"{verb} {gerund(first)} {_lower(rest)}", MAX_CHARS)
+    return f"{verb} the previous answer"
 
 
 def label_of(
@@ -258,21 +436,169 @@ def label_of(
         return acknowledged
     asking = "" if is_follow_up(facts.request) else facts.request
     terms = key_terms(asking, facts.answer, facts.edited, spread or {}, turns)
-    instructed = instruction(facts.request) or question(facts.request)
-    instructed = instructed or (accomplished(facts) if is_follow_up(facts.request) else None)
-    if instructed is not None:
-        if len(instructed) > INSTRUCTION_CHARS:
-            return shorten(instructed, MAX_CHARS)
-        return with_terms(instructed, terms, MAX_CHARS)
+    line = recorded(facts) or resolved(facts, before_facts)
+    if line is None:
+        line = instruction(facts.request) or question(facts.request)
+        line = line or (accomplished(facts) if is_follow_up(facts.request) else None)
+    if line is not None:
+        return finished(line, facts, terms)
     if terms:
-        failed = f"; {facts.failed[0]} failed" if facts.failed else ""
-        line = from_terms(verb_of(facts), terms, f"{facts.request} {facts.answer}", MAX_CHARS - len(failed))
-        return line + failed
+        failed = f"; {facts.ended_failing} failed" if facts.ended_failing else ""
+        return finished(described(facts, terms), facts, terms, len(failed)) + failed
     fallback = outcome(facts) if is_follow_up(facts.request) else None
     if fallback is None and not is_follow_up(facts.request):
         first = sentences(facts.request)[0]
         fallback = as_request(task(first)) if first.endswith("?") else imperative(task(first))
-    return shorten(imperative(fallback), MAX_CHARS) if fallback else None
+    return finished(imperative(fallback), facts, ()) if fallback else None
+
+
+_COMMIT_KINDS = {"feat": "feature", "docs": "docs", "test": "tests", "ci": "CI"}
+_CONVENTIONAL = re.compile(r"^(\w+)(?:\(([\w./-]+)\))?!?:\s*(.+)$")
+
+
+def recorded(facts: TurnFacts) -> str | None:
+    """A turn that made a commit or drafted a document, by what it recorded: "Commit <subject>",
+    "Draft RFD 031: <title>"."""
+    if facts.committed:
+        match = _CONVENTIONAL.match(clean_line(facts.committed))
+        if match is None:
+            return f"Commit {_lower(imperative(clean_line(facts.committed)))}"
+        kind = _COMMIT_KINDS.get(match.group(1).lower(), match.group(1).lower())
+        what = " ".join(part for part in (match.group(2), kind) if part)
+        return f"Commit {what}: {_lower(imperative(match.group(3)))}"
+    if facts.drafted:
+        named = f"{facts.documents[0]}: " if facts.documents else ""
+        return f"Draft {named}{sentence_case(facts.drafted.strip())}"
+    return None
+
+
+def described(facts: TurnFacts, terms: Sequence[str]) -> str:
+    """A verb for what the turn did and what it acted on: the request's first sentence that names the
+    turn's best term, or else that term alone."""
+    verb = verb_of(facts)
+    stated = state_change(facts.answer)
+    if stated is not None:
+        return stated
+    done = accomplished(facts) if facts.edited else None
+    if done is not None and any(term.lower() in done.lower() for term in terms[:4]):
+        return done
+    spans = [span for span in _SPAN.findall(" ".join(_paragraphs(facts.request)[:1])) if any(c.isalpha() for c in span)]
+    best = [span.strip() for span in spans[:1]] + list(terms[:3])
+    asked = sentences(facts.request)[:1]
+    if asked and asked[0].endswith("?") and not facts.edited and not subject_phrase(asked[0], best):
+        return as_request(task(asked[0]))
+    for sentence in sentences(plain(facts.request))[:4]:
+        wanted = task(sentence).rstrip("?.!:")
+        phrase = subject_phrase(wanted, best)
+        if phrase:
+            trouble = _TROUBLE.search(plain(facts.request))
+            if trouble and verb in ("Fix", "Investigate") and trouble.group(0).lower() not in phrase.lower():
+                return f"{verb} {trouble.group(0).lower()} in {phrase}"
+            return f"{verb} {phrase}"
+    return f"{verb} {' and '.join(best[:2]) if best else terms[0]}"
+
+
+_TROUBLE = re.compile(
+    r"\b(?:deadlock|race|crash|panic|regression|memory leak|warnings?|"
+    r"(?:compile |build |type )?errors?)\b",
+    re.IGNORECASE,
+)
+"""What went wrong, as a noun a label can name ("Fix deadlock in …")."""
+_SPAN = re.compile(r"`([^`\n]{2,40})`")
+_NOW = re.compile(r"^`?([\w:.]+)`? (?:is|are) now (?:an? |the )?(.+)$")
+_COMPLETE = re.compile(r"^(.{3,40}?) (?:is|are) (?:now )?(?:complete|completed|done|finished|implemented)\b", re.I)
+
+
+def state_change(answer: str) -> str | None:
+    """An answer that opens with the state the turn reached: "X is now a proper enum" -> "Make X a proper
+    enum", "Phase 3 is complete" -> "Complete phase 3"."""
+    for sentence in sentences(answer)[:3]:
+        match = _NOW.match(sentence.rstrip("."))
+        if match and len(match.group(2).split(" ")) <= 8:
+            return f"Make {match.group(1)} {match.group(2)}"
+        match = _COMPLETE.match(sentence)
+        if match:
+            return f"Complete {_lower(match.group(1))}"
+    return None
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [part for part in re.split(r"\n\s*\n", plain(text)) if part.strip()]
+
+
+_PHRASE_STOP = word_set(
+    "a an the this that these those my our your its their is are was were be been has have had do does did "
+    "and or but if so because when while which who what where how why to of in on at by for with from as "
+    "it i we you they he she me us them not no can could should would will may might must"
+)
+
+
+def subject_phrase(sentence: str, best: Sequence[str]) -> str | None:
+    """The words around the first of ``best`` that ``sentence`` names, up to the function words on either
+    side ("The `rfd-summaries` justfile task needs some work" -> "rfd-summaries justfile task")."""
+    words = sentence.split(" ")
+    lowered = [word.lower().strip(".,;:!?()\"'`") for word in words]
+    for term in best:
+        parts = term.lower().split(" ")
+        starts = [i for i in range(len(lowered)) if lowered[i : i + len(parts)] == parts]
+        if not starts:
+            continue
+        if len(parts) > 1:
+            words = [*words[: starts[0]], term, *words[starts[0] + len(parts) :]]
+            lowered = [*lowered[: starts[0]], term.lower(), *lowered[starts[0] + len(parts) :]]
+        at = starts[0]
+        start = at
+        while start > 0 and lowered[start - 1] and _phrase_word(lowered[start - 1]) and at - start < 2:
+            start -= 1
+        stop = at + 1
+        while stop < len(words) and _phrase_word(lowered[stop]) and stop - at < 3 and not words[stop - 1].endswith(","):
+            stop += 1
+        phrase = " ".join(word.strip(".,;:!?\"'`()[]") for word in words[start:stop])
+        if len(phrase.split(" ")) >= 1:
+            return phrase
+    return None
+
+
+def _phrase_word(word: str) -> bool:
+    return (
+        bool(word)
+        and word not in _PHRASE_STOP
+        and word not in STOP
+        and word not in GENERIC
+        and base_form(word) is None
+        and not (word.endswith("s") and word[:-1] in VERBS)
+    )
+
+
+def finished(line: str, facts: TurnFacts, terms: Sequence[str], room: int = 0) -> str:
+    """``line`` as a label: words said twice said once, at most two identifiers, a document the turn
+    changed named when it fits, at most ``MAX_CHARS`` characters."""
+    limit = MAX_CHARS - room
+    line = without_repeats(imperative(line))
+    line = at_most_identifiers(line)
+    if len(line) > INSTRUCTION_CHARS:
+        return shorten(line, limit)
+    if len(line) < INSTRUCTION_CHARS - 10 and not any(identifier_like(word) for word in line.split(" ")):
+        line = with_terms(line, [term for term in terms if identifier_like(term)][:MAX_IDENTIFIERS], limit)
+    document = next((name for name in facts.documents if name.lower() not in line.lower()), None)
+    if document is not None and not facts.drafted and len(line) + len(document) + 4 <= limit:
+        return f"{line} in {document}"
+    return shorten(line, limit)
+
+
+def at_most_identifiers(line: str) -> str:
+    """``line`` without the identifiers past the second (and the commas or "and" that joined them)."""
+    kept: list[str] = []
+    seen = 0
+    for word in line.split(" "):
+        if identifier_like(word):
+            seen += 1
+            if seen > MAX_IDENTIFIERS:
+                if kept and kept[-1].lower() in ("and", "or", "&"):
+                    kept.pop()
+                continue
+        kept.append(word)
+    return " ".join(kept).rstrip(" ,;:")
 
 
 def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozenset()) -> dict[str, str]:

@@ -17,6 +17,10 @@ a summary that is not a label of the turn at all:
   schema's ``maxLength``) and ends inside a word, without the ``…`` turnmark
   puts where it cuts (a grammar-constrained server stops at the limit
   mid-word; a longer answer is cut at a word with ``…`` before the gate);
+- a list of identifiers, not a phrase: more than two identifier-like tokens
+  (``snake_case``, ``CamelCase``, ``a::b``, ``f()``, ``file.ext``, paths) making
+  up more than half its words (``Update bug GiB Path::iter() next_back() RootDir``;
+  ``readability.identifier_list``, the rule the offline summarizer keeps too);
 - no letters (``:{``, ``12:30 …``);
 - fewer than two words (``x``, ``6656mis``): a word is a run of characters
   between spaces with a letter or digit in it; in scripts written without
@@ -46,6 +50,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from html.entities import html5
 
+from turnmark.core.summaries.readability import identifier_list
 from turnmark.core.text.summary_text import width
 
 MIN_WORDS = 2
@@ -213,6 +218,8 @@ def refusal(summary: str, turn_ids: Collection[str], prompt: str) -> str | None:
         return f"refused: {shown} holds {kind} ({found})"
     if cut_off(summary):
         return f"refused: {shown} stops inside a word at the {HARD_LIMIT}-character limit (cut off)"
+    if identifier_list(summary):
+        return f"refused: {shown} is a list of identifiers, not a phrase"
     if not any(char.isalpha() for char in summary):
         return f"refused: {shown} has no letters"
     if word_count(summary) < MIN_WORDS:

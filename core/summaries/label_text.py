@@ -52,7 +52,7 @@ ASKING = re.compile(
 
 PROBLEM = re.compile(
     r"\b(?:error|errors|fails?|failing|failed|failure|broken|breaks?|bug|crash(?:es|ed)?|panic(?:s|ked)?|"
-    r"warnings?|issue|problem|wrong|garbled|doesn'?t work|does not work|not working|stack overflow|"
+    r"warnings?|issue|problem|wrong|garbled|doesn'?t work|does not work|not working|"
     r"regression|missing|cannot|can'?t|unable)\b",
     re.IGNORECASE,
 )
@@ -105,10 +105,10 @@ PAST_TENSE = {
 """Past-tense openers of an answer ("Added …") and their imperative ("Add …")."""
 
 VERBS = word_set(
-    "add adapt address adjust allow amend analyse analyze answer apply ask audit automate avoid build bump "
+    "add adapt address adjust allow analyse analyze answer apply ask audit automate avoid build bump "
     "calculate call catch change check clarify clean clear close codify collect combine commit compare compile "
     "complete configure confirm connect consider continue convert copy correct create cut debug decide define "
-    "delete deploy describe design detect diagnose disable discuss display document draft drop edit enable "
+    "delete deploy describe design detect disable discuss display document draft drop edit enable "
     "ensure estimate evaluate explain explore expose extend extract figure find finish fix flatten format "
     "generate get give go guard handle help hide implement import improve include inline inspect install "
     "integrate introduce investigate keep limit list load log look make map mark measure merge migrate mock "
@@ -116,10 +116,10 @@ VERBS = word_set(
     "prevent print profile proceed propose prototype provide publish pull push put reduce refactor register "
     "reintroduce release reload remove rename reorder repair replace report reproduce require research reset "
     "resolve restore restructure resume retry return reuse revert review rewrite run save scaffold search "
-    "see separate set setup share show simplify skip solve sort specify speed split stage start stop store "
+    "see separate set setup share show simplify skip solve sort specify split stage start stop store "
     "streamline strip suggest summarize support switch sync take tell test tidy trace track translate trim "
     "try turn tweak undo unify update upgrade use validate verify walk wire wrap write read grep locate cap "
-    "bundle weigh outline confirm commit stage profile benchmark do"
+    "outline confirm commit stage profile benchmark do"
 )
 """Verbs a task starts with ("Fix …", "Codify …"): a clause that opens with one is an instruction."""
 
@@ -175,11 +175,15 @@ def sentences(text: str) -> list[str]:
 
 
 _TAG = re.compile(r"^(?:\[[^\]\n]{1,20}\]\s*)+")
+_ASIDE = re.compile(
+    r"^(?:while (?:we'?re|were|we are|i'?m) at it|by the way|btw|one more thing|on another note|also)\s*,\s*",
+    re.IGNORECASE,
+)
 
 
 def task(sentence: str) -> str:
     """The task a sentence asks for, without the asking ("Could you please fix X?" -> "fix X")."""
-    sentence = GREETINGS.sub("", _TAG.sub("", sentence)).strip()
+    sentence = _ASIDE.sub("", GREETINGS.sub("", _TAG.sub("", sentence)).strip())
     stripped = ASKING.sub("", sentence).strip()
     return stripped or sentence
 
@@ -218,6 +222,10 @@ def imperative(text: str) -> str:
 _WH_DO = re.compile(r"^(what|how|why|where|when|which) (does|do|did) (\S+ .*)$", re.IGNORECASE)
 _WH_TO = re.compile(r"^(how|where|when) (?:should|can|could|do|would) (?:i|we|you|one) (.+)$", re.IGNORECASE)
 _WHAT_IS = re.compile(r"^what (?:is|are|was|were) (.+)$", re.IGNORECASE)
+_WHICH = re.compile(
+    r"^which (.+?) (?:should|shall|do|would|could|can) (?:i|we|you) (?:use|pick|choose|go with|take|adopt)\b(.*)$",
+    re.IGNORECASE,
+)
 _ABOUT = re.compile(r"^(?:and|what about|how about|also) (.+)$", re.IGNORECASE)
 
 
@@ -225,6 +233,9 @@ def as_request(question: str) -> str:
     """A question as what it asks for: "What does X do?" -> "Explain what X does", "How should we X?" ->
     "Explain how to X", "Is X Y?" -> "Check whether X is Y", "And the locks?" -> "Explain the locks"."""
     body = question.rstrip("?").strip()
+    match = _WHICH.match(body)
+    if match:
+        return f"Choose the {match.group(1)}{match.group(2)}".replace("the the ", "the ")
     match = _WH_TO.match(body)
     if match:
         return f"Explain {match.group(1).lower()} to {match.group(2)}"
@@ -299,3 +310,40 @@ def _clause_cut(text: str, limit: int) -> str | None:
 
 def looks_like_problem(text: str) -> bool:
     return PROBLEM.search(text) is not None
+
+
+def gerund(verb: str) -> str:
+    """The ``-ing`` form of an imperative verb ("Explain" -> "explaining", "Run" -> "running", "Write" ->
+    "writing")."""
+    word = verb.lower()
+    if word in _DOUBLED:
+        return word + word[-1] + "ing"
+    if word.endswith("ie"):
+        return word[:-2] + "ying"
+    if word.endswith("e") and not word.endswith(("ee", "ye", "oe")):
+        return word[:-1] + "ing"
+    short = len(word) <= 4 and len(word) >= 3
+    if short and word[-1] not in "aeiouwxy" and word[-2] in "aeiou" and word[-3] not in "aeiou":
+        return word + word[-1] + "ing"
+    return word + "ing"
+
+
+_DOUBLED = word_set("commit submit admit omit permit refer prefer occur begin forget upset")
+"""Verbs stressed on their last syllable that double their last letter ("commit" -> "committing")."""
+
+_REPEATED = re.compile(r"\b(\w+)(\s+\1\b)+", re.IGNORECASE)
+
+
+def without_repeats(text: str) -> str:
+    """``text`` with a word written twice in a row said once ("Apply the The rule" -> "Apply the rule")."""
+    return _REPEATED.sub(r"\1", text)
+
+
+def sentence_case(title: str) -> str:
+    """A Title Case heading as a phrase ("Durable Conversation Storage" -> "Durable conversation storage");
+    a name in capitals or with inner capitals stays as written."""
+    words = title.split(" ")
+    if not all(word[:1].isupper() or not word[:1].isalpha() or (word.islower() and len(word) <= 4) for word in words):
+        return title
+    tail = [word.lower() if word[1:].islower() else word for word in words[1:]]
+    return " ".join([words[0], *tail])

@@ -17,6 +17,7 @@ from turnmark.shell.output import chrome
 from turnmark.shell.settings import HttpSettings, RunSettings
 
 with lazy_imports():
+    from turnmark.core.stream import turns as stream_turns
     from turnmark.shell import entropy
     from turnmark.shell.storage import conversations, selection
     from turnmark.shell.storage import workspace as workspace_files
@@ -183,7 +184,22 @@ def warn(message: str) -> None:
 
 
 def pick(settings: Settings, wanted: str | None) -> ConversationRef:
+    """The conversation ``CONV`` names (``CONV:TURN``, as ``find --output ids`` prints, names its conversation)."""
+    if wanted is not None and not Path(wanted).exists():
+        reference = stream_turns.split_turn_reference(wanted)
+        wanted = reference[0] if reference else wanted
     return selection.pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
+
+
+def pick_turn(settings: Settings, conversation: str | None, turn: str | None) -> tuple[ConversationRef, str | None]:
+    """The conversation and turn of a command with a turn option, which may be ``CONV:TURN`` and name both."""
+    reference = stream_turns.split_turn_reference(turn) if turn is not None else None
+    if reference is None:
+        return pick(settings, conversation), turn
+    named = pick(settings, reference[0])
+    if conversation is not None and pick(settings, conversation).id != named.id:
+        raise WorkspaceError(f"{turn!r} is a turn of {named.display_id}, not of {conversation}")
+    return named, reference[1]
 
 
 def read_for_display(settings: Settings, ref: ConversationRef) -> LoadedConversation:

@@ -4,7 +4,7 @@ Every example is a real invocation; tests parse each one against the command lin
 """
 
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Reading", ("conversations", "turns", "show", "check", "transcript", "project")),
+    ("Reading", ("conversations", "turns", "show", "find", "check", "transcript", "project")),
     ("Summaries", ("summarize", "label")),
     ("Editing", ("edit", "fork", "repair", "strip")),
     ("Background", ("query", "watch")),
@@ -30,6 +30,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("turnmark show 17727484633 --last 3 --reasoning", "Read its last three turns, with the reasoning."),
         ("turnmark show 17727484633 -o session.html", "One self-contained HTML page to share (md and json too)."),
         ("turnmark show --turns 2-5 --format md --tools names", "Turns 2 to 5 as Markdown, tool calls one line each."),
+    ),
+    "find": (
+        ("turnmark find 'lock timeout -flaky'", "Turns about a lock timeout but not flaky ones, best first."),
+        ("turnmark find 'cargo*' --in tools,results --output ids", "CONV:TURN lines for transcript --turn."),
+        ("turnmark find --regex 'E0\\d{3}' --in results", "Scan the tool results with a regex (exact, slower)."),
     ),
     "check": (
         ("turnmark check", "Explain every request link of the most recent conversation that no longer resolves."),

@@ -1,6 +1,7 @@
 """The ``turnmark`` command line (typer): the app, with every command registered."""
 
 from turnmark.shell.cli import demo as cli_demo
+from turnmark.shell.cli import finding as cli_find
 from turnmark.shell.cli import querying as cli_query
 from turnmark.shell.cli import reading as cli_inspect
 from turnmark.shell.cli import repairing as cli_repair
@@ -15,6 +16,7 @@ __all__ = [
     "app",
     "cli_demo",
     "cli_edit",
+    "cli_find",
     "cli_inspect",
     "cli_query",
     "cli_repair",

@@ -14,6 +14,7 @@ from turnmark.shell.cli.common import (
     OutputFormat,
     app,
     pick,
+    pick_turn,
     read_for_display,
     settings_of,
 )
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from turnmark.shell.storage.workspace import ConversationRef
 
 with lazy_imports():
+    from turnmark.core.stream import turns as stream_turns
     from turnmark.shell.storage import undo
     from turnmark.shell.usecases import edit_session, forking
 
@@ -84,6 +86,9 @@ def edit(
             else:
                 emit_line(restored)
             return
+        reference = stream_turns.split_turn_reference(conversation) if conversation else None
+        if reference is not None:
+            _note(f"turn {reference[1]} is the block '# Turn N ({reference[1]}): …' in the plan")
         options = edit_session.EditOptions.using(settings.run(), summarize_first=not no_summary)
         result = edit_session.edit_interactively(ref, options, settings.new_id, _note, _confirmation(yes))
     except TurnmarkError as error:
@@ -142,7 +147,12 @@ def fork(
     first: Annotated[int | None, typer.Option("--first", min=1, metavar="N", help="Keep the first N turns.")] = None,
     last: Annotated[int | None, typer.Option("--last", min=1, metavar="N", help="Keep the last N turns.")] = None,
     until: Annotated[
-        str | None, typer.Option("--until", metavar="TURN", help="Keep every turn up to this one (ID or number).")
+        str | None,
+        typer.Option(
+            "--until",
+            metavar="TURN",
+            help="Keep every turn up to this one (ID or number, or CONV:TURN as `find --output ids` prints it).",
+        ),
     ] = None,
     open_editor: Annotated[bool, typer.Option("--edit", help="Open the fork in edit -i.")] = False,
     output_format: FormatOption = None,
@@ -151,9 +161,8 @@ def fork(
     settings = settings_of(ctx)
     if sum(option is not None for option in (first, last, until)) > 1:
         raise fail("give at most one of --first, --last, --until")
-    ref = pick(settings, conversation)
-    loaded = read_for_display(settings, ref)
-    forked = forking.fork_conversation(loaded, first=first, last=last, until=until)
+    ref, until = pick_turn(settings, conversation, until)
+    forked = forking.fork_conversation(read_for_display(settings, ref), first=first, last=last, until=until)
     asked = first if first is not None else last
     if asked is not None and asked > len(forked.kept):
         option = "--first" if first is not None else "--last"

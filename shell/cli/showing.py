@@ -17,7 +17,7 @@ from turnmark.shell.cli.common import (
     OutputFormat,
     app,
     conversation_json,
-    pick,
+    pick_turn,
     read_for_display,
     settings_of,
 )
@@ -80,7 +80,12 @@ def _color(environ: dict[str, str]) -> bool:
 def show(
     ctx: typer.Context,
     conversation: ConversationArgument = None,
-    turn: Annotated[str | None, typer.Option("--turn", "-t", metavar="TURN", help="Show only this turn.")] = None,
+    turn: Annotated[
+        str | None,
+        typer.Option(
+            "--turn", "-t", metavar="TURN", help="Show only this turn (or CONV:TURN, as `find --output ids` prints it)."
+        ),
+    ] = None,
     last: Annotated[int | None, typer.Option("--last", "-n", metavar="N", help="Show the last N turns.")] = None,
     span: Annotated[
         str | None, typer.Option("--turns", metavar="A-B", help="Show turns A to B (both included).")
@@ -103,7 +108,8 @@ def show(
         raise WorkspaceError("give one of --turn, --last and --turns")
     chosen = _chosen_format(output_format, settings.format, output)
     detail = tools or (ToolDetail.names if chosen is ShowFormat.text else ToolDetail.full)
-    loaded = read_for_display(settings, pick(settings, conversation))
+    ref, turn = pick_turn(settings, conversation, turn)
+    loaded = read_for_display(settings, ref)
     options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
     selection = shown.TurnSelection(turn=turn, last=last, span=span)
     result = showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options)

@@ -16,6 +16,7 @@ from turnmark.shell.cli.common import (
     chosen,
     conversation_json,
     pick,
+    pick_turn,
     read_for_display,
     settings_of,
 )
@@ -32,6 +33,7 @@ with lazy_imports():
     from turnmark.core.summaries import transcript as summary_transcript
     from turnmark.shell.cli import progress
     from turnmark.shell.storage import config_files, conversations
+    from turnmark.shell.usecases import finding as finding_usecase
     from turnmark.shell.usecases import summarize as summarize_usecase
 
 if TYPE_CHECKING:
@@ -184,7 +186,12 @@ def transcript(
     conversation: ConversationArgument = None,
     turn: Annotated[
         str | None,
-        typer.Option("--turn", "-t", help="Only this turn: its event_id or its number, as `turnmark turns` shows."),
+        typer.Option(
+            "--turn",
+            "-t",
+            help="Only this turn: its event_id or its number, as `turnmark turns` shows, or CONV:TURN as "
+            "`turnmark find --output ids` prints it.",
+        ),
     ] = None,
     output_format: FormatOption = None,
 ) -> None:
@@ -195,7 +202,8 @@ def transcript(
     4000) keeps its first and last halves around […], as the model would read it.
     """
     settings = settings_of(ctx)
-    loaded = read_for_display(settings, pick(settings, conversation))
+    ref, turn = pick_turn(settings, conversation, turn)
+    loaded = read_for_display(settings, ref)
     layers = config_files.config_layers(loaded.ref.workspace, loaded.stream, settings.cfg, settings.environ)
     limit = config_files.transcript_limit(layers)
     prepared = labels.ensure_first_turn_start(loaded.stream)
@@ -271,6 +279,9 @@ def label(
         persist_ids=True,
         announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
     )
+    problem = finding_usecase.refresh_conversation(ref, settings.new_id)
+    if problem:
+        chrome(f"note: {problem}")
     turn_id = chosen[-1]
     stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
     if settings.format is OutputFormat.json:

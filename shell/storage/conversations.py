@@ -69,7 +69,15 @@ def _mtime(path: Path) -> int:
 
 def _newest(directories: tuple[Path, ...], names: tuple[str, ...]) -> Path:
     """The directory whose files are newest; the first (user-local) wins ties."""
+    if len(directories) == 1:
+        return directories[0]
     return max(directories, key=lambda d: (max(_mtime(d / name) for name in names), -directories.index(d)))
+
+
+def newest_copy(ref: ConversationRef, name: str) -> Path:
+    """The file ``name`` (``events.json``, ``metadata.json``) of the copy a read would pick."""
+    names = (name,) if name == METADATA else (EVENTS, BASE_CONFIG)
+    return _newest(ref.directories, names) / name
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +112,8 @@ def read_conversation(
 
     Pass the conversation's held ``lock`` to be able to save what was read.
     """
-    directories = ref.directories
-    directory = _newest(directories, (EVENTS, BASE_CONFIG))
-    events_path = directory / EVENTS
+    events_path = newest_copy(ref, EVENTS)
+    directory = events_path.parent
     events = read_file(events_path, EVENTS_LIMIT)
     if events is None:
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
@@ -122,7 +129,7 @@ def read_conversation(
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
-    path = _newest(ref.directories, (METADATA,)) / METADATA
+    path = newest_copy(ref, METADATA)
     try:
         data = read_file(path, METADATA_LIMIT)
     except FileFault as fault:

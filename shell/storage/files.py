@@ -133,8 +133,11 @@ def directory(path: Path, anchor: Path, *, create: bool = False, target: Path | 
         os.close(fd)
 
 
-def refuse_links(directory_fd: int, parent: Path, names: Iterable[str]) -> None:
-    """Raise ``FileFault`` unless each of ``names`` in the directory is absent or a regular file."""
+def refuse_links(directory_fd: int, parent: Path, names: Iterable[str], *, one_name: bool = False) -> None:
+    """Raise ``FileFault`` unless each of ``names`` in the directory is absent or a regular file.
+
+    ``one_name`` also refuses a file with a second hard link (writing it in place would change the other).
+    """
     for name in names:
         try:
             status = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
@@ -146,6 +149,8 @@ def refuse_links(directory_fd: int, parent: Path, names: Iterable[str]) -> None:
             raise link_refusal(parent / name)
         if not stat.S_ISREG(status.st_mode):
             raise FileFault(f"{parent / name}: not written: it is not a regular file")
+        if one_name and status.st_nlink != 1:
+            raise FileFault(f"{parent / name}: not written: it has another name (a hard link)")
 
 
 def check_writable(parent: Path, names: Iterable[str], anchor: Path) -> None:

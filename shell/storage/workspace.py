@@ -130,14 +130,15 @@ class ConversationRef:
 def _live_dirs(conversations: Path) -> dict[int, Path]:
     found: dict[int, Path] = {}
     try:
-        children = sorted(conversations.iterdir())
+        with os.scandir(conversations) as entries:
+            children = sorted(entries, key=lambda entry: entry.name)
     except OSError:
         return found
     for child in children:
         conversation_id = id_from_dirname(child.name)
         if child.name.startswith(".") or conversation_id is None or not child.is_dir():
             continue
-        found.setdefault(conversation_id, child)
+        found.setdefault(conversation_id, conversations / child.name)
     return found
 
 

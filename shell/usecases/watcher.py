@@ -4,7 +4,8 @@ Filesystem events are only a trigger: each change marks its conversation
 dirty, and once no change has arrived for the settle period the whole
 conversation is rescanned and caught up in one pass, so a burst of writes
 makes one catch-up and coalesced or dropped events lose nothing (JP's saves
-arrive as a rename of ``events.json.tmp``). A turn is complete when a
+arrive as a rename of ``events.json.tmp``); after it, ``find``'s index (when there is
+one) takes the conversation's changed turns. A turn is complete when a
 later turn starts, or, for the last turn, when the conversation is not
 locked, the turn ends with an answer and no pending tool call, and nothing
 changed for the settle period. A locked conversation is retried later, a
@@ -45,6 +46,7 @@ from turnmark.core.summaries.schedule import Action, Step, after_exception, next
 from turnmark.shell.clock import monotonic, now_epoch
 from turnmark.shell.storage.conversations import EVENTS
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
+from turnmark.shell.usecases.finding import refresh_conversation
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun, catch_up
 
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
@@ -203,6 +205,9 @@ class Watcher:
             self._perform(conversation_id, ref, state, after_exception(str(error), state.backoff))
             return
         self._log_report(ref, report)
+        problem = refresh_conversation(ref, self.new_id)
+        if problem:
+            self._say("index", ref, problem)
         if report.done:
             self.not_done.discard(conversation_id)
         else:

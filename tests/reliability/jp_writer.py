@@ -126,6 +126,14 @@ def create(directory: Path, turns: int) -> None:
     write_json(directory / "events.json", [entry for turn in range(turns) for entry in turn_entries(turn)])
 
 
+def writer_workspace(tmp_path: Path, conversation_id: int) -> tuple[Path, Path, Path]:
+    """A workspace with one three-turn conversation for the writer: the workspace, the conversation, its lock."""
+    workspace = tmp_path / "ws"
+    directory = workspace / ".jp" / "conversations" / f"{conversation_id}-concurrent"
+    create(directory, 3)
+    return workspace, directory, workspace / ".jp" / "locks" / f"jp-c{conversation_id}.lock"
+
+
 class Writer:
     def __init__(self, directory: Path, lock: Path, log: IO[str], seed: str) -> None:
         self.events = directory / "events.json"

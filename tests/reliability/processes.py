@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,16 @@ def run_turnmark(
         text=True,
         timeout=timeout,
     )
+
+
+def stop_writer_and_watch(writer: subprocess.Popen[bytes] | None, watch: subprocess.Popen[bytes]) -> int | None:
+    """End a probe: kill the writer if it still runs, stop ``watch`` with SIGTERM; its exit status (``None``: hung)."""
+    if writer is not None and writer.poll() is None:
+        writer.kill()
+        writer.wait()
+    watch.send_signal(signal.SIGTERM)
+    try:
+        return watch.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        watch.kill()
+        return None

@@ -17,7 +17,6 @@ import hashlib
 import json
 import random
 import re
-import signal
 import subprocess
 import sys
 import threading
@@ -33,8 +32,8 @@ from tests.conftest import REPO
 from tests.support.llm_servers import Behaviour, ModelServer, requested_ids
 
 from .figures import record, seconds
-from .jp_writer import create, ids, jp_lock, request_text
-from .processes import TURNMARK, isolated_env, run_turnmark
+from .jp_writer import ids, jp_lock, request_text, writer_workspace
+from .processes import TURNMARK, isolated_env, run_turnmark, stop_writer_and_watch
 
 CONVERSATION_ID = 17820000000
 MODEL = "ollama/llama3.2:3b"
@@ -201,10 +200,7 @@ def same_lock(workspace: Path, lock: Path, env: dict[str, str]) -> None:
 def test_a_jp_like_writer_beside_watch_summarize_and_label(tmp_path: Path) -> None:
     started = time.monotonic()
     duration = seconds(10, 60)
-    workspace = tmp_path / "ws"
-    directory = workspace / ".jp" / "conversations" / f"{CONVERSATION_ID}-concurrent"
-    create(directory, 3)
-    lock = workspace / ".jp" / "locks" / f"jp-c{CONVERSATION_ID}.lock"
+    workspace, directory, lock = writer_workspace(tmp_path, CONVERSATION_ID)
     env = isolated_env(tmp_path / "home")
     same_lock(workspace, lock, env)
     model = SlowModel()
@@ -246,15 +242,7 @@ def test_a_jp_like_writer_beside_watch_summarize_and_label(tmp_path: Path) -> No
             time.sleep(1.0)
         finally:
             stop.set()
-            if writer is not None and writer.poll() is None:
-                writer.kill()
-                writer.wait()
-            watch.send_signal(signal.SIGTERM)
-            try:
-                watch_code: int | None = watch.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                watch.kill()
-                watch_code = None
+            watch_code = stop_writer_and_watch(writer, watch)
 
     watched = watch_log.read_text(errors="replace")
     notes = [json.loads(line) for line in writer_log.read_text().splitlines()]

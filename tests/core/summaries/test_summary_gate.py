@@ -66,6 +66,14 @@ REFUSED = {
         "Fix the user&#39;s config",
         'refused: "Fix the user&#39;s config" holds an HTML entity (&#39;)',
     ),
+    "a list of identifiers": (
+        "Update bug GiB Path::iter() next_back() Prefix RootDir",
+        'refused: "Update bug GiB Path::iter() next_back() Prefix RootDir" is a list of identifiers, not a phrase',
+    ),
+    "identifiers after a verb": (
+        "Discuss existing TAGS Z_5 Z_1 note_tags Connection::open()",
+        'refused: "Discuss existing TAGS Z_5 Z_1 note_tags Connection::open()" is a list of identifiers, not a phrase',
+    ),
     "cut inside a word at the limit": (
         LONG[:HARD_LIMIT],
         f'refused: "{LONG[:HARD_LIMIT]}" stops inside a word at the 72-character limit (cut off)',
@@ -81,6 +89,7 @@ GOOD = [
     "修复构建错误",  # six CJK characters: six words, twelve columns
     "cargo test: 2 failures",
     "Return Vec<String> from parse_line",  # a type's parameters, not a tag
+    "Rename jp_store to jp_storage in Cargo.toml",  # three identifiers in a phrase
     "Style each `<col>` of the RFD table",  # a tag in a code span is code
     "Escape & as `&amp;` in the feed",
     "Compare a < b and c > d in the sort",

@@ -46,6 +46,8 @@ def heavy_modules_after(*arguments: str) -> str:
         ("conversations", "--format", "json"),
         ("check", "--all"),
         ("transcript", "17800000040"),
+        ("find", "lock"),
+        ("find", "--regex", "lock", "--output", "count"),
         ("show", "--help"),
         ("show", "17800000040", "--format", "json"),
     ],

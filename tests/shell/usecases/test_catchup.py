@@ -233,7 +233,7 @@ def test_the_offline_summarizer_stands_in_for_an_assistant_model_it_cannot_use(w
         "anthropic/claude-haiku-4-5)"
     ]
     assert summaries(ref)["a3turn0"] == (
-        "Run the storage tests: lock_file_is_removed_on_drop, fails",
+        "Run the storage tests: lock_file_is_removed_on_drop",
         "builtin/extractive",
     )
 

@@ -1,0 +1,217 @@
+"""What of a turn the index holds: one text per scope, where each event's text starts, and the turn's line.
+
+A turn's document is built from its raw events (compaction overlays hide nothing), excluded events
+(RFD 098) included and remembered as such, so a hit on one is marked. Texts of a scope are joined
+with a line feed; ``spans`` say at which offset each event's text starts, so a match found in a
+column is traced back to its event.
+"""
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import msgspec
+
+from turnmark.core.links.exclusion import excluded_ids
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.entries import Entry
+from turnmark.core.stream.json_value import Json
+from turnmark.core.stream.payloads import (
+    ChatRequest,
+    ChatResponse,
+    InquiryRequest,
+    InquiryResponse,
+    ToolCallRequest,
+    ToolCallResponse,
+    TurnStart,
+)
+from turnmark.core.stream.timestamps import sort_key
+from turnmark.core.stream.turns import Turn
+from turnmark.core.summaries.turn_rows import turn_row
+from turnmark.core.text.summary_text import normalize_summary
+
+from .scopes import SCOPES
+
+MARK_OPEN = "\ue000"
+MARK_CLOSE = "\ue001"
+"""Private-use characters that bracket a match in a highlighted column; removed from indexed text."""
+
+_SEPARATOR = "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where an event's text starts in its scope's column."""
+
+    offset: int
+    event_id: str | None
+    excluded: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnLine:
+    """What a hit says of its turn: where it is, its date, and its line (the label or the fallback)."""
+
+    conversation: str
+    title: str | None
+    turn_index: int
+    turn_id: str | None
+    id_transient: bool
+    date: str | None
+    label: str | None
+    label_source: str | None
+
+    @property
+    def reference(self) -> str:
+        """``CONV:TURN`` as ``transcript --turn``, ``show --turn``, ``fork --until`` and ``edit -i`` take it (a
+        turn without a ``turn_start`` by its number)."""
+        turn = self.turn_id if self.turn_id is not None else str(self.turn_index)
+        return f"{self.conversation}:{turn}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "conversation": self.conversation,
+            "title": self.title,
+            "turn_index": self.turn_index,
+            "turn_id": self.turn_id,
+            "id_transient": self.id_transient,
+            "reference": self.reference,
+            "date": self.date,
+            "label": self.label,
+            "label_source": self.label_source,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TurnDocument:
+    """One turn as indexed: its place, its line (label or fallback), its date and its scope texts."""
+
+    turn_index: int
+    turn_id: str | None
+    id_transient: bool
+    label: str | None
+    label_source: str | None
+    started_at: int | None
+    """UTC seconds of the turn's first timestamp (``sort_key``'s scale), for ``--since``."""
+    date: str | None
+    texts: tuple[str, ...]
+    """One text per scope, in ``SCOPES`` order."""
+    spans: tuple[tuple[Span, ...], ...]
+
+    def line(self, conversation: str, title: str | None) -> TurnLine:
+        return TurnLine(
+            conversation,
+            title,
+            self.turn_index,
+            self.turn_id,
+            self.id_transient,
+            self.date,
+            self.label,
+            self.label_source,
+        )
+
+    def spans_json(self) -> str:
+        return msgspec.json.encode(
+            [[[s.offset, s.event_id, s.excluded] for s in spans] for spans in self.spans]
+        ).decode()
+
+    def digest(self) -> str:
+        """Changes whenever anything stored for the turn changes (its row is rewritten only then)."""
+        parts = [self.turn_id, self.id_transient, self.label, self.label_source, self.started_at, self.date]
+        digest = hashlib.sha256()
+        for part in (msgspec.json.encode(parts).decode(), self.spans_json(), *self.texts):
+            digest.update(part.encode("utf-8", "surrogatepass"))
+            digest.update(b"\x00")
+        return digest.hexdigest()
+
+
+def spans_from_json(text: str) -> tuple[tuple[Span, ...], ...]:
+    return tuple(tuple(Span(int(o), e, bool(x)) for o, e, x in spans) for spans in msgspec.json.decode(text))
+
+
+def clean(text: str) -> str:
+    """Text as indexed: without the match markers (they could not be told from real ones)."""
+    return text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+
+
+def _json_text(value: Json) -> str:
+    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+
+
+def event_texts(entry: Entry) -> Iterator[tuple[str, str]]:
+    """The ``(scope, text)`` pairs an event contributes."""
+    payload = entry.payload
+    if isinstance(payload, TurnStart):
+        summary = normalize_summary(payload.summary) if payload.summary is not None else None
+        if summary:
+            yield "labels", summary
+    elif isinstance(payload, ChatRequest):
+        yield "requests", payload.content
+    elif isinstance(payload, ChatResponse):
+        yield ("reasoning" if payload.variant == "reasoning" else "answers"), _json_text(payload.value)
+    elif isinstance(payload, ToolCallRequest):
+        arguments = msgspec.json.encode(payload.arguments).decode() if payload.arguments else ""
+        yield "tools", f"{payload.name} {arguments}".strip()
+    elif isinstance(payload, ToolCallResponse):
+        yield "results", payload.content
+    elif isinstance(payload, InquiryRequest):
+        yield "tools", _json_text(payload.question.get("text", payload.question))
+    elif isinstance(payload, InquiryResponse):
+        yield "tools", _json_text(payload.answer)
+
+
+def _started_at(turn: Turn) -> tuple[int | None, str | None]:
+    for entry in turn.events():
+        stamp = getattr(entry.payload, "timestamp", None)
+        if isinstance(stamp, str):
+            moment, _ = sort_key(stamp)
+            if moment > 0:
+                return moment, stamp[:10]
+    return None, None
+
+
+def turn_document(turn: Turn, title: str | None, excluded: frozenset[str] = frozenset()) -> TurnDocument:
+    """The document of one turn; ``title`` is the conversation's (kept with every turn for ``--in titles``)."""
+    texts: dict[str, list[str]] = {scope: [] for scope in SCOPES}
+    spans: dict[str, list[Span]] = {scope: [] for scope in SCOPES}
+    lengths = dict.fromkeys(SCOPES, 0)
+    for entry in turn.events():
+        for scope, raw in event_texts(entry):
+            text = clean(raw)
+            if texts[scope]:
+                lengths[scope] += len(_SEPARATOR)
+            spans[scope].append(Span(lengths[scope], entry.event_id, entry.event_id in excluded))
+            texts[scope].append(text)
+            lengths[scope] += len(text)
+    if title:
+        texts["titles"].append(clean(title))
+        spans["titles"].append(Span(0, None, False))
+    row = turn_row(turn)
+    started_at, date = _started_at(turn)
+    start = turn.start
+    return TurnDocument(
+        turn_index=turn.index,
+        turn_id=row.id,
+        id_transient=bool(start and start.transient_id),
+        label=row.label,
+        label_source=row.label_source,
+        started_at=started_at,
+        date=date,
+        texts=tuple(_SEPARATOR.join(texts[scope]) for scope in SCOPES),
+        spans=tuple(tuple(spans[scope]) for scope in SCOPES),
+    )
+
+
+def conversation_documents(stream: ConversationStream, title: str | None) -> tuple[TurnDocument, ...]:
+    """Every turn's document, in turn order.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> ts = "2026-03-05 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the lock"))
+    >>> stream = stream.push(ChatResponse(ts, "message", "Fixed.")).set_turn_summary("e000001", "Lock fixed").unwrap()
+    >>> [document] = conversation_documents(stream, "Locks")
+    >>> dict(zip(SCOPES, document.texts))["labels"], document.label, document.date, document.line("c", None).reference
+    ('Lock fixed', 'Lock fixed', '2026-03-05', 'c:e000001')
+    """
+    excluded = excluded_ids(stream)
+    return tuple(turn_document(turn, title, excluded) for turn in stream.turns())

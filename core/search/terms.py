@@ -1,0 +1,152 @@
+"""A ``find`` query as the user types it, checked and turned into an FTS5 expression.
+
+Words must all be in the turn (in any of the searched scopes); ``"a phrase"`` is words in this order;
+``prefix*`` matches every word starting so; ``-word`` or ``-"a phrase"`` leaves out the turns that have
+it. Every term is passed to FTS5 as a quoted string, so no operator or punctuation of the query can
+change the expression's shape; what cannot be searched for is a ``QueryError`` naming its position.
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from returns.result import Failure, Result, Success
+
+from turnmark.core.errors import QueryError
+from turnmark.core.stream.timestamps import sort_key
+
+from .scopes import SCOPES
+
+_PHRASE_HINT = 'a phrase is written "like this"'
+_RELATIVE = re.compile(r"(\d{1,5})([hdw])")
+_UNITS = {"h": 3600, "d": 86_400, "w": 7 * 86_400}
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One term of a query: its words, whether it is a prefix, whether it excludes."""
+
+    text: str
+    position: int
+    prefix: bool = False
+    excluded: bool = False
+
+    def fts(self) -> str:
+        quoted = '"' + self.text.replace('"', '""') + '"'
+        return quoted + (" *" if self.prefix else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    terms: tuple[Term, ...]
+
+    @property
+    def wanted(self) -> tuple[Term, ...]:
+        return tuple(term for term in self.terms if not term.excluded)
+
+    def match(self, scopes: tuple[str, ...] = SCOPES) -> str:
+        """The FTS5 ``MATCH`` expression over ``scopes`` (columns of the index).
+
+        >>> parse_query('lock "time out" retr* -flaky').unwrap().match(("labels", "requests"))
+        '{labels requests} : ((("lock" AND "time out" AND "retr" *) NOT "flaky"))'
+        """
+        expression = "(" + " AND ".join(term.fts() for term in self.wanted) + ")"
+        for term in self.terms:
+            if term.excluded:
+                expression = f"({expression} NOT {term.fts()})"
+        return "{" + " ".join(scopes) + "} : (" + expression + ")"
+
+
+def words(text: str) -> list[str]:
+    """The words FTS5's ``unicode61`` tokenizer sees: runs of letters and digits."""
+    return re.findall(r"[^\W_]+", text)
+
+
+def _term(raw: str, position: int, excluded: bool, phrase: bool) -> Term | QueryError:
+    prefix = raw.endswith("*")
+    body = raw[:-1] if prefix else raw
+    star = body.find("*")
+    if star >= 0 and not phrase:
+        return QueryError("'*' can only end a word (prefix*)", position + star)
+    if not words(body):
+        what = "the phrase" if phrase else repr(raw)
+        return QueryError(f"{what} has no letters or digits to search for", position)
+    return Term(body, position, prefix, excluded)
+
+
+def parse_query(text: str) -> Result[Query, QueryError]:
+    """The query's terms, or where it cannot be searched for (positions count from 1).
+
+    >>> [(t.text, t.prefix, t.excluded) for t in parse_query('lock -"race condition" tim*').unwrap().terms]
+    [('lock', False, False), ('race condition', False, True), ('tim', True, False)]
+    >>> parse_query('lock "race').failure().describe()
+    'query: unbalanced quote at position 6 (a phrase is written "like this")'
+    >>> parse_query("-flaky").failure().describe()
+    'query: only words to leave out at position 2 (give at least one word to look for)'
+    """
+    terms: list[Term] = []
+    index = 0
+    while index < len(text):
+        if text[index].isspace():
+            index += 1
+            continue
+        start = index
+        excluded = text[index] == "-"
+        if excluded:
+            index += 1
+            if index == len(text) or text[index].isspace():
+                return Failure(QueryError("'-' must come right before the word to leave out", start + 1))
+        if text[index] == '"':
+            close = text.find('"', index + 1)
+            if close < 0:
+                return Failure(QueryError("unbalanced quote", index + 1, hint=_PHRASE_HINT))
+            end = close + 1
+            if end < len(text) and text[end] == "*":
+                end += 1
+            if end < len(text) and not text[end].isspace():
+                return Failure(QueryError("a space must follow a closing quote", end + 1, hint=_PHRASE_HINT))
+            term = _term(text[index + 1 : close] + text[close + 1 : end], index + 1, excluded, phrase=True)
+        else:
+            end = index
+            while end < len(text) and not text[end].isspace():
+                end += 1
+            raw = text[index:end]
+            quote = raw.find('"')
+            if quote >= 0:
+                return Failure(QueryError("unbalanced quote", index + quote + 1, hint=_PHRASE_HINT))
+            term = _term(raw, index + 1, excluded, phrase=False)
+        if isinstance(term, QueryError):
+            return Failure(term)
+        terms.append(term)
+        index = end
+    if not terms:
+        return Failure(QueryError("nothing to search for", 1, hint="give a word, a phrase or a prefix*"))
+    if not any(not term.excluded for term in terms):
+        return Failure(
+            QueryError("only words to leave out", terms[0].position, hint="give at least one word to look for")
+        )
+    return Success(Query(tuple(terms)))
+
+
+def parse_since(text: str, now: str) -> Result[int, QueryError]:
+    """``--since``: a date (``2026-03-05``), a moment (``2026-03-05T14:30``) or an age (``36h``, ``7d``, ``2w``)
+    before ``now`` (a JP timestamp), as seconds on ``sort_key``'s scale.
+
+    >>> parse_since("7d", "2026-03-08 12:00:00.0").unwrap() == sort_key("2026-03-01 12:00:00.0")[0]
+    True
+    >>> parse_since("2026-03-05", "2026-03-08 12:00:00.0").unwrap() == sort_key("2026-03-05 00:00:00.0")[0]
+    True
+    >>> parse_since("last week", "2026-03-08 12:00:00.0").failure().describe()
+    '--since: not a date (YYYY-MM-DD[THH:MM[:SS]]) or an age (36h, 7d, 2w) at position 1'
+    """
+    value = text.strip()
+    relative = _RELATIVE.fullmatch(value)
+    if relative:
+        return Success(sort_key(now)[0] - int(relative.group(1)) * _UNITS[relative.group(2)])
+    try:
+        moment = datetime.fromisoformat(value) if "T" in value or " " in value else None
+        day = date.fromisoformat(value) if moment is None else moment.date()
+    except ValueError:
+        return Failure(QueryError("not a date (YYYY-MM-DD[THH:MM[:SS]]) or an age (36h, 7d, 2w)", 1, "--since"))
+    clock = moment.strftime("%H:%M:%S") if moment is not None else "00:00:00"
+    return Success(sort_key(f"{day.isoformat()} {clock}.0")[0])

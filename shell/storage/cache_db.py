@@ -1,0 +1,286 @@
+"""The workspace's cache database: one SQLite file that ``find``'s index (and the workspace cache) live in.
+
+It is ``.turnmark/cache.sqlite3`` in JP's user-local silo for the workspace, or in ``.jp`` when JP keeps
+none: beside the undo copies, in turnmark's dot-folder that JP's listing ignores, and user-local
+because it holds the text of the user-local conversations too (a ``.jp`` folder may be committed).
+
+It is only a cache: a missing file is built, and one that SQLite cannot read or that has another
+schema version is removed and built again, with a note; a conversation's rows are trusted only while
+its files keep the identity they had (``core/search/freshness.py``). The folder is reached from the
+anchor without following a link (``files.open_directory``) and the database and its side files must
+be absent or regular files with one name before SQLite opens them, so nothing is written through a
+link. Readers never wait: the journal is a write-ahead log. Writers take the index's lock, an
+``flock`` on the ``.turnmark`` folder, so one process writes at a time and a rebuild never removes a
+file another writer is filling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES
+from turnmark.shell.errors import FileFault
+from turnmark.shell.storage.files import open_directory, os_reason, refuse_links
+from turnmark.shell.storage.workspace import Workspace
+
+DIRECTORY = ".turnmark"
+NAME = "cache.sqlite3"
+SIDE_FILES = ("-wal", "-shm", "-journal")
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+LOCK_WAIT = 10.0
+"""How long a writer waits for another writer (one conversation's update, or a build) before giving up."""
+
+_TOKENIZE = "tokenize='unicode61 remove_diacritics 2'"
+SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE conversations (
+        conversation TEXT PRIMARY KEY,
+        directory TEXT NOT NULL,
+        events_device INTEGER, events_inode INTEGER, events_size INTEGER, events_mtime_ns INTEGER,
+        events_sha256 TEXT,
+        metadata_device INTEGER, metadata_inode INTEGER, metadata_size INTEGER, metadata_mtime_ns INTEGER,
+        metadata_sha256 TEXT,
+        checked_ns INTEGER NOT NULL,
+        title TEXT, last_activated_at TEXT, forked_from TEXT,
+        turns INTEGER NOT NULL DEFAULT 0, summarized_turns INTEGER NOT NULL DEFAULT 0,
+        problem TEXT
+    )""",
+    """CREATE TABLE turns (
+        id INTEGER PRIMARY KEY,
+        conversation TEXT NOT NULL,
+        turn_index INTEGER NOT NULL,
+        turn_id TEXT, id_transient INTEGER NOT NULL,
+        started_at INTEGER, date TEXT,
+        label TEXT, label_source TEXT,
+        spans TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        UNIQUE (conversation, turn_index)
+    )""",
+    "CREATE INDEX turns_started_at ON turns (started_at)",
+    f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
+    f"CREATE VIRTUAL TABLE turns_all_fts USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
+)
+"""Schema version 1 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+
+
+class CacheBusy(FileFault):
+    """Another process kept the index's lock longer than ``LOCK_WAIT``."""
+
+
+def damaged(error: sqlite3.Error) -> bool:
+    """SQLite says the file is not a database, or a damaged one (a cache's only cure: build it again)."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    return code in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def cache_path(workspace: Workspace) -> Path:
+    return (workspace.user_silo or workspace.storage) / DIRECTORY / NAME
+
+
+def _check_files(directory_fd: int, directory: Path) -> None:
+    """Each of the database's files is absent or a regular file with no other name."""
+    refuse_links(directory_fd, directory, (NAME, *(NAME + side for side in SIDE_FILES)), one_name=True)
+
+
+def _remove_files(directory_fd: int) -> None:
+    for name in (NAME, *(NAME + side for side in SIDE_FILES)):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=directory_fd)
+
+
+def _inode(directory_fd: int) -> int | None:
+    try:
+        return os.stat(NAME, dir_fd=directory_fd, follow_symlinks=False).st_ino
+    except FileNotFoundError:
+        return None
+
+
+def _configure(connection: sqlite3.Connection) -> None:
+    connection.execute("PRAGMA trusted_schema = OFF")
+    connection.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT * 1000)}")
+    mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() not in ("wal", "memory"):
+        raise sqlite3.DatabaseError(f"journal mode {mode} instead of wal")
+    connection.execute("PRAGMA synchronous = NORMAL")
+
+
+def _version(connection: sqlite3.Connection) -> int | None:
+    """The schema version the file says, ``None`` for an empty database."""
+    tables = connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    if not tables:
+        return None
+    row = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(row[0]) if row and str(row[0]).isdecimal() else -1
+
+
+def create_schema(connection: sqlite3.Connection) -> None:
+    connection.execute("BEGIN IMMEDIATE")
+    for statement in SCHEMA:
+        connection.execute(statement)
+    connection.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    connection.execute("COMMIT")
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    return sqlite3.connect(path, timeout=LOCK_WAIT, isolation_level=None, check_same_thread=False)
+
+
+class CacheDb:
+    """An open cache database; ``notes`` says what happened to it on the way (built, rebuilt)."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path | None, directory_fd: int | None) -> None:
+        self.connection = connection
+        self.path = path
+        self.notes: list[str] = []
+        self.created = False
+        self._directory_fd = directory_fd
+        self._inode = _inode(directory_fd) if directory_fd is not None else None
+        self._writing = False
+        self._reopened = False
+
+    @property
+    def in_memory(self) -> bool:
+        return self.path is None
+
+    def close(self) -> None:
+        self.connection.close()
+        if self._directory_fd is not None:
+            os.close(self._directory_fd)
+            self._directory_fd = None
+
+    def __enter__(self) -> CacheDb:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _lock(self, wait: float) -> bool:
+        assert self._directory_fd is not None
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(self._directory_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except OSError as error:
+                if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise FileFault(f"{self.path}: cannot lock: {os_reason(error)}") from None
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+    @contextlib.contextmanager
+    def writing(self, wait: float | None = None) -> Iterator[None]:
+        """Hold the index's lock (``CacheBusy`` after ``wait`` seconds, ``LOCK_WAIT`` by default); a file
+        rebuilt meanwhile is reopened."""
+        if self._directory_fd is None or self._writing:
+            yield
+            return
+        if not self._lock(LOCK_WAIT if wait is None else wait):
+            raise CacheBusy(f"{self.path}: another turnmark is writing the search index; try again when it is done")
+        self._writing = True
+        self._reopened = False
+        try:
+            if _inode(self._directory_fd) != self._inode:
+                self._reopen()
+                self._reopened = True
+            yield
+        finally:
+            self._writing = False
+            fcntl.flock(self._directory_fd, fcntl.LOCK_UN)
+
+    def _reopen(self) -> None:
+        assert self.path is not None
+        assert self._directory_fd is not None
+        self.connection.close()
+        _check_files(self._directory_fd, self.path.parent)
+        self.connection = _connect(str(self.path))
+        _configure(self.connection)
+        if _version(self.connection) is None:
+            create_schema(self.connection)
+            self.created = True
+        self._inode = _inode(self._directory_fd)
+
+    def rebuild(self, why: str) -> None:
+        """Remove the file and start an empty one (under the lock), with a note saying ``why``."""
+        if self._directory_fd is None:
+            raise sqlite3.DatabaseError(why)
+        with self.writing():
+            if self._reopened:
+                return
+            self.connection.close()
+            _remove_files(self._directory_fd)
+            self._reopen()
+        self.notes.append(f"the search index {self.path} could not be used ({why}); it was built again")
+
+    def guarded(self, action: Callable[[], T]) -> T:
+        """Run ``action``; when SQLite finds the file damaged, build it again and run ``action`` once more."""
+        try:
+            return action()
+        except sqlite3.DatabaseError as error:
+            if not damaged(error) or self.path is None:
+                raise
+            self.rebuild(str(error))
+            return action()
+
+
+def fts5_available() -> bool:
+    """Whether this Python's SQLite has the FTS5 full-text index ``find`` needs."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.execute("CREATE VIRTUAL TABLE probe USING fts5(text)")
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        connection.close()
+    return True
+
+
+def memory_cache() -> CacheDb:
+    """A cache that lives for this process only (when the file cannot be used)."""
+    connection = _connect(":memory:")
+    create_schema(connection)
+    return CacheDb(connection, None, None)
+
+
+def open_cache(workspace: Workspace, *, create: bool = True) -> CacheDb | None:
+    """The workspace's cache database, built when missing (``None`` then, unless ``create``).
+
+    ``FileFault`` (one line) when its folder or a file of it is a link or cannot be opened.
+    """
+    path = cache_path(workspace)
+    anchor = workspace.anchor_of(path)
+    if not create and not os.path.lexists(path):
+        return None
+    directory_fd = open_directory(path.parent, anchor, create=create, target=path)
+    try:
+        _check_files(directory_fd, path.parent)
+        db = CacheDb(_connect(str(path)), path, directory_fd)
+    except BaseException:
+        os.close(directory_fd)
+        raise
+    try:
+        _configure(db.connection)
+        version = _version(db.connection)
+    except sqlite3.DatabaseError as error:
+        if not damaged(error):
+            db.close()
+            raise
+        db.rebuild(str(error))
+        return db
+    if version is None:
+        with db.writing():
+            if _version(db.connection) is None:
+                create_schema(db.connection)
+                db.created = True
+    elif version != SCHEMA_VERSION:
+        db.rebuild(f"schema version {version}, this turnmark uses {SCHEMA_VERSION}")
+    return db

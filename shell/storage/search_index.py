@@ -1,0 +1,313 @@
+"""``find``'s tables in the cache database: each conversation's files as indexed, one row per turn, FTS5.
+
+A conversation's rows are rewritten in one transaction, and of its turns only those whose document
+changed (``TurnDocument.digest``): a new label rewrites that turn's row alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
+from turnmark.core.search.freshness import FileIdentity
+from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """A file as it was indexed: its identity and the hash of its bytes."""
+
+    file: FileIdentity
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRow:
+    """What the index keeps about a conversation (the workspace cache keeps more beside it)."""
+
+    conversation: str
+    directory: str
+    events: Identity | None
+    metadata: Identity | None
+    checked_ns: int
+    title: str | None = None
+    last_activated_at: str | None = None
+    forked_from: str | None = None
+    turns: int = 0
+    summarized_turns: int = 0
+    problem: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HitRow:
+    rowid: int
+    line: TurnLine
+    spans: tuple[tuple[Span, ...], ...]
+    score: float
+
+
+TABLES = {"turns_fts": LIGHT_SCOPES, "turns_all_fts": SCOPES}
+"""The FTS5 tables and their columns: a turn's light scopes alone, and all its scopes (filled only once a
+search asks for tool results or reasoning: see ``include_all_scopes``)."""
+ALL_SCOPES_KEY = "all_scopes"
+
+
+def all_scopes(connection: sqlite3.Connection) -> bool:
+    """Whether ``turns_all_fts`` is kept (tool results and reasoning are indexed)."""
+    row = connection.execute("SELECT value FROM meta WHERE key = ?", (ALL_SCOPES_KEY,)).fetchone()
+    return bool(row and row[0] == "1")
+
+
+def include_all_scopes(connection: sqlite3.Connection) -> None:
+    """From now on index every scope: forget every conversation, so the next update reads them all again."""
+    connection.execute("BEGIN IMMEDIATE")
+    for table in ("turns", "conversations", *TABLES):
+        connection.execute(f"DELETE FROM {table}")
+    connection.execute("INSERT OR REPLACE INTO meta VALUES (?, '1')", (ALL_SCOPES_KEY,))
+    connection.execute("COMMIT")
+
+
+def _table(scopes: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    columns = index_columns(scopes)
+    return next(table for table, kept in TABLES.items() if kept == columns), columns
+
+
+_COLUMNS = (
+    "conversation, directory, events_device, events_inode, events_size, events_mtime_ns, events_sha256, "
+    "metadata_device, metadata_inode, metadata_size, metadata_mtime_ns, metadata_sha256, checked_ns, "
+    "title, last_activated_at, forked_from, turns, summarized_turns, problem"
+)
+
+
+def _identity_values(identity: Identity | None) -> tuple[object, ...]:
+    if identity is None:
+        return (None,) * 5
+    file = identity.file
+    return (file.device, file.inode, file.size, file.mtime_ns, identity.sha256)
+
+
+def _identity(values: Sequence[object]) -> Identity | None:
+    if values[0] is None:
+        return None
+    device, inode, size, mtime_ns, sha = values
+    return Identity(FileIdentity(int(device), int(inode), int(size), int(mtime_ns)), str(sha))  # type: ignore[call-overload]
+
+
+def stored(connection: sqlite3.Connection, only: str | None = None) -> dict[str, ConversationRow]:
+    """Every conversation the index holds (or the one ``only`` names), by display ID."""
+    found: dict[str, ConversationRow] = {}
+    where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
+    for row in connection.execute(f"SELECT {_COLUMNS} FROM conversations{where}", values):
+        found[row[0]] = ConversationRow(row[0], row[1], _identity(row[2:7]), _identity(row[7:12]), row[12], *row[13:19])
+    return found
+
+
+def _save_conversation(connection: sqlite3.Connection, row: ConversationRow) -> None:
+    values = (
+        row.conversation,
+        row.directory,
+        *_identity_values(row.events),
+        *_identity_values(row.metadata),
+        row.checked_ns,
+        row.title,
+        row.last_activated_at,
+        row.forked_from,
+        row.turns,
+        row.summarized_turns,
+        row.problem,
+    )
+    marks = ", ".join("?" * len(values))
+    connection.execute(f"INSERT OR REPLACE INTO conversations ({_COLUMNS}) VALUES ({marks})", values)
+
+
+def _write_turn(
+    connection: sqlite3.Connection,
+    conversation: str,
+    document: TurnDocument,
+    digest: str,
+    rowid: int | None,
+    *,
+    every_scope: bool,
+) -> None:
+    values = (
+        document.turn_id,
+        int(document.id_transient),
+        document.started_at,
+        document.date,
+        document.label,
+        document.label_source,
+        document.spans_json(),
+        digest,
+    )
+    if rowid is None:
+        cursor = connection.execute(
+            "INSERT INTO turns (conversation, turn_index, turn_id, id_transient, started_at, date, label, "
+            "label_source, spans, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (conversation, document.turn_index, *values),
+        )
+        rowid = cursor.lastrowid
+    else:
+        connection.execute(
+            "UPDATE turns SET turn_id = ?, id_transient = ?, started_at = ?, date = ?, label = ?, label_source = ?, "
+            "spans = ?, digest = ? WHERE id = ?",
+            (*values, rowid),
+        )
+        _delete_text(connection, rowid)
+    for table, columns in TABLES.items():
+        if columns == SCOPES and not every_scope:
+            continue
+        marks = ", ".join("?" * len(columns))
+        connection.execute(
+            f"INSERT INTO {table} (rowid, {', '.join(columns)}) VALUES (?, {marks})",
+            (rowid, *document.texts[: len(columns)]),
+        )
+
+
+def _delete_text(connection: sqlite3.Connection, rowid: int) -> None:
+    for table in TABLES:
+        connection.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
+
+
+def _delete_turns(connection: sqlite3.Connection, rowids: Iterable[int]) -> None:
+    for rowid in rowids:
+        _delete_text(connection, rowid)
+        connection.execute("DELETE FROM turns WHERE id = ?", (rowid,))
+
+
+def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[TurnDocument]) -> int:
+    """Store a conversation and its turns' documents, all or nothing; the number of turn rows (re)written.
+
+    Inside a transaction the caller opened, it is part of it; else it is one of its own.
+    """
+    written = 0
+    every_scope = all_scopes(connection)
+    connection.execute("SAVEPOINT record")
+    try:
+        existing = {
+            index: (rowid, digest)
+            for rowid, index, digest in connection.execute(
+                "SELECT id, turn_index, digest FROM turns WHERE conversation = ?", (row.conversation,)
+            )
+        }
+        for document in documents:
+            rowid, stored_digest = existing.pop(document.turn_index, (None, None))
+            digest = document.digest()
+            if digest != stored_digest:
+                _write_turn(connection, row.conversation, document, digest, rowid, every_scope=every_scope)
+                written += 1
+        _delete_turns(connection, (rowid for rowid, _ in existing.values()))
+        _save_conversation(connection, row)
+        connection.execute("RELEASE record")
+    except BaseException:
+        connection.execute("ROLLBACK TO record")
+        connection.execute("RELEASE record")
+        raise
+    return written
+
+
+@contextlib.contextmanager
+def batch(connection: sqlite3.Connection) -> Iterator[Callable[[], None]]:
+    """One write transaction for many ``record``s; call the yielded ``checkpoint`` to commit what is done so far."""
+    connection.execute("BEGIN IMMEDIATE")
+
+    def checkpoint() -> None:
+        connection.execute("COMMIT")
+        connection.execute("BEGIN IMMEDIATE")
+
+    try:
+        yield checkpoint
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+
+
+def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
+    """The conversation's files are the same bytes under a new identity: remember the identity."""
+    connection.execute(
+        "UPDATE conversations SET events_device = ?, events_inode = ?, events_size = ?, events_mtime_ns = ?, "
+        "events_sha256 = ?, metadata_device = ?, metadata_inode = ?, metadata_size = ?, metadata_mtime_ns = ?, "
+        "metadata_sha256 = ?, checked_ns = ? WHERE conversation = ?",
+        (*_identity_values(row.events), *_identity_values(row.metadata), row.checked_ns, row.conversation),
+    )
+
+
+def forget(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
+    """Drop conversations that no longer exist."""
+    connection.execute("BEGIN IMMEDIATE")
+    for conversation in conversations:
+        rowids = [
+            rowid for (rowid,) in connection.execute("SELECT id FROM turns WHERE conversation = ?", (conversation,))
+        ]
+        _delete_turns(connection, rowids)
+        connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))
+    connection.execute("COMMIT")
+
+
+def _filters(since: int | None, conversations: Sequence[str]) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    values: list[object] = []
+    if since is not None:
+        clauses.append("t.started_at >= ?")
+        values.append(since)
+    if conversations:
+        clauses.append(f"t.conversation IN ({', '.join('?' * len(conversations))})")
+        values.extend(conversations)
+    return "".join(f" AND {clause}" for clause in clauses), values
+
+
+def _from(table: str) -> str:
+    return f" FROM {table} JOIN turns AS t ON t.id = {table}.rowid WHERE {table} MATCH ?"
+
+
+def search(
+    connection: sqlite3.Connection,
+    match: str,
+    scopes: Sequence[str],
+    *,
+    since: int | None,
+    conversations: Sequence[str],
+    limit: int,
+) -> list[HitRow]:
+    """The best ``limit`` turns for ``match`` over ``scopes``, best first (bm25 with the scopes' weights)."""
+    table, columns = _table(scopes)
+    where, values = _filters(since, conversations)
+    weights = ", ".join(str(WEIGHTS[scope]) for scope in columns)
+    rows = connection.execute(
+        "SELECT t.id, t.conversation, c.title, t.turn_index, t.turn_id, t.id_transient, t.date, t.label, "
+        f"t.label_source, t.spans, bm25({table}, {weights}) AS score"
+        + _from(table).replace(" WHERE", " JOIN conversations AS c ON c.conversation = t.conversation WHERE")
+        + where
+        + " ORDER BY score, t.started_at DESC, t.conversation, t.turn_index LIMIT ?",
+        (match, *values, limit),
+    )
+    return [
+        HitRow(
+            row[0], TurnLine(row[1], row[2], row[3], row[4], bool(row[5]), *row[6:9]), spans_from_json(row[9]), -row[10]
+        )
+        for row in rows
+    ]
+
+
+def count(
+    connection: sqlite3.Connection, match: str, scopes: Sequence[str], since: int | None, conversations: Sequence[str]
+) -> int:
+    table, _ = _table(scopes)
+    where, values = _filters(since, conversations)
+    return int(connection.execute("SELECT count(*)" + _from(table) + where, (match, *values)).fetchone()[0])
+
+
+def highlighted(
+    connection: sqlite3.Connection, match: str, rowid: int, scopes: Sequence[str], shown: Sequence[str]
+) -> list[str]:
+    """Each of the ``shown`` scopes' columns of one turn with every match between the markers."""
+    table, columns = _table(scopes)
+    selected = ", ".join(f"highlight({table}, {columns.index(scope)}, ?, ?)" for scope in shown)
+    markers = [MARK_OPEN, MARK_CLOSE] * len(shown)
+    row = connection.execute(
+        f"SELECT {selected} FROM {table} WHERE {table} MATCH ? AND rowid = ?", (*markers, match, rowid)
+    ).fetchone()
+    return list(row) if row else [""] * len(shown)

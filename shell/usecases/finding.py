@@ -1,0 +1,381 @@
+"""``turnmark find``: bring the index up to date for the conversations that changed, then search it.
+
+A conversation is read again only when its files are not the ones indexed (``core/search/freshness``);
+its turns' rows are rewritten only where their document changed. With ``--regex`` the conversations
+are read and scanned instead, exactly, without the index. When the index file cannot be used (a link
+on its way, a read-only disk, another writer holding it too long) the search runs on an index built in
+memory for this run, with a note: slower, never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from turnmark.core.search.documents import TurnDocument, TurnLine, conversation_documents
+from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
+from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight, index_columns
+from turnmark.core.search.snippets import Snippet, best_snippet, regex_marked, snippet
+from turnmark.core.search.terms import Query
+from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.json_value import JsonObject
+from turnmark.shell.clock import now_ns
+from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
+from turnmark.shell.storage import cache_db, search_index
+from turnmark.shell.storage.conversations import EVENTS, METADATA, newest_copy, read_conversation
+from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
+from turnmark.shell.storage.search_index import ConversationRow, Identity
+from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
+
+Note = Callable[[str], None]
+BATCH = 64
+"""Conversations written per transaction while the index is built (readers see progress, the log stays small)."""
+
+
+def _ignore(_message: str) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class FindOptions:
+    scopes: tuple[str, ...]
+    limit: int = 20
+    since: int | None = None
+    regex: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A turn that matched, with the text around its best match."""
+
+    line: TurnLine
+    score: float
+    snippet: Snippet | None
+
+    def to_json(self) -> JsonObject:
+        found = self.snippet
+        return {
+            **self.line.to_json(),
+            "scope": found.scope if found else None,
+            "event_id": found.event_id if found else None,
+            "excluded": found.excluded if found else False,
+            "snippet": found.text if found else None,
+            "marks": [list(mark) for mark in found.marks()] if found else [],
+            "score": round(self.score, 6),
+        }
+
+
+@dataclass
+class FindResult:
+    hits: list[Hit]
+    total: int
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    """Conversations that could not be read: display ID and the one-line reason."""
+    reindexed: int = 0
+
+
+# Files and their identities -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Look:
+    """A conversation's files as they are now (stat only)."""
+
+    events_path: Path
+    events: FileIdentity | None
+    metadata_path: Path
+    metadata: FileIdentity | None
+
+
+def _identity(path: Path) -> FileIdentity | None:
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return FileIdentity(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def _look(ref: ConversationRef) -> _Look:
+    directories = ref.directories
+    if len(directories) == 1:
+        events, metadata = directories[0] / EVENTS, directories[0] / METADATA
+    else:
+        events, metadata = newest_copy(ref, EVENTS), newest_copy(ref, METADATA)
+    return _Look(events, _identity(events), metadata, _identity(metadata))
+
+
+def _decide(row: ConversationRow | None, look: _Look) -> Freshness:
+    if row is None:
+        return Freshness.CHANGED
+    events = row.events.file if row.events else None
+    metadata = row.metadata.file if row.metadata else None
+    return combined(
+        [freshness(events, row.checked_ns, look.events), freshness(metadata, row.checked_ns, look.metadata)]
+    )
+
+
+def _sha(data: bytes | None) -> str:
+    return hashlib.sha256(data or b"").hexdigest()
+
+
+def _hash(path: Path) -> str | None:
+    try:
+        data = read_file(path, METADATA_LIMIT if path.name == METADATA else EVENTS_LIMIT)
+    except FileFault:
+        return None
+    return None if data is None else _sha(data)
+
+
+def _same_bytes(row: ConversationRow, look: _Look) -> bool:
+    pairs = ((row.events, look.events_path), (row.metadata, look.metadata_path))
+    return all((identity.sha256 if identity else None) == _hash(path) for identity, path in pairs)
+
+
+# Indexing -------------------------------------------------------------------------------------------
+
+
+def _index(connection: sqlite3.Connection, ref: ConversationRef, new_id: IdSource) -> int:
+    """Read one conversation and store its documents; the number of turn rows written."""
+    checked = now_ns()
+    look = _look(ref)
+    try:
+        loaded = read_conversation(ref, new_id)
+    except ConversationError as error:
+        events_hash = _hash(look.events_path)
+        events = Identity(look.events, events_hash) if look.events and events_hash else None
+        metadata_hash = _hash(look.metadata_path)
+        metadata = Identity(look.metadata, metadata_hash) if look.metadata and metadata_hash else None
+        row = ConversationRow(
+            ref.display_id, str(look.events_path.parent), events, metadata, checked, problem=str(error)
+        )
+        return search_index.record(connection, row, [])
+    same_copy = loaded.directory == look.events_path.parent and look.events is not None
+    events = Identity(look.events, _sha(loaded.events)) if same_copy and look.events else None
+    metadata_hash = _hash(look.metadata_path)
+    metadata = Identity(look.metadata, metadata_hash) if look.metadata and metadata_hash else None
+    documents = conversation_documents(loaded.stream, loaded.title)
+    row = ConversationRow(
+        ref.display_id,
+        str(loaded.directory),
+        events,
+        metadata,
+        checked,
+        title=loaded.title,
+        last_activated_at=loaded.metadata.last_activated_at if loaded.metadata else None,
+        forked_from=loaded.metadata.forked_from if loaded.metadata else None,
+        turns=len(documents),
+        summarized_turns=sum(1 for document in documents if document.label_source == "summary"),
+    )
+    return search_index.record(connection, row, documents)
+
+
+def _update(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None, new_id: IdSource) -> int:
+    """Bring one conversation up to date (under the index's lock); the number of turn rows written."""
+    look = _look(ref)
+    decision = _decide(row, look)
+    if decision is Freshness.SAME:
+        return 0
+    if decision is Freshness.VERIFY and row is not None and _same_bytes(row, look):
+        events = Identity(look.events, row.events.sha256) if look.events and row.events else None
+        metadata = Identity(look.metadata, row.metadata.sha256) if look.metadata and row.metadata else None
+        search_index.touch(connection, ConversationRow(row.conversation, row.directory, events, metadata, now_ns()))
+        return 0
+    return _index(connection, ref, new_id)
+
+
+def _bring_up_to_date(
+    db: cache_db.CacheDb, refs: Sequence[ConversationRef], new_id: IdSource, *, everything: bool
+) -> tuple[int, dict[str, ConversationRow]]:
+    """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone).
+
+    The number of turn rows written, and the conversations as the index now holds them.
+    """
+    rows = search_index.stored(db.connection)
+    stale = [ref for ref in refs if _decide(rows.get(ref.display_id), _look(ref)) is not Freshness.SAME]
+    missing = set(rows) - {ref.display_id for ref in refs} if everything else set()
+    if not stale and not missing:
+        return 0, rows
+    written = 0
+    with db.writing(), search_index.batch(db.connection) as checkpoint:
+        rows = search_index.stored(db.connection)
+        for count, ref in enumerate(stale, 1):
+            written += _update(db.connection, ref, rows.get(ref.display_id), new_id)
+            if count % BATCH == 0:
+                checkpoint()
+        if missing:
+            search_index.forget(db.connection, missing)
+    return written, search_index.stored(db.connection)
+
+
+def _skipped(rows: dict[str, ConversationRow], refs: Sequence[ConversationRef]) -> list[tuple[str, str]]:
+    return [
+        (ref.display_id, problem)
+        for ref in refs
+        if (row := rows.get(ref.display_id)) is not None and (problem := row.problem) is not None
+    ]
+
+
+def _open(workspace: Workspace, note: Note) -> cache_db.CacheDb:
+    """The workspace's index, or one in memory (with a note saying why)."""
+    try:
+        db = cache_db.open_cache(workspace)
+    except (FileFault, sqlite3.Error) as error:
+        note(f"{error}; searching without the index file (slower)")
+        return cache_db.memory_cache()
+    assert db is not None
+    if db.created:
+        note(f"building the search index {db.path} (once; later searches read only what changed)")
+    for line in db.notes:
+        note(line)
+    return db
+
+
+def _search(
+    db: cache_db.CacheDb,
+    refs: Sequence[ConversationRef],
+    *,
+    everything: bool,
+    query: Query,
+    options: FindOptions,
+    new_id: IdSource,
+    note: Note,
+) -> FindResult:
+    if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
+        with db.writing():
+            search_index.include_all_scopes(db.connection)
+        if not db.in_memory:
+            note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
+    written, stored = _bring_up_to_date(db, refs, new_id, everything=everything)
+    match = query.match(options.scopes)
+    only = [] if everything else sorted(ref.display_id for ref in refs)
+    try:
+        rows = search_index.search(
+            db.connection, match, options.scopes, since=options.since, conversations=only, limit=options.limit
+        )
+        total = search_index.count(db.connection, match, options.scopes, options.since, only)
+    except sqlite3.OperationalError as error:
+        if "fts5" in str(error):
+            raise QueryError(f"query: {error} (position unknown)") from None
+        raise
+    order = by_weight(options.scopes)
+    hits = []
+    for row in rows:
+        columns = search_index.highlighted(db.connection, match, row.rowid, options.scopes, order)
+        spans = [row.spans[SCOPES.index(scope)] for scope in order]
+        found = best_snippet(list(zip(order, columns, spans, strict=True)))
+        hits.append(Hit(row.line, row.score, found))
+    return FindResult(hits, total, _skipped(stored, refs), written)
+
+
+def find(
+    workspace: Workspace,
+    query: Query,
+    options: FindOptions,
+    new_id: IdSource,
+    *,
+    refs: Sequence[ConversationRef] | None = None,
+    note: Note = _ignore,
+) -> FindResult:
+    """Search the workspace's turns (``refs`` only, when given) through the index."""
+    if not cache_db.fts5_available():
+        raise SearchUnavailable(
+            f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 full-text index, which find needs; "
+            "find --regex searches without it"
+        )
+    everything = refs is None
+    chosen = list_conversations(workspace) if refs is None else list(refs)
+    db = _open(workspace, note)
+    try:
+        try:
+            return db.guarded(
+                lambda: _search(
+                    db, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note
+                )
+            )
+        except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
+            if db.in_memory:
+                raise
+            note(f"{error}; searching without the index file this time (slower)")
+    finally:
+        db.close()
+    with cache_db.memory_cache() as memory:
+        return _search(memory, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note)
+
+
+# The scan (--regex) ------------------------------------------------------------------------------
+
+
+def _scan_document(document: TurnDocument, pattern: re.Pattern[str], scopes: Sequence[str]) -> Snippet | None:
+    for scope in by_weight(scopes):
+        column = SCOPES.index(scope)
+        marked = regex_marked(document.texts[column], pattern)
+        if marked is not None:
+            return snippet(scope, marked, document.spans[column])
+    return None
+
+
+def scan(
+    workspace: Workspace,
+    options: FindOptions,
+    new_id: IdSource,
+    refs: Sequence[ConversationRef] | None = None,
+) -> FindResult:
+    """``--regex``: read every conversation and match the pattern in each searched scope, exactly."""
+    assert options.regex is not None
+    chosen = list_conversations(workspace) if refs is None else list(refs)
+    hits: list[tuple[tuple[float, int], Hit]] = []
+    skipped: list[tuple[str, str]] = []
+    for ref in chosen:
+        try:
+            loaded = read_conversation(ref, new_id)
+        except ConversationError as error:
+            skipped.append((ref.display_id, str(error)))
+            continue
+        for document in conversation_documents(loaded.stream, loaded.title):
+            if options.since is not None and (document.started_at is None or document.started_at < options.since):
+                continue
+            found = _scan_document(document, options.regex, options.scopes)
+            if found is None:
+                continue
+            weight = WEIGHTS[found.scope]
+            hit = Hit(document.line(ref.display_id, loaded.title), weight, found)
+            hits.append(((-weight, -(document.started_at or 0)), hit))
+    hits.sort(key=lambda pair: pair[0])
+    return FindResult([hit for _, hit in hits[: options.limit]], len(hits), skipped)
+
+
+# Keeping it fresh from other commands --------------------------------------------------------------
+
+
+def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
+    """After a write (``watch``, ``label``): re-index this conversation's changed turns, if an index exists.
+
+    Never waits for another writer and never fails the command: a problem is returned as one line.
+    """
+    workspace = ref.workspace
+    if workspace is None:
+        return None
+    try:
+        db = cache_db.open_cache(workspace, create=False)
+        if db is None:
+            return None
+        with db:
+            db.guarded(lambda: _refresh_now(db, ref, new_id))
+    except cache_db.CacheBusy:
+        return None
+    except (FileFault, sqlite3.Error) as error:
+        return f"the search index was not updated: {error}"
+    return None
+
+
+def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -> int:
+    conversation = ref.display_id
+    if _decide(search_index.stored(db.connection, conversation).get(conversation), _look(ref)) is Freshness.SAME:
+        return 0
+    with db.writing(wait=0):
+        return _update(db.connection, ref, search_index.stored(db.connection, conversation).get(conversation), new_id)

@@ -1,0 +1,97 @@
+"""What of a turn goes into which scope, and where each event's text starts."""
+
+from __future__ import annotations
+
+from tests.support.streams import answer, ask, call, load, message, reasoning, request, result, stream_of, turn
+from turnmark.core.links.compaction import apply_compactions
+from turnmark.core.search.documents import MARK_OPEN, Span, conversation_documents, spans_from_json
+from turnmark.core.search.scopes import SCOPES
+
+
+def columns(document: object) -> dict[str, str]:
+    return dict(zip(SCOPES, document.texts, strict=True))  # type: ignore[attr-defined]
+
+
+def test_each_event_goes_to_its_scope_and_the_title_to_every_turn() -> None:
+    stream = stream_of(
+        turn("Fix the build"),
+        request("Why does it fail?"),
+        reasoning("Probably the lock."),
+        call(),
+        ask(),
+        answer(),
+        result(content="error[E0432]"),
+        message("Fixed the import."),
+        turn(),
+        request("Thanks"),
+    )
+    first, second = conversation_documents(stream, "Build troubles")
+    assert columns(first) == {
+        "labels": "Fix the build",
+        "titles": "Build troubles",
+        "requests": "Why does it fail?",
+        "answers": "Fixed the import.",
+        "tools": 'fs_read_file {"path":"src/lib.rs"}\nApply?\ntrue',
+        "results": "error[E0432]",
+        "reasoning": "Probably the lock.",
+    }
+    assert (first.label, first.label_source, second.label, second.label_source) == (
+        "Fix the build",
+        "summary",
+        "Thanks",
+        "fallback",
+    )
+    assert columns(second)["titles"] == "Build troubles"
+    assert first.spans[SCOPES.index("tools")] == (
+        Span(0, "e000004", False),
+        Span(35, "e000005", False),
+        Span(42, "e000006", False),
+    )
+
+
+def test_excluded_events_are_indexed_and_remembered_as_excluded() -> None:
+    stream = load(
+        [
+            {"event_id": "t000001", "timestamp": "2026-01-02 10:00:00.0", "type": "turn_start"},
+            {"event_id": "q000001", "timestamp": "2026-01-02 10:00:00.0", "type": "chat_request", "content": "Go"},
+            {
+                "event_id": "m000001",
+                "request_id": "gone000",
+                "timestamp": "2026-01-02 10:00:01.0",
+                "type": "chat_response",
+                "message": "An orphaned answer",
+            },
+        ]
+    )
+    [document] = conversation_documents(stream, None)
+    assert columns(document)["answers"] == "An orphaned answer"
+    assert document.spans[SCOPES.index("answers")] == (Span(0, "m000001", True),)
+
+
+def test_compaction_overlays_hide_no_turn() -> None:
+    ts = "2026-01-02 10:00:00.0"
+    stream = load(
+        [
+            {"event_id": "t000001", "timestamp": ts, "type": "turn_start", "summary": "First"},
+            {"event_id": "q000001", "timestamp": ts, "type": "chat_request", "content": "Where are the locks?"},
+            {"event_id": "t000002", "timestamp": ts, "type": "turn_start"},
+            {"event_id": "q000002", "timestamp": ts, "type": "chat_request", "content": "More"},
+            {"type": "compaction", "timestamp": ts, "from_turn": 0, "to_turn": 0, "summary": {"summary": "Locks."}},
+        ]
+    )
+    assert "Where are the locks?" not in str(apply_compactions(stream.entries))
+    documents = conversation_documents(stream, None)
+    assert [columns(d)["requests"] for d in documents] == ["Where are the locks?", "More"]
+
+
+def test_marker_characters_in_a_conversation_cannot_forge_a_match() -> None:
+    [document] = conversation_documents(stream_of(turn(), request(f"a {MARK_OPEN}b")), None)
+    assert columns(document)["requests"] == "a b"
+
+
+def test_the_digest_changes_with_the_label_only_for_that_turn() -> None:
+    stream = stream_of(turn(), request("one"), turn(), request("two"))
+    before = conversation_documents(stream, "T")
+    after = conversation_documents(stream.set_turn_summary("e000003", "Second").unwrap(), "T")
+    assert [b.digest() == a.digest() for b, a in zip(before, after, strict=True)] == [True, False]
+    assert spans_from_json(after[1].spans_json()) == after[1].spans
