@@ -96,7 +96,9 @@ def main() -> None:
             return timed(*listing)
 
         report("conversations, cold (no cache)", min(cold() for _ in range(options.repeat)), floor, 1.5)
-        report("conversations, warm (nothing changed)", min(timed(*listing) for _ in range(options.repeat)), floor, 0.05)
+        report(
+            "conversations, warm (nothing changed)", min(timed(*listing) for _ in range(options.repeat)), floor, 0.05
+        )
         changed = []
         directories = sorted(folder.iterdir())
         for attempt in range(options.repeat):
