@@ -93,6 +93,50 @@ def summary_candidates(
     return tuple(found)
 
 
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """How many turns could still want a summary (what the workspace cache keeps instead of reading again).
+
+    ``before_last``: turns before the last one with a request and no summary; ``last``: the last turn
+    is such a turn and is complete; ``extractive``: turns whose summary ``--upgrade`` would rewrite.
+    """
+
+    before_last: int = 0
+    last: bool = False
+    extractive: int = 0
+
+    def may_need_summaries(self, *, upgrade: bool) -> bool:
+        """False only when ``summary_candidates`` finds nothing, whatever the lock and the transcript limit."""
+        return self.before_last > 0 or self.last or (upgrade and self.extractive > 0)
+
+
+def waiting(stream: ConversationStream) -> Waiting:
+    """The turns of ``stream`` that ``summary_candidates`` could return, counted (no transcript is made).
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix the build")).push(ChatResponse(ts, "message", "Fixed."))
+    >>> waiting(stream)
+    Waiting(before_last=0, last=True, extractive=0)
+    >>> waiting(stream.set_turn_summary("e000001", "Build fixed").unwrap()).may_need_summaries(upgrade=True)
+    False
+    """
+    turns = stream.turns()
+    before_last = extractive = 0
+    last = False
+    for position, turn in enumerate(turns):
+        if turn.id() is None or not turn.requests():
+            continue
+        if turn.summary() is not None:
+            extractive += summary_source(turn) == EXTRACTIVE
+        elif position < len(turns) - 1:
+            before_last += 1
+        else:
+            last = turn_is_complete(turn)
+    return Waiting(before_last, last, extractive)
+
+
 def plan_summaries(candidates: tuple[Candidate, ...], context_window: int | None, batch_size: int) -> Packing:
     """The next request's turns, packed within the model's budget.
 

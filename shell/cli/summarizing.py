@@ -34,6 +34,7 @@ with lazy_imports():
     from turnmark.shell.cli import progress
     from turnmark.shell.storage import config_files, conversations
     from turnmark.shell.usecases import finding as finding_usecase
+    from turnmark.shell.usecases import listing
     from turnmark.shell.usecases import summarize as summarize_usecase
 
 if TYPE_CHECKING:
@@ -137,7 +138,12 @@ def summarize(
     options = summarize_usecase.CatchupOptions.using(
         settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed
     )
-    reports, interrupted = _catch_up_all(refs, options, settings.new_id)
+    idle = (
+        listing.settled(settings.workspace_root(), settings.new_id, chrome, upgrade=upgrade)
+        if all_conversations
+        else set()
+    )
+    reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle)
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json(
             {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
@@ -156,9 +162,12 @@ def summarize(
 
 
 def _catch_up_all(
-    refs: list[ConversationRef], options: CatchupOptions, new_id: IdSource
+    refs: list[ConversationRef], options: CatchupOptions, new_id: IdSource, idle: set[str]
 ) -> tuple[list[CatchupReport], bool]:
-    """Catch up each conversation in turn under a progress bar; the reports so far, and whether Ctrl-C stopped it."""
+    """Catch up each conversation in turn under a progress bar; the reports so far, and whether Ctrl-C stopped it.
+
+    The ``idle`` conversations (the workspace cache says no turn of theirs can want a summary) are not read.
+    """
     run = summarize_usecase.CatchupRun()
     reports: list[CatchupReport] = []
     with progress.progress_bar() as bar:
@@ -171,7 +180,10 @@ def _catch_up_all(
         try:
             for ref in refs:
                 bar.update(overall, description=ref.display_id)
-                report = summarize_usecase.catch_up(ref, options, new_id, on_batch=on_batch, run=run)
+                if ref.display_id in idle:
+                    report = summarize_usecase.CatchupReport(ref.display_id)
+                else:
+                    report = summarize_usecase.catch_up(ref, options, new_id, on_batch=on_batch, run=run)
                 _report_chrome(report)
                 reports.append(report)
                 bar.advance(overall)

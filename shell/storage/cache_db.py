@@ -57,6 +57,7 @@ SCHEMA = (
         problem TEXT,
         indexed INTEGER NOT NULL DEFAULT 0, cached INTEGER NOT NULL DEFAULT 0,
         legacy INTEGER, entries INTEGER, unresolved_links INTEGER, duplicated_ids INTEGER, metadata_error TEXT,
+        waiting_before_last INTEGER, waiting_last INTEGER, waiting_extractive INTEGER,
         check_report TEXT
     )""",
     """CREATE TABLE turns (

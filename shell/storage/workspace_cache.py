@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
+from turnmark.core.summaries.catchup import Waiting
 from turnmark.shell.errors import FileFault
 from turnmark.shell.storage.conversations import EVENTS, METADATA, LoadedConversation, newest_copy
 from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
@@ -36,13 +37,16 @@ class Identity:
 
 @dataclass(frozen=True, slots=True)
 class Facts:
-    """What ``conversations`` lists beside the title and counts: the format and the link problems."""
+    """What ``conversations`` lists beside the title and counts (the format and the link problems), and what
+    ``summarize --all`` needs to know that a conversation has nothing to summarize."""
 
     legacy: bool
     entries: int
     unresolved_links: int
     duplicated_ids: int
     metadata_error: str | None
+    waiting: Waiting
+    """Turns that could still want a summary: ``summarize --all`` reads only conversations that have some."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +216,16 @@ _COMMON = (
     "summarized_turns",
     "problem",
 )
-_FACTS = ("legacy", "entries", "unresolved_links", "duplicated_ids", "metadata_error")
+_FACTS = (
+    "legacy",
+    "entries",
+    "unresolved_links",
+    "duplicated_ids",
+    "metadata_error",
+    "waiting_before_last",
+    "waiting_last",
+    "waiting_extractive",
+)
 _SELECT = ", ".join((*_COMMON, "indexed", "cached", *_FACTS, "check_report"))
 
 
@@ -254,8 +267,9 @@ def _row(values: Sequence[Any]) -> ConversationRow:
     checked, title, last, forked, turns, summarized, problem, indexed, cached = rest[:9]
     facts = None
     if cached:
-        legacy, entries, unresolved, duplicated, metadata_error = rest[9:14]
-        facts = Facts(bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error))
+        legacy, entries, unresolved, duplicated, metadata_error, before_last, last_waits, extractive = rest[9:17]
+        waiting = Waiting(before_last, bool(last_waits), extractive)
+        facts = Facts(bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error), waiting)
     texts = (values[1], title, last, forked, problem)
     if any(isinstance(text, bytes) for text in texts):
         texts = tuple(_read_text(text) for text in texts)
@@ -274,7 +288,7 @@ def _row(values: Sequence[Any]) -> ConversationRow:
         problem,
         bool(indexed),
         facts,
-        _read_text(rest[14]) if facts is not None else None,
+        _read_text(rest[17]) if facts is not None else None,
     )
 
 
@@ -316,6 +330,9 @@ def save(connection: sqlite3.Connection, row: ConversationRow) -> None:
                 facts.unresolved_links,
                 facts.duplicated_ids,
                 _stored_text(facts.metadata_error),
+                facts.waiting.before_last,
+                int(facts.waiting.last),
+                facts.waiting.extractive,
             )
             if facts
             else (None,) * len(_FACTS)

@@ -17,6 +17,7 @@ from turnmark.core.links.check import CheckReport, check_report, report_from_jso
 from turnmark.core.search.freshness import Freshness
 from turnmark.core.stream.duplicate_keys import duplicate_keys
 from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.summaries.catchup import waiting
 from turnmark.core.summaries.turn_rows import turn_rows
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault
@@ -51,7 +52,7 @@ def _read(ref: ConversationRef, new_id: IdSource, checks: bool) -> ConversationR
     report = check_report(loaded.stream, duplicate_keys(loaded.events) if checks else ())
     rows = turn_rows(loaded.stream)
     problems = (len(report.unresolved), len(report.duplicated_ids))
-    facts = Facts(loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error)
+    facts = Facts(loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error, waiting(loaded.stream))
     summarized = sum(1 for row in rows if row.label_source == "summary")
     return workspace_cache.loaded_row(
         loaded,
@@ -138,3 +139,13 @@ def list_workspace(workspace: Workspace, new_id: IdSource, note: Note, *, checks
         except sqlite3.Error as error:
             note(f"{error}; listing without the workspace cache this time (slower)")
     return _listed(None, refs, new_id, note, checks)
+
+
+def settled(workspace: Workspace, new_id: IdSource, note: Note, *, upgrade: bool) -> set[str]:
+    """The conversations of ``workspace`` in which no turn can want a summary (``summarize --all`` skips
+    them unread), through the workspace cache."""
+    return {
+        item.ref.display_id
+        for item in list_workspace(workspace, new_id, note)
+        if item.row.facts is not None and not item.row.facts.waiting.may_need_summaries(upgrade=upgrade)
+    }

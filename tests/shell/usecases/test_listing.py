@@ -59,6 +59,10 @@ def listed(workspace: Path, notes: list[str] | None = None) -> dict[str, dict[st
             "summarized": item.row.summarized_turns,
             "problem": item.row.problem,
             "unresolved": item.row.facts.unresolved_links if item.row.facts else None,
+            "last_activated_at": item.row.last_activated_at,
+            "forked_from": item.row.forked_from,
+            "directory": item.row.directory,
+            "facts": item.row.facts,
         }
         for item in found
     }
@@ -274,3 +278,45 @@ def test_check_all_keeps_its_report_until_the_files_change(settled: Path, reads:
     assert report is not None
     assert report.duplicated_keys
     assert not report.ok
+
+
+def test_summarize_all_reads_only_conversations_with_turns_waiting(
+    settled: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an offline ``summarize --all`` every complete turn has a summary: the next run reads nothing
+    but the conversations whose last turn is still open, and says the same."""
+    from typer.testing import CliRunner
+
+    from turnmark.shell.cli.main import Settings, app
+    from turnmark.shell.usecases import summarize
+
+    caught: list[str] = []
+    real = summarize.catch_up
+
+    def counting(ref: ConversationRef, *args: object, **kwargs: object) -> summarize.CatchupReport:
+        caught.append(ref.display_id)
+        return real(ref, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(summarize, "catch_up", counting)
+    args = ["--workspace", str(settled), "summarize", "--all", "--model", "builtin/extractive", "--format", "json"]
+
+    def run(*extra: str) -> dict[str, object]:
+        result = CliRunner().invoke(app, [*args, *extra], obj=Settings(new_id=sequential_ids()))
+        assert result.exit_code in (0, 1), result.output
+        return json.loads(result.stdout)
+
+    run()
+    first = sorted(caught)
+    assert first == sorted(listed(settled))
+    caught.clear()
+    dry = run("--dry-run")
+    waiting = {
+        item.ref.display_id
+        for item in listing.list_workspace(require_workspace(settled), sequential_ids(), print)
+        if item.row.facts is not None and item.row.facts.waiting.may_need_summaries(upgrade=False)
+    }
+    assert sorted(caught) == sorted(waiting)
+    assert len(waiting) < len(first)
+    monkeypatch.setattr(summarize, "catch_up", real)
+    shutil.rmtree(cache_path(require_workspace(settled)).parent)
+    assert run("--dry-run") == dry
