@@ -47,6 +47,7 @@ from turnmark.shell.clock import monotonic, now_epoch
 from turnmark.shell.storage.conversations import EVENTS
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
 from turnmark.shell.usecases.finding import refresh_conversation
+from turnmark.shell.usecases.listing import settled
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun, catch_up
 
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
@@ -271,11 +272,23 @@ class Watcher:
         for notice in notices:
             self._say(notice.event, ref, notice.message, **notice.details)
 
+    def _idle(self) -> set[str]:
+        """The conversations the workspace cache says have no turn waiting for a summary (read only when they
+        change, not by the start-up pass)."""
+        upgrade = self.options.catchup.upgrade
+        found: set[str] = set()
+        for workspace in self.workspaces:
+            found |= settled(workspace, self.new_id, lambda text: self._say("index", None, text), upgrade=upgrade)
+        return found
+
     def run_once(self) -> None:
         """Catch up every conversation now (as ``--once`` does), treating every turn as settled."""
         self._refresh_refs()
         self._run = CatchupRun()
+        idle = self._idle()
         for conversation_id in sorted(self._refs):
+            if self._refs[conversation_id].display_id in idle:
+                continue
             past = self.clock() - self.options.settle - 1
             self._states[conversation_id] = _State(past, past)
             self._process(conversation_id)
@@ -297,7 +310,10 @@ class Watcher:
         next_silo_check = self.clock() + SILO_RECHECK
         try:
             self._refresh_refs()
+            idle = self._idle()
             for conversation_id, ref in self._refs.items():
+                if ref.display_id in idle:
+                    continue
                 newest = max((stamp[0] for stamp in _stat(ref) if stamp is not None), default=None)
                 age = now_epoch() - newest / 1e9 if newest is not None else 0.0
                 self._mark(conversation_id, max(age, 0.0))

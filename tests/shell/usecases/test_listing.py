@@ -320,3 +320,38 @@ def test_summarize_all_reads_only_conversations_with_turns_waiting(
     monkeypatch.setattr(summarize, "catch_up", real)
     shutil.rmtree(cache_path(require_workspace(settled)).parent)
     assert run("--dry-run") == dry
+
+
+def test_watch_once_leaves_conversations_without_waiting_turns_unread(
+    settled: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from turnmark.shell.usecases import watcher
+    from turnmark.shell.usecases.watcher import Watcher, WatchOptions
+
+    caught: list[str] = []
+    real = watcher.catch_up
+
+    def counting(ref: ConversationRef, *args: object, **kwargs: object) -> object:
+        caught.append(ref.display_id)
+        return real(ref, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(watcher, "catch_up", counting)
+    (settled / ".jp" / "config.toml").write_text(
+        '[conversation.turn_summary.generate.model]\nid = "builtin/extractive"\n'
+    )
+    lines: list[str] = []
+    Watcher(
+        [require_workspace(settled)], WatchOptions(settle=60), sequential_ids("o"), lambda e: lines.append(str(e))
+    ).run_once()
+    assert sorted(caught) == sorted(listed(settled))
+    caught.clear()
+    Watcher(
+        [require_workspace(settled)], WatchOptions(settle=60), sequential_ids("o"), lambda e: lines.append(str(e))
+    ).run_once()
+    waiting = {
+        item.ref.display_id
+        for item in listing.list_workspace(require_workspace(settled), sequential_ids(), print)
+        if item.row.facts is not None and item.row.facts.waiting.may_need_summaries(upgrade=False)
+    }
+    assert sorted(caught) == sorted(waiting)
+    assert len(caught) < len(listed(settled))
