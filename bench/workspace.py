@@ -7,7 +7,8 @@ that reads and ``msgspec``-decodes every conversation's files and does nothing e
 
 - ``conversations`` cold (no cache file): <= 1.5x;
 - ``conversations`` warm (nothing changed): <= 0.05x;
-- ``conversations`` after one conversation changed (JP's rewrite with one more turn): <= 0.1x.
+- ``conversations`` after one conversation changed (JP's rewrite with one more turn): <= 0.1x;
+- ``summarize --all --dry-run`` (offline model) cold, warm and after one change, with the same targets.
 
 Each row is the better of ``--repeat`` runs (default 2). Run: ``python bench/workspace.py [--conversations N]``.
 """
@@ -27,8 +28,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.find import generate
 from turnmark.core.search.freshness import RACY_NS
+from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.workspace import require_workspace
+from turnmark.shell.usecases import listing
 
 TURNMARK = str(Path(sys.executable).parent / "turnmark")
 FLOOR = """
@@ -88,23 +91,42 @@ def main() -> None:
         print(f"{options.conversations} conversations, {size / 1e6:.1f} MB")
         floor = min(timed(sys.executable, "-c", FLOOR, str(folder)) for _ in range(options.repeat))
         print(f"{'floor: read + msgspec-decode every file':<44}{floor:8.3f} s")
-        listing = (TURNMARK, "--workspace", str(root), "conversations", "--format", "json")
+        listed = (TURNMARK, "--workspace", str(root), "conversations")
         database = cache_path(require_workspace(root)).parent
 
-        def cold() -> float:
+        def cold_run(command: tuple[str, ...]) -> float:
             shutil.rmtree(database, ignore_errors=True)
-            return timed(*listing)
+            return timed(*command)
 
-        report("conversations, cold (no cache)", min(cold() for _ in range(options.repeat)), floor, 1.5)
-        report(
-            "conversations, warm (nothing changed)", min(timed(*listing) for _ in range(options.repeat)), floor, 0.05
-        )
+        report("conversations, cold (no cache)", min(cold_run(listed) for _ in range(options.repeat)), floor, 1.5)
+        warm = min(timed(*listed) for _ in range(options.repeat))
+        report("conversations, warm (nothing changed)", warm, floor, 0.05)
         changed = []
         directories = sorted(folder.iterdir())
         for attempt in range(options.repeat):
             append_turn(directories[attempt * 7 % len(directories)], attempt)
-            changed.append(timed(*listing))
+            changed.append(timed(*listed))
         report("conversations, after one conversation changed", min(changed), floor, 0.1)
+        planning = (
+            TURNMARK,
+            "--workspace",
+            str(root),
+            "summarize",
+            "--all",
+            "--dry-run",
+            "--model",
+            "builtin/extractive",
+        )
+        report("summarize --all --dry-run, cold (no cache)", cold_run(planning), floor, 1.5)
+        report("summarize --all --dry-run, warm", min(timed(*planning) for _ in range(options.repeat)), floor, 0.05)
+        append_turn(directories[1], 99)
+        report("summarize --all --dry-run, after one change", timed(*planning), floor, 0.1)
+        waiting = sum(
+            1
+            for item in listing.list_workspace(require_workspace(root), sequential_ids(), print)
+            if item.row.facts is not None and item.row.facts.waiting.may_need_summaries(upgrade=False)
+        )
+        print(f"  ({waiting} of {options.conversations} conversations have turns waiting: the dry run reads those)")
 
 
 if __name__ == "__main__":
