@@ -77,12 +77,12 @@ def report_from_json(value: JsonObject) -> CheckReport:
     >>> report_from_json(report.to_json()) == report
     True
     """
-    lists = {name: tuple(value[name]) for name in _LISTS}  # type: ignore[arg-type]
+    lists = {name: tuple(value[name]) for name in _LISTS}
     return CheckReport(
-        entries=value["entries"],  # type: ignore[arg-type]
-        events=value["events"],  # type: ignore[arg-type]
-        transient_ids=value["transient_ids"],  # type: ignore[arg-type]
-        links=value["links"],  # type: ignore[arg-type]
+        entries=value["entries"],
+        events=value["events"],
+        transient_ids=value["transient_ids"],
+        links=value["links"],
         **lists,
     )
 

@@ -270,7 +270,7 @@ def _row(values: Sequence[Any]) -> ConversationRow:
         legacy, entries, unresolved, duplicated, metadata_error, before_last, last_waits, extractive = rest[9:17]
         waiting = Waiting(before_last, bool(last_waits), extractive)
         facts = Facts(bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error), waiting)
-    texts = (values[1], title, last, forked, problem)
+    texts: tuple[Any, ...] = (values[1], title, last, forked, problem)
     if any(isinstance(text, bytes) for text in texts):
         texts = tuple(_read_text(text) for text in texts)
     directory, title, last, forked, problem = texts

@@ -244,6 +244,7 @@ def test_the_offline_summarizer_labels_a_conversation_once_for_all_its_batches(
     """Labelling is done for the whole conversation at once; doing it again for every batch made a long
     conversation's catch-up quadratic."""
     from turnmark.core.summaries import extractive
+    from turnmark.shell.storage import conversations
     from turnmark.shell.usecases import summarize as shell_catchup
 
     (workspace / ".jp" / "config.toml").write_text(
@@ -258,14 +259,14 @@ def test_the_offline_summarizer_labels_a_conversation_once_for_all_its_batches(
         return labelled(*args, **kwargs)
 
     saves: list[int] = []
-    saved = shell_catchup.save_stream
+    saved = conversations.save_stream
 
     def counting_saves(*args: Any, **kwargs: Any) -> Any:
         saves.append(1)
         return saved(*args, **kwargs)
 
     monkeypatch.setattr(shell_catchup, "extractive_labels", counting)
-    monkeypatch.setattr(shell_catchup, "save_stream", counting_saves)
+    monkeypatch.setattr("turnmark.shell.usecases.summarize.save_stream", counting_saves)
     report = run(pick_conversation(workspace, CLEAN))
     assert len(report.written) == 3, "three batches of one turn"
     assert len(calls) == 1

@@ -303,7 +303,8 @@ def test_summarize_all_reads_only_conversations_with_turns_waiting(
     def run(*extra: str) -> dict[str, object]:
         result = CliRunner().invoke(app, [*args, *extra], obj=Settings(new_id=sequential_ids()))
         assert result.exit_code in (0, 1), result.output
-        return json.loads(result.stdout)
+        found: dict[str, object] = json.loads(result.stdout)
+        return found
 
     run()
     first = sorted(caught)
@@ -325,17 +326,17 @@ def test_summarize_all_reads_only_conversations_with_turns_waiting(
 def test_watch_once_leaves_conversations_without_waiting_turns_unread(
     settled: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from turnmark.shell.usecases import watcher
+    from turnmark.shell.usecases import summarize
     from turnmark.shell.usecases.watcher import Watcher, WatchOptions
 
     caught: list[str] = []
-    real = watcher.catch_up
+    real = summarize.catch_up
 
     def counting(ref: ConversationRef, *args: object, **kwargs: object) -> object:
         caught.append(ref.display_id)
         return real(ref, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(watcher, "catch_up", counting)
+    monkeypatch.setattr("turnmark.shell.usecases.watcher.catch_up", counting)
     (settled / ".jp" / "config.toml").write_text(
         '[conversation.turn_summary.generate.model]\nid = "builtin/extractive"\n'
     )
