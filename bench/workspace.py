@@ -16,7 +16,6 @@ Each row is the better of ``--repeat`` runs (default 2). Run: ``python bench/wor
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.find import generate
+from bench.find import change_one, generate
 from turnmark.core.search.freshness import RACY_NS
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.storage.cache_db import cache_path
@@ -56,20 +55,6 @@ def timed(*args: str) -> float:
     if done.returncode not in (0, 1, 2) or b"Traceback" in done.stderr:
         sys.exit(f"{' '.join(args)} failed: {done.stderr.decode(errors='replace')[-400:]}")
     return elapsed
-
-
-def append_turn(directory: Path, index: int) -> None:
-    """JP's write: the whole file again through a temporary file and a rename, one turn longer."""
-    events = directory / "events.json"
-    entries = json.loads(events.read_bytes())
-    ts = "2026-03-12 09:00:00.0"
-    entries += [
-        {"event_id": f"b{index:06d}", "timestamp": ts, "type": "turn_start"},
-        {"event_id": f"r{index:06d}", "timestamp": ts, "type": "chat_request", "content": f"bench step {index}"},
-    ]
-    temporary = directory / "events.json.tmp"
-    temporary.write_text(json.dumps(entries, indent=2))
-    temporary.replace(events)
 
 
 def report(label: str, seconds: float, floor: float, target: float) -> None:
@@ -104,7 +89,7 @@ def main() -> None:
         changed = []
         directories = sorted(folder.iterdir())
         for attempt in range(options.repeat):
-            append_turn(directories[attempt * 7 % len(directories)], attempt)
+            change_one(directories[attempt * 7 % len(directories)], attempt)
             changed.append(timed(*listed))
         report("conversations, after one conversation changed", min(changed), floor, 0.1)
         planning = (
@@ -119,7 +104,7 @@ def main() -> None:
         )
         report("summarize --all --dry-run, cold (no cache)", cold_run(planning), floor, 1.5)
         report("summarize --all --dry-run, warm", min(timed(*planning) for _ in range(options.repeat)), floor, 0.05)
-        append_turn(directories[1], 99)
+        change_one(directories[1], 99)
         report("summarize --all --dry-run, after one change", timed(*planning), floor, 0.1)
         waiting = sum(
             1
