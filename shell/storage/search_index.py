@@ -36,6 +36,11 @@ def all_scopes(connection: sqlite3.Connection) -> bool:
     return bool(row and row[0] == "1")
 
 
+def built(connection: sqlite3.Connection) -> bool:
+    """Whether any conversation's turns are indexed (the workspace cache alone may have filled the file)."""
+    return connection.execute("SELECT 1 FROM conversations WHERE indexed = 1 LIMIT 1").fetchone() is not None
+
+
 def include_all_scopes(connection: sqlite3.Connection) -> None:
     """From now on index every scope: forget every turn, so the next update reads every conversation again."""
     connection.execute("BEGIN IMMEDIATE")

@@ -150,7 +150,7 @@ def _open(workspace: Workspace, note: Note) -> cache_db.CacheDb:
         note(f"{error}; searching without the index file (slower)")
         return cache_db.memory_cache()
     assert db is not None
-    if db.created:
+    if db.created or not search_index.built(db.connection):
         note(f"building the search index {db.path} (once; later searches read only what changed)")
     for line in db.notes:
         note(line)
