@@ -116,8 +116,10 @@ def _listed(
     if db is not None and (written or gone):
         try:
             _write(db, written, gone)
-        except cache_db.CacheBusy as error:
-            note(f"{error}; the listing is right, the cache is updated next time")
+        except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
+            if isinstance(error, sqlite3.OperationalError) and cache_db.damaged(error):
+                raise
+            note(f"the workspace cache was not updated ({error}); it is next time")
     return listed
 
 

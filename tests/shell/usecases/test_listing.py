@@ -51,7 +51,9 @@ def settled(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def listed(workspace: Path, notes: list[str] | None = None) -> dict[str, dict[str, object]]:
-    found = listing.list_workspace(require_workspace(workspace), sequential_ids(), (notes or []).append)
+    found = listing.list_workspace(
+        require_workspace(workspace), sequential_ids(), (notes if notes is not None else []).append
+    )
     return {
         item.ref.display_id: {
             "title": item.row.title,
@@ -356,3 +358,28 @@ def test_watch_once_leaves_conversations_without_waiting_turns_unread(
     }
     assert sorted(caught) == sorted(waiting)
     assert len(caught) < len(listed(settled))
+
+
+def test_a_writer_holding_the_cache_leaves_the_listing_right_and_the_update_for_later(
+    settled: Path, reads: Reads, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    from turnmark.shell.storage import cache_db
+
+    first = listed(settled)
+    events = directory_of(settled, "17800000030") / "events.json"
+    events.write_bytes(events.read_bytes().replace(b'"content": "', b'"content": "Y', 1))
+    monkeypatch.setattr(cache_db, "LOCK_WAIT", 0.1)
+    folder = os.open(cache_path(require_workspace(settled)).parent, os.O_RDONLY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        reads.clear()
+        notes: list[str] = []
+        busy = listed(settled, notes)
+        assert reads == ["jp-c17800000030"]
+        assert any("not updated" in note for note in notes)
+    finally:
+        os.close(folder)
+    assert busy == fresh_listing(settled)
+    assert busy.keys() == first.keys()
