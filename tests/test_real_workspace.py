@@ -75,10 +75,11 @@ def cli(legacy: Path, tmp_path: Path) -> Cli:
 
 
 def files_of(root: Path) -> dict[str, bytes]:
+    """Every file but the locks and the workspace cache (``summarize --all`` and ``watch`` fill it)."""
     return {
         str(path.relative_to(root)): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and "locks" not in path.parts
+        if path.is_file() and "locks" not in path.parts and not path.name.startswith("cache.sqlite3")
     }
 
 
