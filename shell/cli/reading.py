@@ -181,8 +181,8 @@ def check(
 ) -> None:
     """Check request links, event IDs and tool calls: unresolved links, duplicated IDs, orphaned tool halves.
 
-    The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in RFD 097's form
-    (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
+    The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in the form JP
+    writes (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
     unresolved, a tool call lacks its other half or a save would be refused, 2 when a conversation
     cannot be read.
     """
@@ -227,7 +227,9 @@ The provider view is what a model is sent for this conversation: requests,
 answers, reasoning, tool calls and results, after compaction overlays, without
 turn_start, inquiries and config entries. Events whose request_id does not
 resolve are left out, each with a warning on stderr saying which request_id and
-why; when one half of a tool call is left out, so is the other half.
+why; when one half of a tool call is left out, so is the other half. Why a link
+no longer resolves and how to fix it: `turnmark check --help`; `turnmark repair`
+makes the fixes.
 """
 
 
@@ -256,7 +258,7 @@ def _view_line(event: ViewEvent) -> str:
 PREVIEW_CHARS = 72
 
 
-@app.command(epilog=PROJECT_HELP + EDITING_HELP)
+@app.command(epilog=PROJECT_HELP)
 def project(
     ctx: typer.Context,
     conversation: ConversationArgument = None,

@@ -229,9 +229,9 @@ def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
 
 
 STRIP_HELP = """
-For a JP release older than RFD 097, 098 and 126, which refuses a turn_start
-with keys it does not know: removes event_id, request_id, turn summaries and
-turnmark's provenance, and nothing else. A conversation turnmark upgraded from
+For a JP release from before event IDs, request links and turn summaries,
+which refuses a turn_start with keys it does not know: removes event_id,
+request_id, turn summaries and turnmark's provenance, and nothing else. A conversation turnmark upgraded from
 the legacy format stays in the current format (that JP reads it). Dry run by
 default; --apply writes under JP's lock.
 """
