@@ -163,13 +163,17 @@ def _check_lines(report: CheckReport) -> list[str]:
             f"  warning: entry {item['index']}: {item['key']} '{item['value']}' is not in the form turnmark and JP "
             "write (7 lowercase letters and digits); was it edited by hand?"
         )
-    if report.transient_ids:
-        lines.append(
-            f"  {report.transient_ids} of {report.entries} entries {'has' if report.transient_ids == 1 else 'have'} "
-            "an event_id assigned at load "
-            "(missing or repaired in the file); it is written on the next save"
-        )
     return lines
+
+
+def transient_note(transient: int, entries: int) -> str:
+    """The one calm line about entries whose event_id is not in the file yet (most of JP's older ones)."""
+    some = f"{transient} of {entries} entries" if transient != entries else f"all {entries} entries"
+    return (
+        f"note: {some} {'has' if transient == 1 else 'have'} no event_id of their own in the file yet "
+        "(written before JP kept IDs, or copied): turnmark assigns the same ones on every read and the next "
+        "save writes them. Nothing to fix."
+    )
 
 
 @app.command(epilog=EDITING_HELP)
@@ -189,15 +193,19 @@ def check(
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     results: list[dict[str, object]] = []
-    problems = errors = 0
+    problems = errors = transient = entries = 0
     for ref in refs:
         loaded = read_or_report(settings, ref)
         if isinstance(loaded, dict):
             errors += 1
             results.append(loaded)
+            if all_conversations and settings.resolve_format(output_format) is OutputFormat.text:
+                emit_line(f"{ref.display_id}  UNREADABLE  {ref.dirname}: see the error above")
             continue
         report = link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events))
         problems += 0 if report.ok else 1
+        transient += report.transient_ids
+        entries += report.entries
         results.append({**conversation_json(loaded), **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
             status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
@@ -206,7 +214,9 @@ def check(
                 lines.append(f"  to fix: turnmark repair {ref.display_id} (shows the plan; --apply or -i makes it)")
             emit_line(f"{ref.display_id}  {status}  " + "\n".join(lines))
     if settings.resolve_format(output_format) is OutputFormat.json:
-        emit_json({"ok": problems == 0 and errors == 0, "conversations": results})
+        emit_json({"ok": problems == 0 and errors == 0, "transient_ids": transient, "conversations": results})
+    elif transient:
+        chrome(transient_note(transient, entries))
     if errors:
         raise typer.Exit(2)
     if problems:
