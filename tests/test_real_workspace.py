@@ -154,7 +154,8 @@ def test_an_unreachable_model_is_asked_once_per_run_and_changes_no_byte(cli: Cli
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
     assert f"{url}/api/tags: cannot connect" in errors[0]
-    assert out.count("skipped: ollama/llama3 cannot be reached (see the error above)") == 5
+    assert "its address is providers.llm.ollama.base_url, default http://localhost:11434" in errors[0]
+    assert out.splitlines()[1].startswith("5 more conversations skipped: ollama/llama3 cannot be reached")
     assert files_of(legacy) == before
 
 
