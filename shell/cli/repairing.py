@@ -263,7 +263,8 @@ def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
     done = "applied" if outcome.applied else ("not applied" if applying else "would apply")
     head = f"{outcome.conversation}  {done}: {len(fixes)} fix{'es' if len(fixes) != 1 else ''}"
     if confirmed := len(every_fix) - len(fixes):
-        head += f", {counted(confirmed, 'link')} to the original of a copied request kept as {'they are' if confirmed > 1 else 'it is'}"
+        kept = "they are" if confirmed > 1 else "it is"
+        head += f", {counted(confirmed, 'link')} to the original of a copied request kept as {kept}"
     if open_problems:
         verb = "needs" if len(open_problems) == 1 else "need"
         head += f", {len(open_problems)} {verb} a decision (turnmark repair -i {outcome.conversation})"
