@@ -22,7 +22,8 @@ from turnmark.shell.cli.usage import GLOBAL_FLAGS, GLOBAL_VALUE_OPTIONS
 TURNMARK = str(Path(sys.executable).with_name("turnmark"))
 GROUP = get_command(app)
 assert isinstance(GROUP, TyperGroup)
-COMMANDS = sorted(GROUP.commands)
+SUBCOMMANDS = GROUP.commands
+COMMANDS = sorted(SUBCOMMANDS)
 INTERNAL_NAMES = re.compile(r"RFD ?\d|\(D\d+\)|\bD\d{2}\b|\bissue \d")
 
 
@@ -35,7 +36,7 @@ def accepted_options(command: str) -> set[str]:
     """Every option name ``turnmark COMMAND`` takes: its own, and the global ones it may be given."""
     own = {
         name
-        for param in GROUP.commands[command].params
+        for param in SUBCOMMANDS[command].params
         if isinstance(param, TyperOption)
         for name in (*param.opts, *param.secondary_opts)
     }
