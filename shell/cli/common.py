@@ -17,10 +17,8 @@ from turnmark.shell.output import chrome, emit_line
 from turnmark.shell.settings import HttpSettings, RunSettings
 
 with lazy_imports():
-    from importlib import metadata
-
     from turnmark.core.stream import turns as stream_turns
-    from turnmark.shell import entropy
+    from turnmark.shell import entropy, version
     from turnmark.shell.storage import conversations, selection
     from turnmark.shell.storage import workspace as workspace_files
 
@@ -135,7 +133,7 @@ ConversationArgument = Annotated[
 def show_version(wanted: bool) -> None:
     """``--version``: the installed package's version, as its metadata records it."""
     if wanted:
-        emit_line(f"turnmark {metadata.version('turnmark')}")
+        emit_line(f"turnmark {version.installed()}")
         raise typer.Exit(0)
 
 
