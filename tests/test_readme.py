@@ -52,7 +52,7 @@ EDITOR_SCRIPT = '''\
 import pathlib
 import sys
 
-plan = pathlib.Path(sys.argv[1]) / "CONVERSATION"
+plan = pathlib.Path(sys.argv[-1])
 kept, dropping = [], False
 for line in plan.read_text(encoding="utf-8").splitlines(keepends=True):
     if line.startswith("# Turn "):

@@ -60,7 +60,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "edit": (
         ("turnmark edit -i", "Drop, reorder or rewrite events of the most recent conversation in your editor."),
-        ("turnmark edit -i 17727484633", "The same for conversation jp-c17727484633."),
+        ("turnmark edit -i 17727484633 --yes", "Edit jp-c17727484633; save even what drops an overlay, unasked."),
         ("turnmark edit --undo 17727484633", "Take the last edit of that conversation back."),
     ),
     "fork": (

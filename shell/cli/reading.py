@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -31,7 +30,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
-    from turnmark.core.stream import duplicate_keys, payloads
+    from turnmark.core.stream import duplicate_keys, previews
     from turnmark.core.summaries import transcript, turn_rows
     from turnmark.core.wire import chat
     from turnmark.shell.storage import config_files, failure_memory
@@ -243,22 +242,8 @@ makes the fixes.
 """
 
 
-def _preview(event: ViewEvent) -> tuple[str, str]:
-    payload = event.payload
-    if isinstance(payload, payloads.ChatRequest):
-        return "request", payload.content
-    if isinstance(payload, payloads.ChatResponse):
-        value = payload.value if isinstance(payload.value, str) else json.dumps(payload.value, ensure_ascii=False)
-        return {"message": "message", "reasoning": "reasoning", "data": "data"}[payload.variant], value
-    if isinstance(payload, payloads.ToolCallRequest):
-        return "tool_call", f"{payload.name} {json.dumps(payload.arguments or {}, ensure_ascii=False)}"
-    if isinstance(payload, payloads.ToolCallResponse):
-        return ("tool_error" if payload.is_error else "tool_result"), payload.content
-    return payload.type_tag, ""
-
-
 def _view_line(event: ViewEvent) -> str:
-    kind, text = _preview(event)
+    kind, text = previews.provider_preview(event.payload)
     run = event.summary_run
     if run is not None and kind == "request":
         text = f"{text} (turns {run.from_turn}-{run.to_turn})"

@@ -208,7 +208,7 @@ def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], 
                 f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
             )
         repaired = repair_plan.apply_repairs(fresh.stream, fixes)
-        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired))
+        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired), "repair")
 
 
 @app.command(epilog=REPAIR_HELP)
@@ -275,6 +275,19 @@ def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
     return [head, *_fix_lines(stream, fixes), *(_problem_line(stream, p) for p in open_problems)]
 
 
+def _strip_state(row: dict[str, object]) -> str:
+    """``would be stripped: 21 event_ids, 17 request_ids and 1 turn summary would go``, or what happened."""
+    if row["error"]:
+        return "not stripped: see the error above"
+    removes = row["removes"]
+    if not isinstance(removes, dict):
+        return "nothing to strip"
+    what = strip_keys.stripped_text(removes)
+    if row["applied"]:
+        return f"stripped: {what} removed (`turnmark edit --undo {row['id']}` takes it back)"
+    return f"would be stripped: {what} would go (--apply writes it)"
+
+
 STRIP_HELP = """
 For a JP release from before event IDs, request links and turn summaries,
 which refuses a turn_start with keys it does not know: removes event_id,
@@ -301,17 +314,26 @@ def strip(
     refs = chosen(settings, conversation, all_conversations)
     rows: list[dict[str, object]] = []
     for ref in refs:
-        row: dict[str, object] = {"id": ref.display_id, "changes": False, "applied": False, "error": None}
+        row: dict[str, object] = {
+            "id": ref.display_id,
+            "changes": False,
+            "removes": None,
+            "applied": False,
+            "error": None,
+        }
         try:
             loaded = conversations.read_conversation(ref, settings.new_id)
             data = strip_keys.stripped_events(loaded.stream)
             row["changes"] = data != loaded.events
+            row["removes"] = strip_keys.stripped_counts(loaded.stream) if row["changes"] else None
             if apply and row["changes"]:
                 with conversations.hold_lock(ref) as lock:
                     fresh = conversations.read_conversation(ref, settings.new_id, lock)
                     stripped = strip_keys.stripped_events(fresh.stream)
                     undo.saved_with_undo(
-                        fresh, partial(conversations.write_documents, lock, fresh, None, stripped, saving=fresh.stream)
+                        fresh,
+                        partial(conversations.write_documents, lock, fresh, None, stripped, saving=fresh.stream),
+                        "strip --apply",
                     )
                 row["applied"] = True
         except ConversationError as error:
@@ -322,7 +344,6 @@ def strip(
         emit_json({"ok": not any(row["error"] for row in rows), "conversations": rows})
     else:
         for row in rows:
-            state = "stripped" if row["applied"] else ("would be stripped" if row["changes"] else "nothing to strip")
-            emit_line(f"{row['id']}  {'not stripped: see the error above' if row['error'] else state}")
+            emit_line(f"{row['id']}  {_strip_state(row)}")
     if any(row["error"] for row in rows):
         raise typer.Exit(1)

@@ -154,8 +154,8 @@ def run_main(invoke: Callable[..., Any], args: Sequence[str] | None, standalone_
     return code
 
 
-RANGE_NOTE = re.compile(r"\s*\[x>=0(?:\.0)?\]|; x>=0(?:\.0)?(?=\])")
-"""click's ``[x>=0]`` after an option's help: the help already says it counts something."""
+RANGE_NOTE = re.compile(r"\s*\[x>=[01](?:\.0)?\]|; x>=[01](?:\.0)?(?=\])")
+"""click's ``[x>=0]`` or ``[x>=1]`` after an option's help: the help already says it counts something."""
 
 
 def plain_argument(param: TyperArgument) -> str:

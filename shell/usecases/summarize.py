@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from returns.result import Failure
 
@@ -51,6 +52,7 @@ from turnmark.shell.storage.config_files import config_layers, layer_of, transcr
 from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_refusal, save_stream
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
 from turnmark.shell.storage.locking import is_locked, lock_holder
+from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
 
 
@@ -66,6 +68,8 @@ class CatchupOptions(RunSettings):
     """Also ask for turns whose answers failed too often (``summarize --retry-failed``)."""
     max_batches: int | None = None
     """Ask for at most this many batches (``edit -i`` summarizes only the newest turn)."""
+    undo_as: str | None = None
+    """Keep an undo step before writing, named so (``edit -i`` makes the summary it writes first undoable)."""
 
 
 @dataclass
@@ -391,7 +395,11 @@ class Session:
                     max_message_chars=self.max_message_chars,
                 )
                 if applied.written:
-                    save_stream(lock, fresh, applied.stream, announce=self.report.notes.append)
+                    save = partial(save_stream, lock, fresh, applied.stream, announce=self.report.notes.append)
+                    if self.options.undo_as is None:
+                        save()
+                    else:
+                        saved_with_undo(fresh, save, self.options.undo_as)
         except ConversationLocked as error:
             self.report.skipped = f"results not written: {error}; retried next time"
             self.report.locked = True

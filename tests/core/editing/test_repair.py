@@ -121,8 +121,9 @@ def test_strip_gives_an_older_jp_its_file_back(workspace: Path) -> None:
     run(workspace, "summarize", "17790000000", "--model", "builtin/extractive")
     run(workspace, "label", "17790000000", "1", "Thanks")
     out, _ = run(workspace, "strip", "17790000000")
-    assert out == "jp-c17790000000  would be stripped\n"
-    run(workspace, "strip", "17790000000", "--apply")
+    assert out == "jp-c17790000000  would be stripped: 10 event_ids and 2 turn summaries would go (--apply writes it)\n"
+    out, _ = run(workspace, "strip", "17790000000", "--apply")
+    assert out.startswith("jp-c17790000000  stripped: 10 event_ids and 2 turn summaries removed (`turnmark edit --undo")
     stripped = msgspec.json.decode((directory / "events.json").read_bytes())
     inserted = [entry for entry in stripped if entry == {"timestamp": original[1]["timestamp"], "type": "turn_start"}]
     assert len(inserted) == 1, "the plain turn_start catch-up inserted (JP writes it itself)"
