@@ -10,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from syrupy.assertion import SnapshotAssertion
 from typer.core import TyperGroup, TyperOption
 from typer.main import get_command
 from typer.testing import CliRunner
@@ -90,3 +91,9 @@ def test_check_and_project_point_at_repair_and_do_not_repeat_each_other() -> Non
     sentences = " ".join(EDITING_HELP.split()).split(". ")
     assert sentences
     assert not [sentence for sentence in sentences if sentence in project_help]
+
+
+def test_every_help_listed_in_one_place(snapshot: SnapshotAssertion) -> None:
+    """Every help text the CLI prints, in one snapshot a reviewer reads from top to bottom."""
+    texts = {command or "turnmark": run(*([command] if command else []), "--help")[1] for command in ["", *COMMANDS]}
+    assert texts == snapshot
