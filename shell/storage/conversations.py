@@ -100,6 +100,23 @@ class LoadedConversation:
         return self.metadata.title if self.metadata else None
 
 
+EventsStamp = tuple[tuple[int, int] | None, ...]
+"""``(mtime ns, size)`` of each copy's ``events.json``, ``None`` for a copy that cannot be read."""
+
+
+def events_stamp(ref: ConversationRef) -> EventsStamp:
+    """How each copy's ``events.json`` stands now (taken under the lock, it names turnmark's own write)."""
+    stamps: list[tuple[int, int] | None] = []
+    for directory in ref.directories:
+        try:
+            status = (directory / EVENTS).stat()
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((status.st_mtime_ns, status.st_size))
+    return tuple(stamps)
+
+
 def describe(path: Path, error: StreamError) -> str:
     file = path if path.name == error.document else path.parent / error.document
     return f"{file}: {error.describe()}"
