@@ -7,7 +7,8 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Reading", ("conversations", "turns", "show", "find", "check", "transcript", "project")),
     ("Summaries", ("summarize", "label")),
     ("Editing", ("edit", "fork", "repair", "strip")),
-    ("Background", ("query", "watch")),
+    ("Asking the assistant", ("query",)),
+    ("Keeping summaries current", ("watch",)),
     ("Getting started", ("demo",)),
 )
 

@@ -1,4 +1,4 @@
-"""``turnmark edit``: D21's interactive editing of a conversation, with undo."""
+"""``turnmark edit``: the interactive editing of a conversation, with undo."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def edit(
     ctx: typer.Context,
     conversation: ConversationArgument = None,
     interactive: Annotated[
-        bool, typer.Option("--interactive", "-i", help="Edit the conversation's events in your editor (D21).")
+        bool, typer.Option("--interactive", "-i", help="Edit the conversation's events in your editor.")
     ] = False,
     undo_last: Annotated[bool, typer.Option("--undo", help="Restore the copy kept before the last edit.")] = False,
     no_summary: Annotated[
