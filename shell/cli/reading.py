@@ -172,7 +172,16 @@ def _check_lines(report: CheckReport) -> list[str]:
     return lines
 
 
-<<<<<<< HEAD
+def transient_note(transient: int, entries: int) -> str:
+    """The one calm line about entries whose event_id is not in the file yet (most of JP's older ones)."""
+    some = f"{transient} of {entries} entries" if transient != entries else f"all {entries} entries"
+    return (
+        f"note: {some} {'has' if transient == 1 else 'have'} no event_id of their own in the file yet "
+        "(written before JP kept IDs, or copied): turnmark assigns the same ones on every read and the next "
+        "save writes them. Nothing to fix."
+    )
+
+
 def _checked(
     settings: Settings, conversation: str | None, all_conversations: bool
 ) -> Iterator[tuple[ConversationRef, Checked]]:
@@ -207,16 +216,6 @@ def _checked(
         if row["metadata_error"]:
             warn(str(row["metadata_error"]))
         yield listed.ref, ({key: row[key] for key in ("id", "dirname", "title", "format")}, report)
-=======
-def transient_note(transient: int, entries: int) -> str:
-    """The one calm line about entries whose event_id is not in the file yet (most of JP's older ones)."""
-    some = f"{transient} of {entries} entries" if transient != entries else f"all {entries} entries"
-    return (
-        f"note: {some} {'has' if transient == 1 else 'have'} no event_id of their own in the file yet "
-        "(written before JP kept IDs, or copied): turnmark assigns the same ones on every read and the next "
-        "save writes them. Nothing to fix."
-    )
->>>>>>> main
 
 
 @app.command(epilog=EDITING_HELP)
@@ -235,32 +234,19 @@ def check(
     """
     settings = settings_of(ctx)
     results: list[dict[str, object]] = []
-<<<<<<< HEAD
-    problems = errors = 0
+    problems = errors = transient = entries = 0
     for ref, found in _checked(settings, conversation, all_conversations):
         if isinstance(found, dict):
             errors += 1
             results.append(found)
-=======
-    problems = errors = transient = entries = 0
-    for ref in refs:
-        loaded = read_or_report(settings, ref)
-        if isinstance(loaded, dict):
-            errors += 1
-            results.append(loaded)
             if all_conversations and settings.resolve_format(output_format) is OutputFormat.text:
                 emit_line(f"{ref.display_id}  UNREADABLE  {ref.dirname}: see the error above")
->>>>>>> main
             continue
         head, report = found
         problems += 0 if report.ok else 1
-<<<<<<< HEAD
-        results.append({**head, **report.to_json(), "error": None})
-=======
         transient += report.transient_ids
         entries += report.entries
-        results.append({**conversation_json(loaded), **report.to_json(), "error": None})
->>>>>>> main
+        results.append({**head, **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
             status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
             lines = _check_lines(report)
