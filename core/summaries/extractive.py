@@ -312,6 +312,30 @@ def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
     return offered
 
 
+_RECOMMENDED = re.compile(
+    r"\b(?:recommend(?:ation)?|right fit|best fit|i'?d go with|i'?d pick|i prefer|my pick)\b[^\n]*?"
+    r"(?:\boption\s+(?P<named>[A-Za-z]\b|\d{1,2}\b)|\*\*(?P<bold>[A-H])\*\*)"
+    r"|(?:\boption\s+(?P<first>[A-Za-z]\b|\d{1,2}\b))[^\n]{0,40}?\b(?:is|seems) (?:the )?(?:right|best)",
+    re.IGNORECASE,
+)
+"""An answer's sentence that recommends one of its options ("I think **Option A** is the right fit")."""
+
+
+def recommended(facts: TurnFacts) -> str | None:
+    """A turn that changed nothing and whose answer weighs options and recommends one, as the proposal of
+    that option ("Propose <the option's title>")."""
+    if facts.edited:
+        return None
+    items = answer_items(facts.answer)
+    for match in _RECOMMENDED.finditer(plain(facts.answer).replace("__", "**")):
+        key = (match.group("named") or match.group("bold") or match.group("first") or "").upper()
+        title = items.get(key)
+        if title is not None and sum(1 for item in items if item != "-1") >= 2:
+            first = title.split(" ", 1)[0]
+            return imperative(title) if first.lower() in VERBS else f"Propose {_lower(title)}"
+    return None
+
+
 def _short_pointing(request: str) -> bool:
     """A short request that points back ("agreed, please add it", "do that")."""
     words = re.findall(r"[\w']+", request)
@@ -320,7 +344,7 @@ def _short_pointing(request: str) -> bool:
 
 def _lower(title: str) -> str:
     first, _, rest = title.partition(" ")
-    keep = not first[1:].islower() or not first.isalpha()
+    keep = not first[1:].islower() or not first.replace("-", "").isalpha()
     return (first if keep else first.lower()) + (f" {rest}" if rest else "")
 
 
@@ -438,7 +462,7 @@ def label_of(
     terms = key_terms(asking, facts.answer, facts.edited, spread or {}, turns)
     line = recorded(facts) or resolved(facts, before_facts)
     if line is None:
-        line = instruction(facts.request) or question(facts.request)
+        line = instruction(facts.request) or recommended(facts) or question(facts.request)
         line = line or (accomplished(facts) if is_follow_up(facts.request) else None)
     if line is not None:
         return finished(line, facts, terms)
