@@ -384,7 +384,7 @@ def verb_of(facts: TurnFacts) -> str:
         verb = base_form(sentence.split(" ", 1)[0])
         if verb is not None:
             return verb
-    if looks_like_problem(facts.request) and not is_follow_up(facts.request):
+    if _reports_problem(facts.request):
         return "Fix" if facts.edited else "Investigate"
     if facts.edited:
         return "Update"
@@ -393,6 +393,13 @@ def verb_of(facts: TurnFacts) -> str:
     if "?" in facts.request:
         return "Explain"
     return "Discuss"
+
+
+def _reports_problem(request: str) -> bool:
+    """A request that reports something wrong: in its prose, or by pasting an error."""
+    if _ERROR_PASTE.search(request):
+        return True
+    return looks_like_problem(request) and not is_follow_up(request)
 
 
 def from_terms(verb: str, terms: Sequence[str], text: str, limit: int) -> str:
