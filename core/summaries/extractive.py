@@ -220,7 +220,7 @@ _CHOICE = re.compile(
 _ORDINAL = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "last": "-1"}
 _ORDINAL_CHOICE = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:one|option|approach|idea)\b", re.I)
 _ITEM = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:[-*+][ \t]+)?(?:\*\*|__)?(?:option[ \t]+)?(?:\*\*|__)?"
+    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:[-*+][ \t]+)?(?:\*\*|__)?(?:(?P<noun>option|issue)[ \t]+)?(?:\*\*|__)?"
     r"(?P<key>[A-H]|\d{1,2})(?:\*\*|__)?[ \t]*(?:[.):]|[ \t]+[-—:])[ \t]*(?P<text>.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -251,12 +251,15 @@ def pointed_keys(request: str) -> list[str]:
     return [key for key in found if _OPTION.search(text)]
 
 
-def answer_items(answer: str) -> dict[str, str]:
-    """The options and numbered items of an answer by their key ("B", "3"), each as its title."""
+def answer_items(answer: str, noun: str | None = None) -> dict[str, str]:
+    """The options and numbered items of an answer by their key ("B", "3"), each as its title (with
+    ``noun``: only the items it names, "Issue 5: …")."""
     items: dict[str, str] = {}
     ordered: list[str] = []
     text = plain(answer)
     for match in _ITEM.finditer(text):
+        if noun is not None and (match.group("noun") or "").lower() != noun:
+            continue
         key = match.group("key").upper()
         title = clean_line(_ITEM_END.split(match.group("text").strip().lstrip("*_ "), 1)[0]).strip(" .:,")
         if key not in items and title and any(char.isalpha() for char in title):
@@ -281,11 +284,36 @@ def proposal(answer: str) -> str | None:
     return None
 
 
-def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
+_ISSUE = re.compile(r"\bissues?\s+(\d{1,2})\b(?!\.\d)", re.IGNORECASE)
+"""A request's pointer to an issue an earlier answer listed ("and issue 5, what can we do there?")."""
+
+
+def picked_issue(facts: TurnFacts, earlier: Sequence[TurnFacts]) -> str | None:
+    """A request that takes up an issue an earlier answer listed ("#### Issue 5: Three separate calls …"), as
+    addressing that issue ("Address three separate calls … (issue 5)")."""
+    keys = list(dict.fromkeys(_ISSUE.findall(plain(facts.request))))
+    for answer in reversed([fact.answer for fact in earlier]):
+        items = answer_items(answer, "issue")
+        chosen = [key for key in keys if key in items]
+        if chosen:
+            title = items[chosen[0]]
+            note = f"(issue{'s' if len(keys) > 1 else ''} {', '.join(keys)})"
+            first = title.split(" ", 1)[0]
+            phrase = imperative(title) if first.lower() in VERBS or base_form(first) else f"Address {_lower(title)}"
+            head = shorten(phrase, MAX_CHARS - len(note) - 1).removesuffix("…").rstrip(" ,;:")
+            return f"{head} {note}"
+    return None
+
+
+def resolved(facts: TurnFacts, before: TurnFacts | None, earlier: Sequence[TurnFacts] = ()) -> str | None:
     """A follow-up's label from what it points at: the option or numbered item of the previous answer it
-    picks ("Move bad conversations to a trash folder (option B)"), or that answer's offer it accepts."""
+    picks ("Move bad conversations to a trash folder (option B)"), an issue an earlier answer listed, or
+    the previous answer's offer it accepts."""
     if before is None:
         return None
+    issue = picked_issue(facts, [*earlier, before])
+    if issue is not None:
+        return issue
     keys = pointed_keys(facts.request)
     if keys:
         items = answer_items(before.answer)
@@ -344,7 +372,7 @@ def _short_pointing(request: str) -> bool:
 
 def _lower(title: str) -> str:
     first, _, rest = title.partition(" ")
-    keep = not first[1:].islower() or not first.replace("-", "").isalpha()
+    keep = first == "I" or not first.replace("-", "").isalpha() or (len(first) > 1 and not first[1:].islower())
     return (first if keep else first.lower()) + (f" {rest}" if rest else "")
 
 
@@ -457,6 +485,7 @@ def label_of(
     spread: Mapping[str, int] | None = None,
     turns: int = 1,
     previous: tuple[str | None, TurnFacts | None] = (None, None),
+    earlier: Sequence[TurnFacts] = (),
 ) -> str | None:
     """The label of one turn, before it is made distinct from the others (``spread``: in how many of the
     conversation's ``turns`` each word appears; ``previous``: the label and facts of the turn before)."""
@@ -467,7 +496,7 @@ def label_of(
         return acknowledged
     asking = "" if is_follow_up(facts.request) else facts.request
     terms = key_terms(asking, facts.answer, facts.edited, spread or {}, turns)
-    line = recorded(facts) or resolved(facts, before_facts)
+    line = recorded(facts) or resolved(facts, before_facts, earlier)
     if line is None:
         line = instruction(facts.request) or recommended(facts) or question(facts.request)
         line = line or (accomplished(facts) if is_follow_up(facts.request) else None)
@@ -643,17 +672,19 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
     used: set[tuple[str, ...]] = set()
     labels: dict[str, str] = {}
     previous: tuple[str | None, TurnFacts | None] = (None, None)
+    seen: list[TurnFacts] = []
     for turn in turns:
         turn_id = turn.id()
         if turn_id is None:
             continue
-        line = label_of(facts[turn_id], spread, len(facts), previous)
+        line = label_of(facts[turn_id], spread, len(facts), previous, seen[:-1])
         if line is not None:
             if same_words(line) in used:
                 line = _distinct(line, facts[turn_id], spread, len(facts), used)
             used.add(same_words(line))
             labels[turn_id] = line
         previous = (line, facts[turn_id])
+        seen.append(facts[turn_id])
     return labels
 
 

@@ -104,6 +104,30 @@ def test_a_follow_up_is_labelled_by_what_the_turn_did() -> None:
     assert is_follow_up("yes, go ahead")
 
 
+def test_an_answer_that_recommends_one_of_its_options_proposes_it() -> None:
+    answer = (
+        "Let me think through the options.\n\n**Option A: Keep a lock file per cache.** Simple.\n\n"
+        "**Option B: A single database.** More moving parts.\n\nI think **Option A** is the right fit."
+    )
+    steps: list[Payload] = [turn(), request("How should two processes share the cache?"), message(answer)]
+    assert labels(*steps) == ["Keep a lock file per cache"]
+    steps = [turn(), request("How should two processes share the cache?"), message(answer.replace("A**", "B**"))]
+    assert labels(*steps) == ["Propose a single database"]
+
+
+def test_an_issue_an_earlier_answer_listed_is_taken_up_by_its_title() -> None:
+    listing = (
+        "### Issues\n\n#### Issue 1: Empty cache after a cold start\n\nDetails.\n\n"
+        "#### Issue 2: Two parsers for one format\n\nDetails."
+    )
+    steps: list[Payload] = [turn(), request("Review the cache module"), message(listing)]
+    steps += [turn(), request("Start with issue 1 please"), message("Fixed the cold start.")]
+    steps += [turn(), request("and issue 2, what can we do there?"), message("All passing.")]
+    found = labels(*steps)
+    assert found[2] == "Address two parsers for one format (issue 2)"
+    assert found[1] is not None and found[1].endswith("(issue 1)")
+
+
 def test_thanks_names_what_it_thanks_for_and_approval_approves() -> None:
     explained: list[Payload] = [turn(), request("What does build.rs do?"), message("It embeds the build date.")]
     assert labels(*explained, turn(), request("thanks!"), message("You're welcome."))[1] == (
