@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from turnmark.core.stream.turns import Turn
-from turnmark.core.summaries.key_terms import GENERIC, STOP, key_terms, word_spread
+from turnmark.core.summaries.key_terms import COMMON, GENERIC, STOP, key_terms, word_spread
 from turnmark.core.summaries.label_text import (
     VERBS,
     as_request,
@@ -203,14 +203,46 @@ def instruction(request: str) -> str | None:
     title = heading(request)
     if title and not title.endswith("?"):
         return imperative(title)
-    for sentence in sentences(request)[:6]:
+    said = sentences(request)[:6]
+    for at, sentence in enumerate(said):
         wanted = task(sentence).rstrip("?")
         first = wanted.split(" ", 1)[0].lower().strip(",:")
         words = wanted.split(" ")
-        specific = [word for word in words[1:] if word.lower().strip(".,") not in STOP]
-        if first in VERBS and len(words) >= 3 and specific and not sentence.endswith((":", "?")):
+        if at and len(words) > 1 and words[1].lower() in ("it", "this", "that", "them"):
+            subject = sentence_subject(said[at - 1])
+            words = [words[0], subject, *words[2:]] if subject else words
+            wanted = " ".join(words)
+        specific = [word for word in words[1:] if _specific(word)]
+        named = specific or len(said) == 1
+        if first in VERBS and len(words) >= 3 and named and not sentence.endswith((":", "?")):
             return imperative(wanted)
     return None
+
+
+VAGUE = word_set(
+    "overview summary cause causes reason reasons thoughts explanation insight insights clue clues idea ideas "
+    "fix fixes solution solutions"
+)
+"""Nouns that ask for something without naming what it is about ("give me an overview", "any clues")."""
+
+
+def sentence_subject(sentence: str) -> str | None:
+    """The words a sentence opens with before its verb ("Startup takes 300 ms." -> "startup"), what a
+    pronoun in the next sentence points at."""
+    words = sentence.split(" ")
+    while words and words[0].lower() in ("the", "a", "an", "our", "my", "this"):
+        words = words[1:]
+    lowered = [word.lower().strip(".,;:!?()\"'`") for word in words]
+    stop = next((i for i, word in enumerate(lowered) if not _phrase_word(word)), len(words))
+    if not 0 < stop <= 3 or stop == len(words):
+        return None
+    return _lower(" ".join(word.strip(".,;:!?()\"'`") for word in words[:stop]))
+
+
+def _specific(word: str) -> bool:
+    """A word that names something of the turn (not a function word, an everyday word or a verb)."""
+    lowered = word.lower().strip(".,;:!?()\"'`")
+    return bool(lowered) and not ({lowered} & (STOP | GENERIC | COMMON | _PHRASE_STOP | VAGUE))
 
 
 _OPTION = re.compile(r"\boption\s+([A-Za-z]\b|\d{1,2}\b)", re.IGNORECASE)
@@ -476,7 +508,12 @@ def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> st
         return f"{verb} the previous answer"
     first, _, rest = previous.split(": ", 1)[0].split("; ", 1)[0].partition(" ")
     if first not in ("Approve", "Thank") and rest and first.isalpha():
-        return shorten(f"{verb} {gerund(first)} {_lower(rest)}", MAX_CHARS)
+        rest = re.sub(
+            r"\b(and|then) (\w+)\b",
+            lambda match: f"{match.group(1)} {gerund(match.group(2)) if match.group(2).lower() in VERBS else match.group(2)}",
+            _lower(rest),
+        )
+        return shorten(f"{verb} {gerund(first)} {rest}", MAX_CHARS)
     return f"{verb} the previous answer"
 
 
@@ -589,7 +626,8 @@ def _paragraphs(text: str) -> list[str]:
 _PHRASE_STOP = word_set(
     "a an the this that these those my our your its their is are was were be been has have had do does did "
     "and or but if so because when while which who what where how why to of in on at by for with from as "
-    "it i we you they he she me us them not no can could should would will may might must"
+    "it i we you they he she me us them not no can could should would will may might must ran got went came "
+    "took gave"
 )
 
 

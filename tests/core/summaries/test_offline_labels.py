@@ -128,6 +128,24 @@ def test_an_issue_an_earlier_answer_listed_is_taken_up_by_its_title() -> None:
     assert found[1] is not None and found[1].endswith("(issue 1)")
 
 
+def test_an_instruction_about_it_names_what_the_sentence_before_was_about() -> None:
+    steps: list[Payload] = [turn(), request("The indexer takes 5 s. Profile it and cache what it reads."), message("Done.")]
+    steps += [turn(), request("thanks!"), message("You're welcome.")]
+    assert labels(*steps)[0] == "Profile indexer and cache what it reads"
+    assert instruction("Startup takes 300 ms. Profile it and suggest fixes.") == "Profile startup and suggest fixes"
+
+
+def test_an_instruction_that_names_nothing_leaves_the_label_to_what_the_request_reports() -> None:
+    request_text = (
+        "A colleague ran `cache warm` on a fresh machine and got this error:\n\n```\nno such table\n```\n\n"
+        "Investigate and give me an overview on what the cause might be here."
+    )
+    assert instruction(request_text) is None
+    assert instruction("Please stage the relevant changes") == "Stage the relevant changes"
+    found = labels(turn(), request(request_text), message("The table is created after the first read."))
+    assert found[0] == "Investigate error in cache warm"
+
+
 def test_thanks_names_what_it_thanks_for_and_approval_approves() -> None:
     explained: list[Payload] = [turn(), request("What does build.rs do?"), message("It embeds the build date.")]
     assert labels(*explained, turn(), request("thanks!"), message("You're welcome."))[1] == (
