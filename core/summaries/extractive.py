@@ -523,9 +523,11 @@ def label_of(
     turns: int = 1,
     previous: tuple[str | None, TurnFacts | None] = (None, None),
     earlier: Sequence[TurnFacts] = (),
+    plan: str | None = None,
 ) -> str | None:
     """The label of one turn, before it is made distinct from the others (``spread``: in how many of the
-    conversation's ``turns`` each word appears; ``previous``: the label and facts of the turn before)."""
+    conversation's ``turns`` each word appears; ``previous``: the label and facts of the turn before;
+    ``earlier``: the turns before that; ``plan``: the one numbered document the conversation writes)."""
     before, before_facts = previous
     changed = before_facts is not None and bool(before_facts.edited)
     acknowledged = acknowledgement(facts, before, changed)
@@ -533,7 +535,7 @@ def label_of(
         return acknowledged
     asking = "" if is_follow_up(facts.request) else facts.request
     terms = key_terms(asking, facts.answer, facts.edited, spread or {}, turns)
-    line = recorded(facts) or resolved(facts, before_facts, earlier)
+    line = recorded(facts) or resolved(facts, before_facts, earlier) or staged(facts, plan)
     if line is None:
         line = instruction(facts.request) or recommended(facts) or question(facts.request)
         line = line or (accomplished(facts) if is_follow_up(facts.request) else None)
@@ -547,6 +549,36 @@ def label_of(
         first = sentences(facts.request)[0]
         fallback = as_request(task(first)) if first.endswith("?") else imperative(task(first))
     return finished(imperative(fallback), facts, ()) if fallback else None
+
+
+_STAGE = re.compile(r"\b(phase|step|layer|milestone)\s+(\d{1,2})\b(?!\.\d)", re.IGNORECASE)
+_NEXT_STAGE = re.compile(r"\bnext (phase|step|layer|milestone)\b", re.IGNORECASE)
+_CONTINUING = word_set("move proceed continue go start begin carry")
+"""The verbs of a request that moves on through a plan ("move on to phase 2", "proceed with the next phase")."""
+
+
+def staged(facts: TurnFacts, plan: str | None) -> str | None:
+    """A turn that moves on to a phase of a plan and changed files, as implementing it: "Implement RFD 052
+    phase 2" (``plan``: the conversation's numbered document; "the next phase" is numbered by the answer)."""
+    if not facts.edited:
+        return None
+    given = instruction(facts.request)
+    if given is not None and given.split(" ", 1)[0].lower() not in _CONTINUING:
+        return None
+    request = plain(facts.request)
+    match = _STAGE.search(request)
+    if match is not None:
+        kind, number = match.group(1).lower(), match.group(2)
+    else:
+        following = _NEXT_STAGE.search(request)
+        if following is None:
+            return None
+        kind = following.group(1).lower()
+        numbered = re.search(rf"\b{kind}\s+(\d{{1,2}})\b", plain(facts.answer), re.IGNORECASE)
+        if numbered is None:
+            return None
+        number = numbered.group(1)
+    return f"Implement {f'{plan} ' if plan else ''}{kind} {number}"
 
 
 _COMMIT_KINDS = {"feat": "feature", "docs": "docs", "test": "tests", "ci": "CI"}
@@ -711,11 +743,13 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
     labels: dict[str, str] = {}
     previous: tuple[str | None, TurnFacts | None] = (None, None)
     seen: list[TurnFacts] = []
+    documents = {name for fact in facts.values() for name in fact.documents}
+    plan = next(iter(documents)) if len(documents) == 1 else None
     for turn in turns:
         turn_id = turn.id()
         if turn_id is None:
             continue
-        line = label_of(facts[turn_id], spread, len(facts), previous, seen[:-1])
+        line = label_of(facts[turn_id], spread, len(facts), previous, seen[:-1], plan)
         if line is not None:
             if same_words(line) in used:
                 line = _distinct(line, facts[turn_id], spread, len(facts), used)

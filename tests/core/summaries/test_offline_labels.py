@@ -146,6 +146,17 @@ def test_an_instruction_that_names_nothing_leaves_the_label_to_what_the_request_
     assert found[0] == "Investigate error in cache warm"
 
 
+def test_moving_on_to_a_phase_of_the_plan_implements_it() -> None:
+    steps: list[Payload] = [turn(), request("Write the plan for the cache"), *edit("c1", "docs/rfd/012-cache.md")]
+    steps += [message("The plan has three phases.")]
+    steps += [turn(), request("go ahead and move on to phase 2"), *edit("c2", "src/cache.py")]
+    steps += [message("Phase 2 is in.")]
+    steps += [turn(), request("lets proceed with the next phase"), *edit("c3", "src/cache.py")]
+    steps += [message("Phase 3 is complete.")]
+    found = labels(*steps)
+    assert [label.split(":")[0] for label in found[1:] if label] == ["Implement RFD 012 phase 2", "Implement RFD 012 phase 3"]
+
+
 def test_thanks_names_what_it_thanks_for_and_approval_approves() -> None:
     explained: list[Payload] = [turn(), request("What does build.rs do?"), message("It embeds the build date.")]
     assert labels(*explained, turn(), request("thanks!"), message("You're welcome."))[1] == (
