@@ -45,7 +45,8 @@ ASKING = re.compile(
     r"(?:(?:go ahead and|try and|please) )?|"
     r"i want you to |please |pls |let'?s (?:(?:go ahead and|try to|also|now) )?|"
     r"go ahead and |help me |try to |we should (?:also )?|you should |i think we should |"
-    r"it would be (?:nice|great|good) to |i'?m (?:trying|looking) to |is it possible to )+",
+    r"it would be (?:nice|great|good) to |i'?m (?:trying|looking) to |is it possible to |"
+    r"i (?:wonder|was wondering) (?:if|whether) (?:we|you) (?:can|could) )+",
     re.IGNORECASE,
 )
 """How a request asks ("Could you please", "I want you to", "Let's"); what follows is the task."""

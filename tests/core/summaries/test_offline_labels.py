@@ -76,6 +76,7 @@ def test_shortening_drops_filler_then_cuts_at_a_clause_then_at_a_word() -> None:
         ("Please add a --json flag to `jp conversation ls`.", "Add a --json flag to jp conversation ls"),
         ("I want you to go ahead and implement the search RFD, starting with layer 1.", "Implement the search RFD"),
         ("[WIP] Rename jp_store to jp_storage everywhere", "Rename jp_store to jp_storage everywhere"),
+        ("I get warnings on build. I wonder if we can get the plots to render.", "Get the plots to render"),
         ("Find out why?", None),
         ("yes, go ahead", None),
     ],
