@@ -47,6 +47,13 @@ def test_a_question_becomes_what_it_asks_for(question: str, asked: str) -> None:
     assert as_request(question) == asked
 
 
+def test_a_request_that_says_close_but_reports_a_problem() -> None:
+    steps: list[Payload] = [turn(), request("Looks mostly okay, but the `sidebar` stays on one line on phones.")]
+    steps += [*edit("c1", "theme.css"), message("The sidebar wraps below 640px.")]
+    found = labels(*steps)[0]
+    assert found is not None and found.startswith("Fix ")
+
+
 def test_past_tense_becomes_imperative() -> None:
     assert [base_form(word) for word in ("Added", "capped", "moved", "renamed", "Fixed", "table")] == [
         "Add", "Cap", "Move", "Rename", "Fix", None,
