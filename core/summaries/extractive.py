@@ -396,6 +396,31 @@ def recommended(facts: TurnFacts) -> str | None:
     return None
 
 
+_WHAT_NEXT = re.compile(
+    r"\b(?:next steps?|what(?:'s| is| comes)? next|left to do|what else|remaining (?:work|steps|tasks))\b", re.I
+)
+_CHECKED = re.compile(r"^[ \t]*[-*+][ \t]+\[([ xX])\]", re.MULTILINE)
+
+
+def next_steps(facts: TurnFacts) -> str | None:
+    """A question about what is left ("what is the next step?", "what else is there to do?") by its answer:
+    a task list all ticked off confirms the tasks are done; numbered steps are outlined by their first two."""
+    asked = sentences(facts.request)
+    if facts.edited or not asked or len(asked) > 2 or not _WHAT_NEXT.search(asked[0]):
+        return None
+    ticks = _CHECKED.findall(plain(facts.answer))
+    if len(ticks) >= 2 and all(tick.strip() for tick in ticks):
+        return "Confirm all tasks are done"
+    items = answer_items(facts.answer)
+    titles = [title for key, title in items.items() if key != "-1"][:2]
+    if len(titles) < 2:
+        return None
+    first, second = (_lower(title).split(" ") for title in titles)
+    if len(first) > 1 and first[-1] == second[-1]:
+        first = first[:-1]
+    return f"Outline next steps: {' '.join(first)} and {' '.join(second)}"
+
+
 def _short_pointing(request: str) -> bool:
     """A short request that points back ("agreed, please add it", "do that")."""
     words = re.findall(r"[\w']+", request)
@@ -537,7 +562,11 @@ def label_of(
     terms = key_terms(asking, facts.answer, facts.edited, spread or {}, turns)
     line = recorded(facts) or resolved(facts, before_facts, earlier) or staged(facts, plan)
     if line is None:
-        line = instruction(facts.request) or recommended(facts) or question(facts.request)
+        line = instruction(facts.request) or recommended(facts)
+        listed = None if line else next_steps(facts)
+        if listed is not None:
+            return finished(listed, facts, ())
+        line = line or question(facts.request)
         line = line or (accomplished(facts) if is_follow_up(facts.request) else None)
     if line is not None:
         return finished(line, facts, terms)

@@ -165,6 +165,16 @@ def test_moving_on_to_a_phase_of_the_plan_implements_it() -> None:
     assert [label.split(":")[0] for label in found[1:] if label] == ["Implement RFD 012 phase 2", "Implement RFD 012 phase 3"]
 
 
+def test_a_question_about_what_is_left_is_labelled_by_the_answers_steps_or_ticks() -> None:
+    steps_answer = "Step 1 is done. Next:\n\n2. **Vector index build** — compile it.\n3. **Embedding cache** — store it."
+    found = labels(turn(), request("what is the next step?"), message(steps_answer))
+    assert found == ["Outline next steps: vector index build and embedding cache"]
+    ticks = "Looking back at the list:\n\n- [x] Drop the old loader\n- [x] Add the cold-start test"
+    assert labels(turn(), request("what else is there left to do here?"), message(ticks)) == [
+        "Confirm all tasks are done"
+    ]
+
+
 def test_thanks_names_what_it_thanks_for_and_approval_approves() -> None:
     explained: list[Payload] = [turn(), request("What does build.rs do?"), message("It embeds the build date.")]
     assert labels(*explained, turn(), request("thanks!"), message("You're welcome."))[1] == (
