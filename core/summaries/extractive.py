@@ -733,7 +733,7 @@ def finished(line: str, facts: TurnFacts, terms: Sequence[str], room: int = 0) -
     """``line`` as a label: words said twice said once, at most two identifiers, a document the turn
     changed named when it fits, at most ``MAX_CHARS`` characters."""
     limit = MAX_CHARS - room
-    line = without_repeats(imperative(line))
+    line = _TEST_NAME.sub(r"\1 test", without_repeats(imperative(line)))
     line = at_most_identifiers(line)
     if len(line) > INSTRUCTION_CHARS:
         return shorten(line, limit)
@@ -743,6 +743,10 @@ def finished(line: str, facts: TurnFacts, terms: Sequence[str], room: int = 0) -
     if document is not None and not facts.drafted and len(line) + len(document) + 4 <= limit:
         return f"{line} in {document}"
     return shorten(line, limit)
+
+
+_TEST_NAME = re.compile(r"\btest_(\w+) tests?\b")
+"""A test named by its function ("the test_load_partial test") reads once ("the load_partial test")."""
 
 
 def at_most_identifiers(line: str) -> str:

@@ -54,7 +54,8 @@ ASKING = re.compile(
 PROBLEM = re.compile(
     r"\b(?:error|errors|fails?|failing|failed|failure|broken|breaks?|bug|crash(?:es|ed)?|panic(?:s|ked)?|"
     r"warnings?|issue|problem|wrong|garbled|doesn'?t work|does not work|not working|"
-    r"regression|missing|cannot|can'?t|unable|(?:ok(?:ay)?|good|close|fine|better|nice),? but)\b",
+    r"regression|missing|cannot|can'?t|unable|(?:ok(?:ay)?|good|close|fine|better|nice),? but|"
+    r"(?:be|is|are) causing (?:this|it|that))\b",
     re.IGNORECASE,
 )
 

@@ -54,6 +54,17 @@ def test_a_request_that_says_close_but_reports_a_problem() -> None:
     assert found is not None and found.startswith("Fix ")
 
 
+def test_asking_what_causes_a_failure_reports_a_problem_and_a_test_is_named_once() -> None:
+    steps: list[Payload] = [
+        turn(),
+        request("The `test_parse_nested_tables` test hangs on the ARM runner. Any idea what might be causing this?"),
+        *edit("c1", "parser.rs"),
+        message("All passing. The parser now stops at the end of input."),
+    ]
+    found = labels(*steps)[0]
+    assert found is not None and found.startswith("Fix parse_nested_tables test")
+
+
 def test_past_tense_becomes_imperative() -> None:
     assert [base_form(word) for word in ("Added", "capped", "moved", "renamed", "Fixed", "table")] == [
         "Add", "Cap", "Move", "Rename", "Fix", None,
