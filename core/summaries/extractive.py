@@ -477,7 +477,7 @@ def verb_of(facts: TurnFacts) -> str:
         return "Run"
     if "?" in facts.request:
         return "Explain"
-    return "Discuss"
+    return "Explain" if facts.answer.strip() else "Discuss"
 
 
 def _reports_problem(request: str) -> bool:
