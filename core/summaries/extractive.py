@@ -652,6 +652,10 @@ def described(facts: TurnFacts, terms: Sequence[str]) -> str:
             trouble = _TROUBLE.search(plain(facts.request))
             if trouble and verb in ("Fix", "Investigate") and trouble.group(0).lower() not in phrase.lower():
                 return f"{verb} {trouble.group(0).lower()} in {phrase}"
+            other = [span.strip(" \"'") for span in spans]
+            other = [span for span in other if span not in phrase and span in sentence and identifier_like(span)]
+            if " " not in phrase and "." in phrase and other:
+                return f"{verb} {other[0]} in {phrase}"
             return f"{verb} {phrase}"
     return f"{verb} {' and '.join(best[:2]) if best else terms[0]}"
 

@@ -65,6 +65,15 @@ def test_asking_what_causes_a_failure_reports_a_problem_and_a_test_is_named_once
     assert found is not None and found.startswith("Fix parse_nested_tables test")
 
 
+def test_a_file_the_request_is_about_names_what_it_says_of_it() -> None:
+    steps: list[Payload] = [
+        turn(),
+        request('The fact that `render_tests.py` has to spell out `"layout.toml"` smells. Is it in the wrong place?'),
+        message("The tests build their own workspace; a helper would keep the name in one place."),
+    ]
+    assert labels(*steps) == ["Investigate layout.toml in render_tests.py"]
+
+
 def test_past_tense_becomes_imperative() -> None:
     assert [base_form(word) for word in ("Added", "capped", "moved", "renamed", "Fixed", "table")] == [
         "Add", "Cap", "Move", "Rename", "Fix", None,
