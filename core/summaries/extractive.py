@@ -459,6 +459,9 @@ def question(request: str) -> str | None:
     if not found or not found[0].endswith("?"):
         return None
     asked = task(found[0])
+    asking = found[0][: max(len(found[0]) - len(asked), 0)]
+    if re.search(r"\b(?:can|could|would|will) (?:you|we)\b", asking, re.I) and asked.split(" ", 1)[0].lower() in VERBS:
+        return imperative(asked.rstrip("?"))
     return as_request(asked) if len(asked.split(" ")) <= QUESTION_WORDS else None
 
 

@@ -74,6 +74,12 @@ def test_a_file_the_request_is_about_names_what_it_says_of_it() -> None:
     assert labels(*steps) == ["Investigate layout.toml in render_tests.py"]
 
 
+def test_a_question_that_asks_for_a_change_is_that_change() -> None:
+    steps: list[Payload] = [turn(), request("By the way, can we rename the binary in --version to tm?")]
+    steps += [*edit("c1", "cli.rs"), message("Done. Added `name = \"tm\"`.")]
+    assert labels(*steps) == ["Rename the binary in --version to tm"]
+
+
 def test_past_tense_becomes_imperative() -> None:
     assert [base_form(word) for word in ("Added", "capped", "moved", "renamed", "Fixed", "table")] == [
         "Add", "Cap", "Move", "Rename", "Fix", None,
