@@ -6,9 +6,14 @@ characters, no trailing period, never cut inside a word) from what a model would
 - a turn that made a commit is labelled by its subject ("Commit config fix: honor …"), one that
   drafted a document by its number and title ("Draft RFD 031: …");
 - a follow-up that points back ("go with option B", "go ahead with 4", "yes" to "Want me to …?")
-  takes its object from the option, numbered item or offer of the answer before;
+  takes its object from the option, numbered item or offer of the answer before, or from an issue an
+  earlier answer listed ("and issue 5, what can we do there?");
+- moving on to a phase of a plan implements it ("Implement RFD 052 phase 2"); a question about what
+  is left is labelled by the answer's steps or its ticked-off task list; an answer that weighs options
+  and recommends one proposes it;
 - a request that gives an instruction (a title heading, "please add …", "can you fix …", "I want to
-  refactor …") is labelled by that instruction;
+  refactor …") is labelled by that instruction ("it" named by the sentence before; one that names
+  nothing, in a request that says more, leaves the label to what the request reports);
 - any other turn (a question, a problem report, a discussion, a paste) by a verb for what the turn
   did (the answer's "Added …" -> "Add", else from its edits, tool calls and request) and what it
   acted on: the request's words around its best term (``core/key_terms.py``: the names and
@@ -524,6 +529,9 @@ def outcome(facts: TurnFacts) -> str | None:
     return "; ".join(parts) or None
 
 
+_AND_VERB = re.compile(rf"\b(and|then) ({'|'.join(sorted(VERBS))})\b")
+
+
 def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> str | None:
     """A "thanks" or "looks good" turn that did nothing: it approves the turn before (when that turn
     changed something) or thanks for it."""
@@ -536,11 +544,7 @@ def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> st
         return f"{verb} the previous answer"
     first, _, rest = previous.split(": ", 1)[0].split("; ", 1)[0].partition(" ")
     if first not in ("Approve", "Thank") and rest and first.isalpha():
-        rest = re.sub(
-            r"\b(and|then) (\w+)\b",
-            lambda match: f"{match.group(1)} {gerund(match.group(2)) if match.group(2).lower() in VERBS else match.group(2)}",
-            _lower(rest),
-        )
+        rest = _AND_VERB.sub(lambda match: f"{match.group(1)} {gerund(match.group(2))}", _lower(rest))
         return shorten(f"{verb} {gerund(first)} {rest}", MAX_CHARS)
     return f"{verb} the previous answer"
 
@@ -550,6 +554,7 @@ def label_of(
     spread: Mapping[str, int] | None = None,
     turns: int = 1,
     previous: tuple[str | None, TurnFacts | None] = (None, None),
+    *,
     earlier: Sequence[TurnFacts] = (),
     plan: str | None = None,
 ) -> str | None:
@@ -789,7 +794,7 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
         turn_id = turn.id()
         if turn_id is None:
             continue
-        line = label_of(facts[turn_id], spread, len(facts), previous, seen[:-1], plan)
+        line = label_of(facts[turn_id], spread, len(facts), previous, earlier=seen[:-1], plan=plan)
         if line is not None:
             if same_words(line) in used:
                 line = _distinct(line, facts[turn_id], spread, len(facts), used)

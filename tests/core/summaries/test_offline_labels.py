@@ -51,7 +51,8 @@ def test_a_request_that_says_close_but_reports_a_problem() -> None:
     steps: list[Payload] = [turn(), request("Looks mostly okay, but the `sidebar` stays on one line on phones.")]
     steps += [*edit("c1", "theme.css"), message("The sidebar wraps below 640px.")]
     found = labels(*steps)[0]
-    assert found is not None and found.startswith("Fix ")
+    assert found is not None
+    assert found.startswith("Fix ")
 
 
 def test_asking_what_causes_a_failure_reports_a_problem_and_a_test_is_named_once() -> None:
@@ -62,7 +63,8 @@ def test_asking_what_causes_a_failure_reports_a_problem_and_a_test_is_named_once
         message("All passing. The parser now stops at the end of input."),
     ]
     found = labels(*steps)[0]
-    assert found is not None and found.startswith("Fix parse_nested_tables test")
+    assert found is not None
+    assert found.startswith("Fix parse_nested_tables test")
 
 
 def test_a_file_the_request_is_about_names_what_it_says_of_it() -> None:
@@ -76,7 +78,7 @@ def test_a_file_the_request_is_about_names_what_it_says_of_it() -> None:
 
 def test_a_question_that_asks_for_a_change_is_that_change() -> None:
     steps: list[Payload] = [turn(), request("By the way, can we rename the binary in --version to tm?")]
-    steps += [*edit("c1", "cli.rs"), message("Done. Added `name = \"tm\"`.")]
+    steps += [*edit("c1", "cli.rs"), message('Done. Added `name = "tm"`.')]
     assert labels(*steps) == ["Rename the binary in --version to tm"]
 
 
@@ -159,11 +161,13 @@ def test_an_issue_an_earlier_answer_listed_is_taken_up_by_its_title() -> None:
     steps += [turn(), request("and issue 2, what can we do there?"), message("All passing.")]
     found = labels(*steps)
     assert found[2] == "Address two parsers for one format (issue 2)"
-    assert found[1] is not None and found[1].endswith("(issue 1)")
+    assert found[1] is not None
+    assert found[1].endswith("(issue 1)")
 
 
 def test_an_instruction_about_it_names_what_the_sentence_before_was_about() -> None:
-    steps: list[Payload] = [turn(), request("The indexer takes 5 s. Profile it and cache what it reads."), message("Done.")]
+    steps: list[Payload] = [turn(), request("The indexer takes 5 s. Profile it and cache what it reads.")]
+    steps += [message("Done.")]
     steps += [turn(), request("thanks!"), message("You're welcome.")]
     assert labels(*steps)[0] == "Profile indexer and cache what it reads"
     assert instruction("Startup takes 300 ms. Profile it and suggest fixes.") == "Profile startup and suggest fixes"
@@ -188,11 +192,12 @@ def test_moving_on_to_a_phase_of_the_plan_implements_it() -> None:
     steps += [turn(), request("lets proceed with the next phase"), *edit("c3", "src/cache.py")]
     steps += [message("Phase 3 is complete.")]
     found = labels(*steps)
-    assert [label.split(":")[0] for label in found[1:] if label] == ["Implement RFD 012 phase 2", "Implement RFD 012 phase 3"]
+    implemented = [label.split(":")[0] for label in found[1:] if label]
+    assert implemented == ["Implement RFD 012 phase 2", "Implement RFD 012 phase 3"]
 
 
 def test_a_question_about_what_is_left_is_labelled_by_the_answers_steps_or_ticks() -> None:
-    steps_answer = "Step 1 is done. Next:\n\n2. **Vector index build** — compile it.\n3. **Embedding cache** — store it."
+    steps_answer = "Step 1 is done. Next:\n\n2. **Vector index build** — compile.\n3. **Embedding cache** — keep."
     found = labels(turn(), request("what is the next step?"), message(steps_answer))
     assert found == ["Outline next steps: vector index build and embedding cache"]
     ticks = "Looking back at the list:\n\n- [x] Drop the old loader\n- [x] Add the cold-start test"
@@ -278,18 +283,18 @@ def corpus_or_fixture_streams() -> list[ConversationStream]:
 def test_the_label_benchmark_holds_its_figures() -> None:
     """The figures ``bench/labels.py`` prints: at most 1 label in 10 names three identifiers or more, no
     duplicate labels in a conversation, no label cut inside a word; mean F1 no lower than measured (the
-    real-turn target, 0.40, is not met yet: 0.30, from 0.28). The corpus part is skipped when the corpus is absent."""
+    real-turn target, 0.40, is met: 0.409, from 0.30). The corpus part is skipped when the corpus is absent."""
     sys.path.insert(0, str(REPO))
     from bench.labels import READABLE_SHARE, REFERENCES, score
 
     figures = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
     scores, fixtures, real = figures.every(), figures.fixtures(), figures.real()
     assert len(fixtures) >= 31
-    assert sum(fixtures) / len(fixtures) >= 0.55
+    assert sum(fixtures) / len(fixtures) >= 0.58
     assert figures.heavy() <= READABLE_SHARE * len(scores)
     assert (figures.duplicates, figures.cuts) == (0, 0)
     if real:
-        assert sum(real) / len(real) >= 0.29
+        assert sum(real) / len(real) >= 0.40
 
 
 # Issue 23: the examples of labels that did not read as a phrase. Each turn is written here in the shape of
