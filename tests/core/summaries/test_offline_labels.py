@@ -47,24 +47,22 @@ def test_a_question_becomes_what_it_asks_for(question: str, asked: str) -> None:
     assert as_request(question) == asked
 
 
-def test_a_request_that_says_close_but_reports_a_problem() -> None:
-    steps: list[Payload] = [turn(), request("Looks mostly okay, but the `sidebar` stays on one line on phones.")]
-    steps += [*edit("c1", "theme.css"), message("The sidebar wraps below 640px.")]
-    found = labels(*steps)[0]
+@pytest.mark.parametrize(
+    ("said", "file", "expected"),
+    [
+        ("Looks mostly okay, but the `sidebar` stays on one line on phones.", "theme.css", "Fix "),
+        (
+            "The `test_parse_nested_tables` test hangs on the ARM runner. Any idea what might be causing this?",
+            "parser.rs",
+            "Fix parse_nested_tables test",
+        ),
+    ],
+)
+def test_close_but_or_asking_for_a_cause_reports_a_problem(said: str, file: str, expected: str) -> None:
+    """ "Close, but …" and "what might be causing this?" report a problem; a test named by its function reads once."""
+    found = labels(turn(), request(said), *edit("c1", file), message("All passing. It now stops at the end."))[0]
     assert found is not None
-    assert found.startswith("Fix ")
-
-
-def test_asking_what_causes_a_failure_reports_a_problem_and_a_test_is_named_once() -> None:
-    steps: list[Payload] = [
-        turn(),
-        request("The `test_parse_nested_tables` test hangs on the ARM runner. Any idea what might be causing this?"),
-        *edit("c1", "parser.rs"),
-        message("All passing. The parser now stops at the end of input."),
-    ]
-    found = labels(*steps)[0]
-    assert found is not None
-    assert found.startswith("Fix parse_nested_tables test")
+    assert found.startswith(expected)
 
 
 def test_a_file_the_request_is_about_names_what_it_says_of_it() -> None:
