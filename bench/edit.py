@@ -1,7 +1,8 @@
-"""``edit -i`` cost against load cost: rendering the plan and files, then rebuilding from them unchanged.
+"""``edit -i`` cost against load cost: rendering the plan (every line with its preview) and the event files,
+then rebuilding from them unchanged.
 
 Workloads: the largest corpus conversation and a synthetic 10,000-turn one
-(the projection benchmark's). Target (issue 14): render + rebuild <= 3x load.
+(the projection benchmark's). Target (issues 14 and 20): render + rebuild <= 3x load, previews on.
 Run: ``just bench`` or ``python bench/edit.py``.
 """
 
@@ -21,6 +22,10 @@ from turnmark.shell.entropy import random_event_ids
 NOW = "2026-07-01 12:00:00.0"
 
 
+def session_lines(stream: ConversationStream) -> int:
+    return sum(1 for line in render_session(stream).plan.splitlines() if "  # " in line)
+
+
 def measure(label: str, events: bytes, base_config: bytes | None, repeat: int) -> float:
     def load() -> ConversationStream:
         return ConversationStream.from_json(events, base_config, new_id=random_event_ids()).unwrap()
@@ -34,7 +39,11 @@ def measure(label: str, events: bytes, base_config: bytes | None, repeat: int) -
     load_time = best_of(load, repeat, 1)
     edit_time = best_of(edit, repeat, 1)
     ratio = edit_time / load_time
-    print(f"{label:<28} load {load_time * 1000:8.1f} ms  render+rebuild {edit_time * 1000:8.1f} ms  {ratio:5.2f}x")
+    lines = session_lines(stream)
+    print(
+        f"{label:<28} load {load_time * 1000:8.1f} ms  render+rebuild {edit_time * 1000:8.1f} ms  {ratio:5.2f}x"
+        f"  ({lines:,} plan lines with previews)"
+    )
     return ratio
 
 

@@ -23,6 +23,7 @@ SHELL_LAYERS = {
     "output": 0,
     "settings": 0,
     "lazy": 0,
+    "version": 0,
     "storage": 1,
     "providers": 1,
     "usecases": 2,

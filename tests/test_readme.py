@@ -1,4 +1,4 @@
-"""The README's examples, run: every ``$ turnmark …`` block prints what README.md shows.
+"""The README's examples and the docs pages', run: every ``$ turnmark …`` block prints what the page shows.
 
 A fenced block whose lines start with ``$ turnmark`` holds one or more commands, each
 followed by its output up to the next ``$ `` line or the end of the block. A shown line
@@ -28,6 +28,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+DOCUMENTS = (README, *sorted((REPO / "docs").glob("*.md")))
+"""The pages whose examples are run: the README first, then every page under docs/."""
 FIXTURES = REPO / "fixtures"
 TOUR = "/tmp/tour"
 """Where the tour's intro copies ``fixtures``; every example's ``--workspace`` lies inside it."""
@@ -50,7 +52,7 @@ EDITOR_SCRIPT = '''\
 import pathlib
 import sys
 
-plan = pathlib.Path(sys.argv[1]) / "CONVERSATION"
+plan = pathlib.Path(sys.argv[-1])
 kept, dropping = [], False
 for line in plan.read_text(encoding="utf-8").splitlines(keepends=True):
     if line.startswith("# Turn "):
@@ -66,7 +68,7 @@ PROVIDER_VARIABLES = ("OPENAI_BASE_URL", "OLLAMA_HOST", "VISUAL", "EDITOR")
 @dataclass(frozen=True)
 class Command:
     line: int
-    """README.md line of the ``$ turnmark`` line (from 1)."""
+    """The page's line of the ``$ turnmark`` line (from 1), ``where`` names both."""
     argv: tuple[str, ...]
     """The words after ``$``, ``turnmark`` first."""
     shown: tuple[str, ...]
@@ -76,10 +78,16 @@ class Command:
 class Block:
     line: int
     commands: tuple[Command, ...]
+    document: Path = README
+
+    @property
+    def page(self) -> str:
+        return str(self.document.relative_to(REPO))
 
     @property
     def name(self) -> str:
-        return " + ".join(" ".join(shown_arguments(command.argv)) for command in self.commands)
+        shown = " + ".join(" ".join(shown_arguments(command.argv)) for command in self.commands)
+        return shown if self.document == README else f"{self.page}: {shown}"
 
 
 def shown_arguments(argv: tuple[str, ...]) -> list[str]:
@@ -114,27 +122,28 @@ def fenced_blocks(text: str) -> list[tuple[int, list[str]]]:
     return blocks
 
 
-def readme_blocks() -> list[Block]:
+def readme_blocks(document: Path = README) -> list[Block]:
     found: list[Block] = []
-    for start, lines in fenced_blocks(README.read_text(encoding="utf-8")):
+    page = document.relative_to(REPO)
+    for start, lines in fenced_blocks(document.read_text(encoding="utf-8")):
         if not any(line.startswith("$ turnmark") for line in lines):
             continue
-        assert lines[0].startswith("$ "), f"README.md line {start}: output before the first `$ turnmark` line"
+        assert lines[0].startswith("$ "), f"{page} line {start}: output before the first `$ turnmark` line"
         commands: list[Command] = []
         for offset, line in enumerate(lines):
             if line.startswith("$ "):
                 assert line.startswith("$ turnmark "), (
-                    f"README.md line {start + offset}: only `$ turnmark` commands can be run here: {line}"
+                    f"{page} line {start + offset}: only `$ turnmark` commands can be run here: {line}"
                 )
                 commands.append(Command(start + offset, tuple(shlex.split(line[2:])), ()))
             else:
                 last = commands[-1]
                 commands[-1] = Command(last.line, last.argv, (*last.shown, line))
-        found.append(Block(start, tuple(commands)))
+        found.append(Block(start, tuple(commands), document))
     return found
 
 
-BLOCKS = readme_blocks()
+BLOCKS = [block for document in DOCUMENTS for block in readme_blocks(document)]
 
 
 def not_run_reason(block: Block) -> str | None:
@@ -142,7 +151,7 @@ def not_run_reason(block: Block) -> str | None:
         words = shown_arguments(command.argv)
         for prefix, reason in NOT_RUN.items():
             if words[: len(prefix)] == list(prefix) and not (prefix == ("watch",) and "--once" in words):
-                return f"`turnmark {' '.join(words)}` (README.md line {command.line}) is not run: {reason}"
+                return f"`turnmark {' '.join(words)}` ({block.page} line {command.line}) is not run: {reason}"
     return None
 
 
@@ -269,11 +278,11 @@ def run_block(block: Block, tmp_path: Path, copy: Path) -> list[str]:
         if matches(shown, printed):
             continue
         diff = difflib.unified_diff(
-            gaps_filled(shown, printed), list(printed), "shown in README.md", "printed", lineterm="", n=2
+            gaps_filled(shown, printed), list(printed), f"shown in {block.page}", "printed", lineterm="", n=2
         )
         failures.append(
-            f"README.md line {command.line}: `$ {shlex.join(command.argv)}` (exit status {done.returncode}) "
-            "printed something else ('...' in README.md stands for one or more lines):\n" + "\n".join(diff)
+            f"{block.page} line {command.line}: `$ {shlex.join(command.argv)}` (exit status {done.returncode}) "
+            f"printed something else ('...' in {block.page} stands for one or more lines):\n" + "\n".join(diff)
         )
     return failures
 
@@ -284,13 +293,30 @@ def fresh_copy(tmp_path: Path) -> Path:
     return copy
 
 
-def test_the_readme_has_examples_to_run() -> None:
-    assert len(BLOCKS) >= 8
-    assert sum(len(block.commands) for block in BLOCKS) >= 9
+def test_the_readme_and_the_commands_page_have_examples_to_run() -> None:
+    readme = [block for block in BLOCKS if block.document == README]
+    assert len(readme) >= 4
+    assert sum(len(block.commands) for block in readme) >= 6
+    assert len(BLOCKS) >= 15
 
 
-def test_the_tour_says_how_to_make_the_copy_the_examples_use() -> None:
-    assert f"\n{COPY_COMMAND}\n" in README.read_text(encoding="utf-8")
+@pytest.mark.parametrize("document", sorted({block.document for block in BLOCKS}), ids=lambda path: path.name)
+def test_the_tour_says_how_to_make_the_copy_the_examples_use(document: Path) -> None:
+    assert f"\n{COPY_COMMAND}\n" in document.read_text(encoding="utf-8")
+
+
+def test_the_readme_is_a_first_screen_with_the_reference_one_click_away() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    commands = [body for _, body in fenced_blocks(text)][:2]
+    assert commands == [
+        ["python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/turnmark demo"],
+        ["python3 -m venv .venv && .venv/bin/pip install -q -e '.[dev]' && .venv/bin/just test"],
+    ], "the two set-up commands come first (.ci/run runs the second)"
+    for page in re.findall(r"\]\((docs/[\w.-]+\.md)\)", text):
+        assert (REPO / page).is_file(), page
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)\)", text))
+    assert {f"docs/{path.name}" for path in (REPO / "docs").glob("*.md")} <= linked, "every page is linked"
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[block.name for block in BLOCKS])
@@ -299,7 +325,7 @@ def test_every_example_runs_on_the_copy_never_in_the_checkout(block: Block) -> N
         argv = list(command.argv)
         workspaces = [argv[i + 1] for i, word in enumerate(argv[:-1]) if word in ("--workspace", "-w")]
         where = (
-            f"README.md line {command.line}: `{shlex.join(argv)}` must name its workspace with "
+            f"{block.page} line {command.line}: `{shlex.join(argv)}` must name its workspace with "
             f"--workspace {TOUR}/…, the copy the tour's intro makes"
         )
         assert workspaces, where
@@ -313,11 +339,15 @@ def test_the_example_prints_what_the_readme_shows(block: Block, tmp_path: Path) 
         pytest.fail("\n\n".join(failures), pytrace=False)
 
 
-def test_the_whole_tour_in_order_on_one_copy(tmp_path: Path) -> None:
-    """A reader makes one copy and runs the examples one after another: each still prints what is shown."""
+@pytest.mark.parametrize("document", sorted({block.document for block in BLOCKS}), ids=lambda path: path.name)
+def test_the_whole_tour_in_order_on_one_copy(document: Path, tmp_path: Path) -> None:
+    """A reader makes one copy per page and runs its examples one after another: each prints what is shown."""
     copy = fresh_copy(tmp_path)
     failures = [
-        failure for block in BLOCKS if not not_run_reason(block) for failure in run_block(block, tmp_path, copy)
+        failure
+        for block in BLOCKS
+        if block.document == document and not not_run_reason(block)
+        for failure in run_block(block, tmp_path, copy)
     ]
     if failures:
         pytest.fail("\n\n".join(failures), pytrace=False)

@@ -122,7 +122,12 @@ def test_summarize_without_the_key_reports_once_and_changes_no_byte(cli: Cli, le
         f"{legacy / '.jp' / 'config.toml'}): ANTHROPIC_API_KEY is not set (needed for anthropic/claude-haiku-4-5); "
         "set it, or summarize offline with --model builtin/extractive"
     ]
-    assert out.count("skipped: anthropic/claude-haiku-4-5 cannot be used (see the error above)") == 5
+    assert out.splitlines() == [
+        f"jp-c{URLSAFE}  not summarized: see the error above",
+        "5 more conversations skipped: anthropic/claude-haiku-4-5 cannot be used (see the error above); "
+        "not tried again in this run",
+    ]
+    assert len(json.loads(cli("summarize", "--all", "--format", "json", code=1)[0])["conversations"]) == 6
     assert files_of(legacy) == before
 
 
@@ -149,7 +154,8 @@ def test_an_unreachable_model_is_asked_once_per_run_and_changes_no_byte(cli: Cli
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 1
     assert f"{url}/api/tags: cannot connect" in errors[0]
-    assert out.count("skipped: ollama/llama3 cannot be reached (see the error above)") == 5
+    assert "its address is providers.llm.ollama.base_url, default http://localhost:11434" in errors[0]
+    assert out.splitlines()[1].startswith("5 more conversations skipped: ollama/llama3 cannot be reached")
     assert files_of(legacy) == before
 
 

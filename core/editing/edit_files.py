@@ -73,9 +73,19 @@ _FrontmatterDumper.add_representer(str, _string)
 
 
 def _frontmatters(fronts: list[JsonObject]) -> list[str]:
-    """Each frontmatter's YAML, dumped in one pass (libyaml when present: this is most of ``edit -i``'s cost)."""
-    if not fronts:
-        return []
+    """Each frontmatter's YAML: written directly when every key and value is plain text PyYAML writes as
+    ``_written`` does (most of them), the others dumped by PyYAML in one pass (libyaml when present)."""
+    heads: list[str | None] = [_written(front) for front in fronts]
+    rest = [front for front, head in zip(fronts, heads, strict=True) if head is None]
+    if rest:
+        done = iter(dumped_frontmatters(rest))
+        heads = [head if head is not None else next(done) for head in heads]
+    assert all(head is not None for head in heads)
+    return [head for head in heads if head is not None]
+
+
+def dumped_frontmatters(fronts: list[JsonObject]) -> list[str]:
+    """Each frontmatter's YAML as PyYAML dumps it, in one pass (libyaml when present)."""
     dumped = yaml.dump_all(
         fronts,
         Dumper=_FrontmatterDumper,
@@ -87,6 +97,50 @@ def _frontmatters(fronts: list[JsonObject]) -> list[str]:
     heads = _DOCUMENT_START.split(dumped)[1:]
     assert len(heads) == len(fronts)
     return heads
+
+
+_PLAIN = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_./+=-]*\Z")
+"""Text PyYAML writes plain in a block mapping (no space, indicator or other character it weighs)."""
+_QUOTED = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9 :.+-]{0,38}[A-Za-z0-9])?\Z")
+"""Text PyYAML would read as something else (a date, ``true``, a number), written single-quoted: nothing in it
+to escape or fold."""
+_KEY_CHARS = 100
+_RESOLVER = yaml.resolver.Resolver()
+_STR = "tag:yaml.org,2002:str"
+
+
+def _scalar(text: str, *, key: bool = False) -> str | None:
+    """``text`` as PyYAML writes it in block style, when it surely writes it so; ``None`` otherwise."""
+    if key and len(text) > _KEY_CHARS:
+        return None
+    text_tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    if text_tag == _STR:
+        return text if _PLAIN.match(text) else None
+    return f"'{text}'" if _QUOTED.match(text) else None
+
+
+def _written(front: JsonObject, indent: str = "") -> str | None:
+    """A mapping of text (and mappings of text) as PyYAML's block style writes it, or ``None``."""
+    if not front:
+        return None
+    lines = []
+    for key, value in front.items():
+        name = _scalar(key, key=True)
+        if name is None:
+            return None
+        if isinstance(value, str):
+            shown = _scalar(value)
+            if shown is None:
+                return None
+            lines.append(f"{indent}{name}: {shown}\n")
+        elif isinstance(value, dict):
+            inner = _written(value, indent + "  ")
+            if inner is None:
+                return None
+            lines.append(f"{indent}{name}:\n{inner}")
+        else:
+            return None
+    return "".join(lines)
 
 
 def _json_block(value: Json) -> str:

@@ -3,7 +3,12 @@ rebuilt stream under RFD 126's consumer contract.
 
 ``render_session`` gives the ``CONVERSATION`` plan (one line per event file,
 grouped under ``# Turn N (<turn id>): <summary>`` headers, a turn without a
-stored summary showing its fallback after ``~``) and every event file.
+stored summary showing its fallback after ``~``) and every event file. After
+each file name, a ``#`` comment says what the event is (``core/stream/previews``:
+a request's first line, a tool call's name and telling argument, a result's
+status and size), cut at a word so the line fits ``PLAN_COLUMNS``; the parser
+ignores it, so plain line operations (delete, move, ``:g/fs_read_file/d``) are
+all an edit needs, and an edited comment changes nothing.
 ``rebuild`` reads them back: a file whose text did not change stands for its
 original entry exactly; a changed file is parsed and keeps its entry's
 ``event_id`` and ``request_id``; a new file becomes a new entry with a fresh ID,
@@ -11,8 +16,10 @@ linked to the request before it in its turn (RFD 098). A request starts a turn
 (D21), except that requests which were in one turn and still follow each other
 stay in it. A turn whose events are exactly those of an original turn keeps
 that turn's ``turn_start`` entry (ID, summary, provenance); any other turn
-keeps the ``turn_start`` of its first request's turn with the summary cleared,
-or gets a new one. An edit that changes nothing gives back the stream itself.
+keeps the ``turn_start`` of its first request's turn (of its first event's turn,
+when it has no request) with the summary cleared, or gets a new one. What an
+edit drops that no deleted line stood for (``dropped_unsaid``) is for the shell
+to name and confirm. An edit that changes nothing gives back the stream itself.
 """
 
 import re
@@ -39,9 +46,10 @@ from turnmark.core.stream.payloads import (
     is_conversation_event,
     is_linkable,
 )
+from turnmark.core.stream.previews import compaction_line, event_line
 from turnmark.core.stream.sanitize import INTERRUPTED
 from turnmark.core.stream.turns import SOURCE_KEY, turn_indices
-from turnmark.core.text.summary_text import one_line
+from turnmark.core.text.summary_text import cut_to_width, one_line, width
 
 PLAN_NAME = "CONVERSATION"
 HEADER = """# Conversation Edit Plan
@@ -49,7 +57,10 @@ HEADER = """# Conversation Edit Plan
 # - Reorder lines to reorder events.
 # - Edit    event contents in the corresponding files.
 # - Add     a file (and its line) to insert an event.
+# The text after "#" on a line says what the event is; it is ignored.
 """
+PLAN_COLUMNS = 100
+COMMENT = "  # "
 FALLBACK_MARK = "~ "
 ABORT_HINT = "# Fix the errors above and save, or clear this file to abort."
 
@@ -89,16 +100,33 @@ def render_session(stream: ConversationStream) -> EditSession:
         for number, (position, file) in enumerate(zip(positions_in_order, rendered, strict=True))
     }
     files = {names[position]: file.text for position, file in zip(positions_in_order, rendered, strict=True)}
+    previews: dict[int, str] = {}
+    calls: dict[str, str] = {}
+    for position in positions_in_order:
+        payload = entries[position].payload
+        previews[position] = event_line(payload, calls)
+        if isinstance(payload, ToolCallRequest):
+            calls[payload.id] = previews[position]
     lines = [HEADER.rstrip("\n")]
     for header, position in order:
-        lines += ["", header] if header is not None else [names[position]]
+        lines += ["", header] if header is not None else [_plan_line(names[position], previews[position])]
     return EditSession("\n".join(lines) + "\n", files, {name: position for position, name in names.items()})
 
 
+def _plan_line(name: str, preview: str) -> str:
+    """``003-tool-call-fs_read_file.md  # fs_read_file src/lib.rs``, at most ``PLAN_COLUMNS`` wide."""
+    room = PLAN_COLUMNS - width(name) - len(COMMENT)
+    return f"{name}{COMMENT}{cut_to_width(preview, max(room, 12))}" if preview else name
+
+
+_TRAILING_COMMENT = re.compile(r"\s+#.*$")
+
+
 def parse_plan(plan: str) -> list[tuple[int, str]]:
-    """The event files the plan lists, with their line numbers (comments and blank lines ignored)."""
+    """The event files the plan lists, with their line numbers (comments, a ``#`` comment after a file name
+    and blank lines ignored)."""
     return [
-        (number, line.strip())
+        (number, _TRAILING_COMMENT.sub("", line).strip())
         for number, line in enumerate(plan.splitlines(), start=1)
         if line.strip() and not line.lstrip().startswith("#")
     ]
@@ -364,20 +392,85 @@ def _with_empty_turns(
 
 def _overlays_followed(entries: list[Entry], moved: dict[int, int], untouched: set[str]) -> list[Entry]:
     """Compaction overlays the user did not edit follow their turns: re-indexed when every turn of their range
-    is still there in the same order and next to each other, dropped otherwise (never pointing at other turns)."""
+    is still there and they lie next to each other (in any order), dropped otherwise (never pointing at other
+    turns); ``dropped_unsaid`` names what is dropped."""
     kept: list[Entry] = []
     for entry in entries:
         payload = entry.payload
         if isinstance(payload, Compaction) and entry.event_id in untouched:
-            span = [moved.get(turn) for turn in range(payload.from_turn, payload.to_turn + 1)]
-            first = span[0]
-            if first is None or span != list(range(first, first + len(span))):
+            span = _followed_span(payload, moved)
+            if span is None:
                 continue
-            fields = {**payload.fields, "from_turn": first, "to_turn": first + len(span) - 1}
+            fields = {**payload.fields, "from_turn": span[0], "to_turn": span[1]}
             kept.append(replace(entry, payload=Compaction(fields)))
         else:
             kept.append(entry)
     return kept
+
+
+def _followed_span(overlay: Compaction, moved: dict[int, int]) -> tuple[int, int] | None:
+    """Where the overlay's turns went, as a range; ``None`` when one is gone or others lie between them."""
+    span = sorted(moved.get(turn, -1) for turn in range(overlay.from_turn, overlay.to_turn + 1))
+    if span[0] < 0 or span != list(range(span[0], span[0] + len(span))):
+        return None
+    return span[0], span[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """An entry an edit drops though the user deleted no line of it: a compaction overlay whose turns no
+    longer lie together, or the ``turn_start`` (ID, summary) of a turn whose request went while its other
+    events stayed."""
+
+    event_id: str
+    type: str
+    why: str
+
+    @property
+    def line(self) -> str:
+        return f"{self.type} {self.event_id}: {self.why}"
+
+    def to_json(self) -> dict[str, str]:
+        return {"event_id": self.event_id, "type": self.type, "why": self.why}
+
+
+def dropped_unsaid(
+    stream: ConversationStream, session: EditSession, plan: str, edited: ConversationStream
+) -> tuple[Dropped, ...]:
+    """What ``edited`` (rebuilt from ``plan``) leaves out of ``stream`` that the user did not delete a line of."""
+    entries = stream.entries
+    turns = turn_indices(entries)
+    kept = {entry.event_id for entry in edited.entries}
+    listed = {name for _, name in parse_plan(plan)}
+    deleted = {position for name, position in session.positions.items() if name not in listed}
+    staying = {
+        turns[position]
+        for name, position in session.positions.items()
+        if name in listed and is_conversation_event(entries[position].payload)
+    }
+    start_turn = {entry.event_id: turns[p] for p, entry in enumerate(entries) if isinstance(entry.payload, TurnStart)}
+    moved = {start_turn[entry.event_id] for entry in edited.entries if entry.event_id in start_turn}
+    dropped: list[Dropped] = []
+    for position, entry in enumerate(entries):
+        payload = entry.payload
+        if entry.event_id in kept or position in deleted:
+            continue
+        if isinstance(payload, Compaction):
+            gone = [turn for turn in range(payload.from_turn, payload.to_turn + 1) if turn not in moved]
+            why = (
+                f"turn {gone[0]} of its range is gone or part of another turn"
+                if gone
+                else "its turns no longer lie next to each other"
+            )
+            dropped.append(
+                Dropped(entry.event_id, "compaction", f"{cut_to_width(compaction_line(payload), 60)} ({why})")
+            )
+        elif isinstance(payload, TurnStart) and turns[position] in staying:
+            summary = f", summary {one_line(payload.summary)!r}" if payload.summary else ""
+            why = f"turn {turns[position]}'s start{summary}: no turn of the edit begins with its request"
+            why += ", so its events joined another turn"
+            dropped.append(Dropped(entry.event_id, "turn_start", why))
+    return tuple(dropped)
 
 
 def _answered(call_id: str, group: list[_Item]) -> bool:
@@ -414,7 +507,8 @@ def _turn_start(
             used.add(original.event_id)
             return original
     request = next((item for item in events if isinstance(item.payload, ChatRequest)), None)
-    owner = starts.get(turns[request.position]) if request is not None and request.position is not None else None
+    owner_turn = turns[request.position] if request is not None and request.position is not None else home
+    owner = starts.get(owner_turn) if owner_turn is not None else None
     if owner is not None and owner.event_id not in used:
         used.add(owner.event_id)
         payload = owner.payload

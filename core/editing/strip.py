@@ -11,7 +11,9 @@ that JP reads.
 from turnmark.core.stream.codec import encode_document, write_entry
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.payloads import TurnStart
 from turnmark.core.stream.turns import SOURCE_KEY
+from turnmark.core.text.wording import counted
 
 ADDED_KEYS = ("event_id", "request_id")
 
@@ -36,3 +38,27 @@ def stripped_events(stream: ConversationStream) -> bytes:
     items = [_stripped(write_entry(entry)) for entry in stream.entries]
     head = stream.legacy_head
     return encode_document([head, *items] if head is not None else items)
+
+
+def stripped_counts(stream: ConversationStream) -> dict[str, int]:
+    """What ``strip`` removes: stored ``event_id`` and ``request_id`` keys, and turn summaries."""
+    return {
+        "event_id": sum(1 for entry in stream.entries if not entry.transient_id),
+        "request_id": sum(1 for entry in stream.entries if entry.request_id is not None),
+        "summary": sum(1 for e in stream.entries if isinstance(e.payload, TurnStart) and e.payload.summary is not None),
+    }
+
+
+def stripped_text(counts: dict[str, int]) -> str:
+    """``21 event_ids, 17 request_ids and 2 turn summaries`` (what is there of them).
+
+    >>> stripped_text({"event_id": 21, "request_id": 17, "summary": 1})
+    '21 event_ids, 17 request_ids and 1 turn summary'
+    """
+    nouns = {
+        "event_id": ("event_id", None),
+        "request_id": ("request_id", None),
+        "summary": ("turn summary", "turn summaries"),
+    }
+    parts = [counted(counts[key], *nouns[key]) for key in nouns if counts.get(key)]
+    return " and ".join([", ".join(parts[:-1]), parts[-1]]) if len(parts) > 1 else "".join(parts) or "nothing"

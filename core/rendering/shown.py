@@ -33,9 +33,11 @@ from turnmark.core.stream.payloads import (
     ToolCallRequest,
     ToolCallResponse,
 )
+from turnmark.core.stream.previews import telling_argument
 from turnmark.core.stream.turns import Turn, find_turn, turn_indices
 from turnmark.core.summaries.turn_rows import LabelSource, turn_row
 from turnmark.core.text.summary_text import one_line, truncate
+from turnmark.core.text.wording import byte_size, turn_range
 
 ToolDetail = Literal["none", "names", "args", "full"]
 """How much of a tool call is shown: nothing; one line (name, telling argument, status, output size);
@@ -54,20 +56,6 @@ _TITLES: dict[EventKind, str] = {
 OUTPUT_CHARS = 4_000
 """Tool output longer than this is cut where a reader's format shows it (JSON keeps it whole)."""
 TARGET_CHARS = 60
-TELLING_KEYS = (
-    "path",
-    "file_path",
-    "file",
-    "filename",
-    "command",
-    "cmd",
-    "query",
-    "pattern",
-    "url",
-    "package",
-    "prefix",
-)
-"""The arguments that say what a tool call was about, in the order they are looked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,9 +111,8 @@ class ShownTool:
     @property
     def target(self) -> str | None:
         """The telling argument (a path, a command…): one line, at most ``TARGET_CHARS`` characters."""
-        values = [self.arguments[key] for key in TELLING_KEYS if isinstance(self.arguments.get(key), str)]
-        values = values or [value for value in self.arguments.values() if isinstance(value, str)]
-        return truncate(one_line(str(values[0])), TARGET_CHARS) if values else None
+        target = telling_argument(self.arguments)
+        return truncate(target, TARGET_CHARS) if target is not None else None
 
     @property
     def output_size(self) -> str | None:
@@ -229,18 +216,15 @@ class ShownTurn:
         notes = []
         if overlay.run is not None:
             run = overlay.run
-            turns = f"turn {run.from_turn}" if run.from_turn == run.to_turn else f"turns {run.from_turn}-{run.to_turn}"
+            turns = turn_range(run.from_turn, run.to_turn)
             notes.append(f"compacted: the model is sent {turns} as one summary, not as written here")
         if overlay.reasoning_stripped:
             notes.append("compacted: the model is not sent this turn's reasoning")
         policy = overlay.tool_calls
         if policy is not None and policy.policy == "omit":
             notes.append("compacted: the model is not sent this turn's tool calls")
-        elif policy is not None and (policy.request or policy.response):
-            stripped = " and ".join(
-                part for part, on in (("arguments", policy.request), ("output", policy.response)) if on
-            )
-            notes.append(f"compacted: the model is not sent the {stripped} of this turn's tool calls")
+        elif policy is not None and policy.stripped:
+            notes.append(f"compacted: the model is not sent the {policy.stripped} of this turn's tool calls")
         return tuple(notes)
 
     def to_json(self, tools: ToolDetail) -> JsonObject:
@@ -317,15 +301,6 @@ def minute(timestamp: str) -> str:
     """A timestamp to the minute (``2026-03-05 14:02``); anything else one line, as written."""
     match = _MINUTE.match(timestamp)
     return f"{match.group(1)} {match.group(2)}" if match else truncate(one_line(timestamp), 40)
-
-
-def byte_size(count: int) -> str:
-    """``312 B``, ``2.1 KiB``, ``3.4 MiB``."""
-    if count < 1024:
-        return f"{count} B"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f} KiB"
-    return f"{count / (1024 * 1024):.1f} MiB"
 
 
 def fence(text: str, char: str = "`") -> str:

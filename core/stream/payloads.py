@@ -223,6 +223,16 @@ class ToolCallsPolicy:
     request: bool = False
     response: bool = False
 
+    @property
+    def stripped(self) -> str:
+        """What a ``strip`` policy takes out of the calls: ``arguments``, ``output``, both, or ``""``.
+
+        >>> ToolCallsPolicy("strip", request=True, response=True).stripped
+        'arguments and output'
+        """
+        parts = (("arguments", self.request), ("output", self.response))
+        return " and ".join(part for part, on in parts if on) if self.policy == "strip" else ""
+
 
 @dataclass(frozen=True, slots=True)
 class Compaction:

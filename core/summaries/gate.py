@@ -51,6 +51,7 @@ from functools import lru_cache
 from html.entities import html5
 
 from turnmark.core.summaries.readability import identifier_list
+from turnmark.core.text.summary_text import width
 
 MIN_WORDS = 2
 MIN_CHARS = 8
@@ -99,11 +100,6 @@ def word_count(text: str) -> int:
         rest = any(char.isalnum() and not _unspaced(char) for char in token)
         count += unspaced + (1 if rest else 0)
     return count
-
-
-def width(text: str) -> int:
-    """Characters, a wide (East Asian) one counting as two columns."""
-    return sum(2 if unicodedata.east_asian_width(char) in ("W", "F") else 1 for char in text)
 
 
 @lru_cache(maxsize=8)

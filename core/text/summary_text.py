@@ -21,12 +21,20 @@ def _invisible(char: str) -> bool:
     return category == "Cc" or (category == "Cf" and char != "\u200d")
 
 
+_ASCII_CONTROLS = {code: (" " if chr(code).isspace() else None) for code in (*range(0x20), 0x7F) if code != 0x1B}
+"""ASCII's invisible characters (all controls): a space for whitespace, removed otherwise (ESC is left to
+``_ESCAPE_SEQUENCE``)."""
+
+
 def one_line(text: str) -> str:
     """One line: escape sequences and invisible characters removed, whitespace runs collapsed to one space."""
-    without_escapes = _ESCAPE_SEQUENCE.sub("", text)
-    kept = "".join(
-        " " if char.isspace() else char for char in without_escapes if char.isspace() or not _invisible(char)
-    )
+    without_escapes = _ESCAPE_SEQUENCE.sub("", text) if "\x1b" in text or "\x9b" in text else text
+    if without_escapes.isascii():
+        kept = without_escapes.translate(_ASCII_CONTROLS).replace("\x1b", "")
+    else:
+        kept = "".join(
+            " " if char.isspace() else char for char in without_escapes if char.isspace() or not _invisible(char)
+        )
     return _WHITESPACE.sub(" ", kept).strip()
 
 
@@ -45,13 +53,42 @@ def truncate(text: str, limit: int) -> str:
 
 def cut_at_word(text: str, limit: int) -> str:
     """At most ``limit`` characters, cut at a word boundary when one is near, marked with ``…``."""
-    if len(text) <= limit:
-        return text
-    head = text[: limit - 1]
+    return text if len(text) <= limit else _cut(text[: limit - 1], limit)
+
+
+def _cut(head: str, limit: int) -> str:
     space = head.rfind(" ")
     if space >= limit * 2 // 3:
         head = head[:space]
     return head.rstrip(" ,;:-—") + "…"
+
+
+def width(text: str) -> int:
+    """Characters, a wide (East Asian) one counting as two columns."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(char) in ("W", "F") else 1 for char in text)
+
+
+def cut_to_width(text: str, columns: int) -> str:
+    """At most ``columns`` columns (a wide character counts two), cut at a word boundary when one is near,
+    marked with ``…``.
+
+    >>> cut_to_width("Fix the retry loop in the stream handler", 20)
+    'Fix the retry loop…'
+    >>> cut_to_width("修复构建错误并添加测试", 9)
+    '修复构建…'
+    """
+    if text.isascii():
+        return cut_at_word(text, columns)
+    used, fits = 0, None
+    for end, char in enumerate(text):
+        used += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+        if fits is None and used > columns - 1:
+            fits = end
+        if used > columns:
+            return _cut(text[:fits], columns)
+    return text
 
 
 def salvage_summary(text: str, limit: int) -> str | None:

@@ -13,12 +13,12 @@ import typer
 from turnmark.shell.cli.usage import TurnmarkGroup, TurnmarkTyper
 from turnmark.shell.errors import ConversationError, TurnmarkError, WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome
+from turnmark.shell.output import chrome, emit_line
 from turnmark.shell.settings import HttpSettings, RunSettings
 
 with lazy_imports():
     from turnmark.core.stream import turns as stream_turns
-    from turnmark.shell import entropy
+    from turnmark.shell import entropy, version
     from turnmark.shell.storage import conversations, selection
     from turnmark.shell.storage import workspace as workspace_files
 
@@ -29,18 +29,16 @@ if TYPE_CHECKING:
 
 
 EDITING_HELP = """
-Every entry of events.json carries an "event_id": a short ID that stays with
-the entry when you edit its content. Events that answer a request (responses,
-tool calls and results, inquiries) carry a "request_id": the event_id of the
-chat_request they answer (their originating request).
+Every entry of events.json carries an "event_id" that stays with it when you
+edit its content; the events that answer a request (responses, tool calls and
+results, inquiries) carry a "request_id": the event_id of that chat_request.
 
-If you delete a chat_request, the events that answered it keep a request_id
-that no longer resolves: they are "unresolved", and turnmark reports them
-instead of guessing which request they belong to. Delete them too, or relink
-them by setting their request_id by hand to the event_id of the request they
-answer. If you copy an entry, both copies have the same event_id; the later
-copy gets a new ID when the file is loaded, and a request_id that pointed at
-the copied ID is ambiguous until you fix it by hand.
+Deleting a chat_request leaves its answers with a request_id that no longer
+resolves; copying an entry gives both copies one event_id (the later copy gets
+a new ID at load) and makes a link to it ambiguous. turnmark reports these
+instead of guessing. To fix them: `turnmark repair CONV` shows the plan,
+--apply makes the fixes that follow from the conversation alone, -i asks you
+about the rest (or set request_id by hand, or delete the answers too).
 """
 
 
@@ -93,6 +91,7 @@ app = TurnmarkTyper(
         "request links and one-line turn summaries for the .jp/conversations folders JP writes."
     ),
     no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
@@ -131,6 +130,13 @@ ConversationArgument = Annotated[
 ]
 
 
+def show_version(wanted: bool) -> None:
+    """``--version``: the installed package's version, as its metadata records it."""
+    if wanted:
+        emit_line(f"turnmark {version.installed()}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def main_callback(
     ctx: typer.Context,
@@ -156,6 +162,10 @@ def main_callback(
         OutputFormat,
         typer.Option("--format", "-F", metavar="FORMAT", help="Output format for every command: text or json."),
     ] = OutputFormat.text,
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=show_version, help="Print turnmark's version and exit."),
+    ] = False,
 ) -> None:
     settings = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
     settings.workspace = workspace

@@ -39,7 +39,7 @@ NOWHERE = ".no-user-files"
 
 OPENING = (
     "JP is a command-line LLM assistant that keeps each conversation in "
-    "`.jp/conversations/<id>/events.json`; turnmark keeps those conversations navigable and safe "
+    "`.jp/conversations/<id>-<title>/events.json`; turnmark keeps those conversations navigable and safe "
     "to edit by hand."
 )
 INTRODUCTION = (
@@ -71,8 +71,9 @@ STEPS: tuple[Step, ...] = (
     Step(
         "What the hand edits broke, and why",
         "`check` lists each unresolved link with the reason, and the entries a model no longer "
-        "sees because of it. An event_id 'assigned at load' is not in the file yet: turnmark gave "
-        "the entry one when reading it (the same on every read) and writes it on the next save.",
+        "sees because of it. Its closing note is information, not a problem: an entry with no "
+        "event_id in the file yet gets one when turnmark reads it (the same on every read), and the "
+        "next save writes it.",
         (("check", "17800000030"),),
     ),
     Step(

@@ -33,7 +33,7 @@ turn's summary counts most, then its request, its answers, then tool names and
 arguments; tool results, reasoning and the conversation's title are searched
 only when --in names them (--in all: every scope). Under each hit, the best
 matching text with the match marked; "(excluded)" when that event is left
-out of what the model sees (RFD 098).
+out of what the model sees (a hand edit broke its request link).
 
 The index is a SQLite FTS5 database in turnmark's .turnmark/ folder (in JP's
 user-local copy, else in .jp/): only conversations whose files changed are read

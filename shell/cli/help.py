@@ -7,7 +7,8 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Reading", ("conversations", "turns", "show", "find", "check", "transcript", "project")),
     ("Summaries", ("summarize", "label")),
     ("Editing", ("edit", "fork", "repair", "strip")),
-    ("Background", ("query", "watch")),
+    ("Asking the assistant", ("query",)),
+    ("Keeping summaries current", ("watch",)),
     ("Getting started", ("demo",)),
 )
 
@@ -59,7 +60,7 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     ),
     "edit": (
         ("turnmark edit -i", "Drop, reorder or rewrite events of the most recent conversation in your editor."),
-        ("turnmark edit -i 17727484633", "The same for conversation jp-c17727484633."),
+        ("turnmark edit -i 17727484633 --yes", "Edit jp-c17727484633; save even what drops an overlay, unasked."),
         ("turnmark edit --undo 17727484633", "Take the last edit of that conversation back."),
     ),
     "fork": (

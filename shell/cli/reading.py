@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -31,7 +30,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
-    from turnmark.core.stream import duplicate_keys, payloads
+    from turnmark.core.stream import duplicate_keys, previews
     from turnmark.core.summaries import transcript, turn_rows
     from turnmark.core.wire import chat
     from turnmark.shell.storage import config_files, failure_memory
@@ -163,13 +162,17 @@ def _check_lines(report: CheckReport) -> list[str]:
             f"  warning: entry {item['index']}: {item['key']} '{item['value']}' is not in the form turnmark and JP "
             "write (7 lowercase letters and digits); was it edited by hand?"
         )
-    if report.transient_ids:
-        lines.append(
-            f"  {report.transient_ids} of {report.entries} entries {'has' if report.transient_ids == 1 else 'have'} "
-            "an event_id assigned at load "
-            "(missing or repaired in the file); it is written on the next save"
-        )
     return lines
+
+
+def transient_note(transient: int, entries: int) -> str:
+    """The one calm line about entries whose event_id is not in the file yet (most of JP's older ones)."""
+    some = f"{transient} of {entries} entries" if transient != entries else f"all {entries} entries"
+    return (
+        f"note: {some} {'has' if transient == 1 else 'have'} no event_id of their own in the file yet "
+        "(written before JP kept IDs, or copied): turnmark assigns the same ones on every read and the next "
+        "save writes them. Nothing to fix."
+    )
 
 
 @app.command(epilog=EDITING_HELP)
@@ -181,23 +184,27 @@ def check(
 ) -> None:
     """Check request links, event IDs and tool calls: unresolved links, duplicated IDs, orphaned tool halves.
 
-    The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in RFD 097's form
-    (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
+    The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in the form JP
+    writes (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
     unresolved, a tool call lacks its other half or a save would be refused, 2 when a conversation
     cannot be read.
     """
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
     results: list[dict[str, object]] = []
-    problems = errors = 0
+    problems = errors = transient = entries = 0
     for ref in refs:
         loaded = read_or_report(settings, ref)
         if isinstance(loaded, dict):
             errors += 1
             results.append(loaded)
+            if all_conversations and settings.resolve_format(output_format) is OutputFormat.text:
+                emit_line(f"{ref.display_id}  UNREADABLE  {ref.dirname}: see the error above")
             continue
         report = link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events))
         problems += 0 if report.ok else 1
+        transient += report.transient_ids
+        entries += report.entries
         results.append({**conversation_json(loaded), **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
             status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
@@ -206,7 +213,9 @@ def check(
                 lines.append(f"  to fix: turnmark repair {ref.display_id} (shows the plan; --apply or -i makes it)")
             emit_line(f"{ref.display_id}  {status}  " + "\n".join(lines))
     if settings.resolve_format(output_format) is OutputFormat.json:
-        emit_json({"ok": problems == 0 and errors == 0, "conversations": results})
+        emit_json({"ok": problems == 0 and errors == 0, "transient_ids": transient, "conversations": results})
+    elif transient:
+        chrome(transient_note(transient, entries))
     if errors:
         raise typer.Exit(2)
     if problems:
@@ -227,26 +236,14 @@ The provider view is what a model is sent for this conversation: requests,
 answers, reasoning, tool calls and results, after compaction overlays, without
 turn_start, inquiries and config entries. Events whose request_id does not
 resolve are left out, each with a warning on stderr saying which request_id and
-why; when one half of a tool call is left out, so is the other half.
+why; when one half of a tool call is left out, so is the other half. Why a link
+no longer resolves and how to fix it: `turnmark check --help`; `turnmark repair`
+makes the fixes.
 """
 
 
-def _preview(event: ViewEvent) -> tuple[str, str]:
-    payload = event.payload
-    if isinstance(payload, payloads.ChatRequest):
-        return "request", payload.content
-    if isinstance(payload, payloads.ChatResponse):
-        value = payload.value if isinstance(payload.value, str) else json.dumps(payload.value, ensure_ascii=False)
-        return {"message": "message", "reasoning": "reasoning", "data": "data"}[payload.variant], value
-    if isinstance(payload, payloads.ToolCallRequest):
-        return "tool_call", f"{payload.name} {json.dumps(payload.arguments or {}, ensure_ascii=False)}"
-    if isinstance(payload, payloads.ToolCallResponse):
-        return ("tool_error" if payload.is_error else "tool_result"), payload.content
-    return payload.type_tag, ""
-
-
 def _view_line(event: ViewEvent) -> str:
-    kind, text = _preview(event)
+    kind, text = previews.provider_preview(event.payload)
     run = event.summary_run
     if run is not None and kind == "request":
         text = f"{text} (turns {run.from_turn}-{run.to_turn})"
@@ -256,7 +253,7 @@ def _view_line(event: ViewEvent) -> str:
 PREVIEW_CHARS = 72
 
 
-@app.command(epilog=PROJECT_HELP + EDITING_HELP)
+@app.command(epilog=PROJECT_HELP)
 def project(
     ctx: typer.Context,
     conversation: ConversationArgument = None,

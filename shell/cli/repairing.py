@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from turnmark.core.text.wording import counted
 from turnmark.shell.cli.common import (
     ConversationArgument,
     FormatOption,
@@ -24,6 +25,7 @@ from turnmark.shell.output import chrome, emit_json, emit_line, fail
 with lazy_imports():
     from turnmark.core.editing import repair as repair_plan
     from turnmark.core.editing import strip as strip_keys
+    from turnmark.core.stream import turns as stream_turns
     from turnmark.shell.storage import conversations, undo
 
 if TYPE_CHECKING:
@@ -54,8 +56,47 @@ def _entry(stream: ConversationStream, position: int, type_tag: str, event_id: s
     return f"entry {stream.file_index(position)} ({type_tag} {event_id})"
 
 
-def _fix_line(stream: ConversationStream, fix: Fix) -> str:
-    return f"  {fix.kind:<11} {_entry(stream, fix.position, fix.type_tag, fix.event_id)}: {fix.what()}; {fix.why}"
+def _changes_nothing(stream: ConversationStream, fix: Fix) -> bool:
+    """A relink to the request the entry already names: it only confirms the link (kept in the JSON)."""
+    return fix.kind in ("relink", "backfill") and stream.entries[fix.position].request_id == fix.request_id
+
+
+def _spans(numbers: list[int]) -> str:
+    """``3-7, 9``: entry numbers with their runs joined."""
+    runs: list[list[int]] = []
+    for number in sorted(numbers):
+        if runs and number == runs[-1][-1] + 1:
+            runs[-1].append(number)
+        else:
+            runs.append([number])
+    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+def _doing(kind: str, count: int, request_id: str | None) -> str:
+    return {
+        "relink": f"relink {counted(count, 'answer')} to request {request_id}",
+        "backfill": f"link {counted(count, 'answer')} to request {request_id}",
+        "unlink": f"unlink {counted(count, 'answer')} (they become visible)",
+        "delete": f"delete {counted(count, 'entry', 'entries')}",
+    }.get(kind, f"answer {counted(count, 'tool call')} with the error result JP writes for an interrupted call")
+
+
+def _fix_lines(stream: ConversationStream, fixes: list[Fix]) -> list[str]:
+    """One line per turn, change and cause: ``turn 1: relink 45 answers to request ocb6k1v (entries 3-47); why``."""
+    turns = stream_turns.turn_indices(stream.entries)
+    groups: dict[tuple[int, str, str | None, str], list[Fix]] = {}
+    for fix in fixes:
+        copied = stream.entries[fix.position].request_id
+        why = fix.why
+        if fix.kind == "relink" and copied in stream.duplicated_ids:
+            why = f"request {copied} was copied, and {fix.request_id} is the copy in this turn"
+        groups.setdefault((turns[fix.position], fix.kind, fix.request_id, why), []).append(fix)
+    lines = []
+    for (turn, kind, request_id, why), same in groups.items():
+        numbers = [stream.file_index(fix.position) for fix in same]
+        where = f"{'entry' if len(numbers) == 1 else 'entries'} {_spans(numbers)}"
+        lines.append(f"  turn {turn}: {_doing(kind, len(same), request_id)} ({where}); {why}")
+    return lines
 
 
 def _problem_line(stream: ConversationStream, problem: Problem) -> str:
@@ -124,8 +165,9 @@ def _ask(stream: ConversationStream, problems: tuple[Problem, ...]) -> list[Fix]
         chrome(_problem_line(stream, problem).strip())
         for number, choice in enumerate(problem.choices, start=1):
             chrome(f"  {number}) {_choice(choice)}{' (default)' if number == 1 else ''}")
+        numbers = "1" if len(problem.choices) == 1 else f"1-{len(problem.choices)}"
         while True:
-            sys.stderr.write(f"choice [1-{len(problem.choices)}, s skip, q stop]: ")
+            sys.stderr.write(f"choice [{numbers}, Enter = 1, s skip, q stop]: ")
             sys.stderr.flush()
             answer = sys.stdin.readline()
             if not answer or answer.strip() == "q":
@@ -136,6 +178,7 @@ def _ask(stream: ConversationStream, problems: tuple[Problem, ...]) -> list[Fix]
             if answer.isdecimal() and 1 <= int(answer) <= len(problem.choices):
                 decided.append(problem.choices[int(answer) - 1])
                 break
+            chrome(f"  {answer!r} is not one of the choices: type {numbers.replace('-', ' to ')}, s or q")
     return decided
 
 
@@ -165,7 +208,7 @@ def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], 
                 f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
             )
         repaired = repair_plan.apply_repairs(fresh.stream, fixes)
-        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired))
+        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired), "repair")
 
 
 @app.command(epilog=REPAIR_HELP)
@@ -212,12 +255,16 @@ def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
     plan, stream = outcome.plan, outcome.stream
     if plan is None or stream is None:
         return [f"{outcome.conversation}  not repaired: see the error above"]
-    fixes = [*plan.fixes, *outcome.decided]
+    every_fix = [*plan.fixes, *outcome.decided]
+    fixes = [fix for fix in every_fix if not _changes_nothing(stream, fix)]
     open_problems = [p for p in plan.problems if p.position not in {fix.position for fix in outcome.decided}]
-    if not fixes and not open_problems:
+    if not every_fix and not open_problems:
         return [f"{outcome.conversation}  nothing to repair"]
     done = "applied" if outcome.applied else ("not applied" if applying else "would apply")
     head = f"{outcome.conversation}  {done}: {len(fixes)} fix{'es' if len(fixes) != 1 else ''}"
+    if confirmed := len(every_fix) - len(fixes):
+        kept = "they are" if confirmed > 1 else "it is"
+        head += f", {counted(confirmed, 'link')} to the original of a copied request kept as {kept}"
     if open_problems:
         verb = "needs" if len(open_problems) == 1 else "need"
         head += f", {len(open_problems)} {verb} a decision (turnmark repair -i {outcome.conversation})"
@@ -225,13 +272,26 @@ def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
         head += (
             f", {plan.backfill_left} turn{'s' if plan.backfill_left != 1 else ''} with several requests left unlinked"
         )
-    return [head, *(_fix_line(stream, fix) for fix in fixes), *(_problem_line(stream, p) for p in open_problems)]
+    return [head, *_fix_lines(stream, fixes), *(_problem_line(stream, p) for p in open_problems)]
+
+
+def _strip_state(row: dict[str, object]) -> str:
+    """``would be stripped: 21 event_ids, 17 request_ids and 1 turn summary would go``, or what happened."""
+    if row["error"]:
+        return "not stripped: see the error above"
+    removes = row["removes"]
+    if not isinstance(removes, dict):
+        return "nothing to strip"
+    what = strip_keys.stripped_text(removes)
+    if row["applied"]:
+        return f"stripped: {what} removed (`turnmark edit --undo {row['id']}` takes it back)"
+    return f"would be stripped: {what} would go (--apply writes it)"
 
 
 STRIP_HELP = """
-For a JP release older than RFD 097, 098 and 126, which refuses a turn_start
-with keys it does not know: removes event_id, request_id, turn summaries and
-turnmark's provenance, and nothing else. A conversation turnmark upgraded from
+For a JP release from before event IDs, request links and turn summaries,
+which refuses a turn_start with keys it does not know: removes event_id,
+request_id, turn summaries and turnmark's provenance, and nothing else. A conversation turnmark upgraded from
 the legacy format stays in the current format (that JP reads it). Dry run by
 default; --apply writes under JP's lock.
 """
@@ -254,17 +314,26 @@ def strip(
     refs = chosen(settings, conversation, all_conversations)
     rows: list[dict[str, object]] = []
     for ref in refs:
-        row: dict[str, object] = {"id": ref.display_id, "changes": False, "applied": False, "error": None}
+        row: dict[str, object] = {
+            "id": ref.display_id,
+            "changes": False,
+            "removes": None,
+            "applied": False,
+            "error": None,
+        }
         try:
             loaded = conversations.read_conversation(ref, settings.new_id)
             data = strip_keys.stripped_events(loaded.stream)
             row["changes"] = data != loaded.events
+            row["removes"] = strip_keys.stripped_counts(loaded.stream) if row["changes"] else None
             if apply and row["changes"]:
                 with conversations.hold_lock(ref) as lock:
                     fresh = conversations.read_conversation(ref, settings.new_id, lock)
                     stripped = strip_keys.stripped_events(fresh.stream)
                     undo.saved_with_undo(
-                        fresh, partial(conversations.write_documents, lock, fresh, None, stripped, saving=fresh.stream)
+                        fresh,
+                        partial(conversations.write_documents, lock, fresh, None, stripped, saving=fresh.stream),
+                        "strip --apply",
                     )
                 row["applied"] = True
         except ConversationError as error:
@@ -275,7 +344,6 @@ def strip(
         emit_json({"ok": not any(row["error"] for row in rows), "conversations": rows})
     else:
         for row in rows:
-            state = "stripped" if row["applied"] else ("would be stripped" if row["changes"] else "nothing to strip")
-            emit_line(f"{row['id']}  {'not stripped: see the error above' if row['error'] else state}")
+            emit_line(f"{row['id']}  {_strip_state(row)}")
     if any(row["error"] for row in rows):
         raise typer.Exit(1)

@@ -1,11 +1,13 @@
-"""``turnmark edit``: D21's interactive editing of a conversation, with undo."""
+"""``turnmark edit``: the interactive editing of a conversation, with undo."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from turnmark.core.text.wording import counted, turn_range
 from turnmark.shell.cli.common import (
     ConversationArgument,
     FormatOption,
@@ -16,7 +18,7 @@ from turnmark.shell.cli.common import (
     read_for_display,
     settings_of,
 )
-from turnmark.shell.errors import ConversationError, EditAborted, TurnmarkError
+from turnmark.shell.errors import ConversationError, TurnmarkError
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, emit_json, emit_line, fail
 
@@ -30,18 +32,27 @@ with lazy_imports():
     from turnmark.shell.usecases import edit_session, forking
 
 EDIT_HELP = """
-edit -i writes the conversation to a temporary folder: CONVERSATION (the plan,
-one line per event file, grouped under "# Turn N (<turn id>): <summary>") and one
+edit -i writes the conversation to a private temporary folder: CONVERSATION (the
+plan, one line per event file, grouped under "# Turn N (<turn id>): <summary>",
+each line ending in a "# ..." comment saying what the event is: a request's first
+line, a tool call's name and path or command, a result's status and size) and one
 file per event (markdown with a frontmatter; config deltas and compactions as
-TOML). Delete lines to drop events, reorder lines to reorder them, edit a file to
-change an event, add a file and its line to insert one. Your editor
-(JP_EDITOR, VISUAL or EDITOR) opens the folder. On save, problems (a tool result
-before its call, an orphaned result, two requests in a row) are written at the top
-of CONVERSATION and the editor reopens; clear the plan, or exit the editor with an
-error, to abort. Turns you did not touch keep their summaries; changed turns are
-summarized again by the next catch-up. The conversation stays locked (JP's lock)
-while you edit. edit --undo restores the copy kept before the last edit (also
-before repair --apply and strip --apply), if nothing changed since.
+TOML). Delete lines to drop events (in vim, :g/fs_read_file/d drops every
+fs_read_file call and result), reorder lines to reorder them, edit a file to
+change an event, add a file and its line to insert one. Your editor (JP_EDITOR,
+VISUAL or EDITOR) opens the plan, in the folder (gf opens an event file); code,
+codium, cursor, subl, zed and the JetBrains IDEs get the folder and the plan, with
+--wait. On save, problems (a tool result before its call, an orphaned result, two
+requests in a row) are written at the top of CONVERSATION and the editor reopens;
+clear the plan, or exit the editor with an error, to abort. An edit that drops
+what you did not delete (a compaction overlay whose turns no longer lie together)
+lists it and asks; without a terminal it is refused unless --yes is given. Turns
+you did not touch keep their summaries; changed turns are summarized again by the
+next catch-up. The conversation stays locked (JP's lock) while you edit. The
+outcome is saved, unchanged, aborted or invalid (still invalid after 20 rounds).
+edit --undo restores the copy kept before the last edit -i, repair or strip
+--apply (and the summary edit -i writes before the editor opens), if nothing
+changed since.
 """
 
 
@@ -50,11 +61,14 @@ def edit(
     ctx: typer.Context,
     conversation: ConversationArgument = None,
     interactive: Annotated[
-        bool, typer.Option("--interactive", "-i", help="Edit the conversation's events in your editor (D21).")
+        bool, typer.Option("--interactive", "-i", help="Edit the conversation's events in your editor.")
     ] = False,
     undo_last: Annotated[bool, typer.Option("--undo", help="Restore the copy kept before the last edit.")] = False,
     no_summary: Annotated[
         bool, typer.Option("--no-summary", help="Do not summarize the newest turn before opening the editor.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", "-y", help="Save an edit that drops entries you did not delete, without asking.")
     ] = False,
 ) -> None:
     """Restructure a conversation like `git rebase -i`: one line per event, grouped by turn."""
@@ -64,22 +78,57 @@ def edit(
     try:
         ref = pick(settings, conversation)
         if undo_last:
-            outcome = undo.undo(ref)
-        else:
-            reference = stream_turns.split_turn_reference(conversation) if conversation else None
-            if reference is not None:
-                _note(f"turn {reference[1]} is the block '# Turn N ({reference[1]}): …' in the plan")
-            options = edit_session.EditOptions.using(settings.run(), summarize_first=not no_summary)
-            outcome = edit_session.edit_interactively(ref, options, settings.new_id, _note)
-    except EditAborted as error:
-        chrome(f"aborted: {error}")
-        raise typer.Exit(1) from error
+            restored = undo.undo(ref)
+            if settings.format is OutputFormat.json:
+                emit_json(
+                    {"conversation": ref.display_id, "action": "undo", "outcome": "restored", "message": restored}
+                )
+            else:
+                emit_line(restored)
+            return
+        reference = stream_turns.split_turn_reference(conversation) if conversation else None
+        if reference is not None:
+            _note(f"turn {reference[1]} is the block '# Turn N ({reference[1]}): …' in the plan")
+        options = edit_session.EditOptions.using(settings.run(), summarize_first=not no_summary)
+        result = edit_session.edit_interactively(ref, options, settings.new_id, _note, _confirmation(yes))
     except TurnmarkError as error:
         raise fail(str(error)) from error
+    _report(settings, result)
+
+
+def _report(settings: Settings, result: edit_session.EditResult, *, kept_fork: str | None = None) -> None:
+    """The result on stdout (JSON, or the line for saved and unchanged); an abort on stderr, with status 1."""
+    failed = result.outcome in ("aborted", "invalid")
     if settings.format is OutputFormat.json:
-        emit_json({"conversation": ref.display_id, "action": "undo" if undo_last else "edit", "outcome": outcome})
+        emit_json(result.to_json())
+    elif failed:
+        chrome(f"aborted: {result.message}" + (f" (the fork {kept_fork} is kept)" if kept_fork else ""))
     else:
-        emit_line(outcome)
+        emit_line(result.message)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _confirmation(yes: bool) -> edit_session.Confirm:
+    """``--yes`` saves; on a terminal the user is asked; otherwise the edit is refused."""
+
+    def confirm(dropped: tuple[object, ...]) -> edit_session.Decision:
+        if yes:
+            return "save"
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            return "refuse"
+        while True:
+            sys.stderr.write(f"save without {'it' if len(dropped) == 1 else 'them'}? [y]es, [e]dit the plan, [N]o: ")
+            sys.stderr.flush()
+            answer = sys.stdin.readline().strip().lower()
+            if answer in ("y", "yes"):
+                return "save"
+            if answer in ("e", "edit"):
+                return "edit"
+            if answer in ("", "n", "no", "q"):
+                return "abort"
+
+    return confirm
 
 
 FORK_HELP = """
@@ -95,8 +144,8 @@ wholly inside the kept turns are kept, the others are dropped and named.
 def fork(
     ctx: typer.Context,
     conversation: ConversationArgument = None,
-    first: Annotated[int | None, typer.Option("--first", min=0, metavar="N", help="Keep the first N turns.")] = None,
-    last: Annotated[int | None, typer.Option("--last", min=0, metavar="N", help="Keep the last N turns.")] = None,
+    first: Annotated[int | None, typer.Option("--first", min=1, metavar="N", help="Keep the first N turns.")] = None,
+    last: Annotated[int | None, typer.Option("--last", min=1, metavar="N", help="Keep the last N turns.")] = None,
     until: Annotated[
         str | None,
         typer.Option(
@@ -114,6 +163,10 @@ def fork(
         raise fail("give at most one of --first, --last, --until")
     ref, until = pick_turn(settings, conversation, until)
     forked = forking.fork_conversation(read_for_display(settings, ref), first=first, last=last, until=until)
+    asked = first if first is not None else last
+    if asked is not None and asked > len(forked.kept):
+        option = "--first" if first is not None else "--last"
+        chrome(f"note: {option} {asked}: {ref.display_id} has {counted(len(forked.kept), 'turn')}; all are forked")
     for event_id in forked.dropped_overlays:
         chrome(f"note: compaction {event_id} reaches a turn the fork leaves out; not kept")
     if settings.resolve_format(output_format) is OutputFormat.json:
@@ -126,7 +179,7 @@ def fork(
             }
         )
     else:
-        span = f"turns {forked.kept.start}-{forked.kept.stop - 1}" if forked.kept else "no turns"
+        span = turn_range(forked.kept.start, forked.kept.stop - 1) if forked.kept else "no turns"
         emit_line(f"{forked.ref.display_id}  forked from {ref.display_id} ({span})")
     if open_editor:
         _edit_fork(settings, forked.ref)
@@ -135,12 +188,10 @@ def fork(
 def _edit_fork(settings: Settings, new: ConversationRef) -> None:
     options = edit_session.EditOptions.using(settings.run())
     try:
-        emit_line(edit_session.edit_interactively(new, options, settings.new_id, _note))
-    except EditAborted as error:
-        chrome(f"aborted: {error} (the fork {new.display_id} is kept)")
-        raise typer.Exit(1) from error
+        result = edit_session.edit_interactively(new, options, settings.new_id, _note, _confirmation(False))
     except ConversationError as error:
         raise fail(str(error)) from error
+    _report(settings, result, kept_fork=new.display_id)
 
 
 def _note(line: str) -> None:

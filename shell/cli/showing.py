@@ -52,7 +52,7 @@ line (name, the telling argument such as a path, ✓ or ✗, output size); args 
 the arguments; full adds the output (cut at 4,000 characters in md and html, the
 cut said; JSON keeps it whole). The default is names for text, full otherwise.
 Reasoning is shown only with --reasoning. Events left out of what the model sees
-(a hand edit broke their request link, RFD 098) are marked with the reason, and
+(a hand edit broke their request link) are marked with the reason, and
 compaction overlays are noted on the turns they cover.
 
 The HTML page is one self-contained file (no script, font or image is fetched;

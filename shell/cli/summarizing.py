@@ -92,6 +92,22 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
     return lines
 
 
+def _text_lines(reports: list[CatchupReport], dry_run: bool) -> list[str]:
+    """Each report's lines; conversations skipped for a cause reported earlier are one line with their count."""
+    repeated: dict[str, list[CatchupReport]] = {}
+    for report in reports:
+        if report.repeated and report.skipped:
+            repeated.setdefault(report.skipped, []).append(report)
+    lines: list[str] = []
+    for report in reports:
+        same = repeated.get(report.skipped or "", []) if report.repeated else []
+        if len(same) < 2:
+            lines += _report_lines(report, dry_run)
+        elif report is same[0]:
+            lines.append(f"{counted(len(same), 'more conversation')} skipped: {report.skipped}")
+    return lines
+
+
 def _report_chrome(report: CatchupReport) -> None:
     """What a catch-up says on stderr, as soon as it is done (above the progress bar on a terminal)."""
     for note in report.notes:
@@ -143,9 +159,8 @@ def summarize(
             {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
         )
     else:
-        for report in reports:
-            for line in _report_lines(report, dry_run):
-                emit_line(line)
+        for line in _text_lines(reports, dry_run):
+            emit_line(line)
     if interrupted:
         chrome(
             f"interrupted: {len(reports)} of {len(refs)} conversations processed; the rest are left for the next run"

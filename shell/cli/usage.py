@@ -31,6 +31,7 @@ from turnmark.shell.output import chrome
 CommandFunction = TypeVar("CommandFunction", bound=Callable[..., Any])
 
 GLOBAL_VALUE_OPTIONS = ("--workspace", "-w", "--cfg", "-c", "--format", "-F")
+GLOBAL_FLAGS = ("--version",)
 OWN_OPTIONS = {
     "watch": {"--workspace", "-w"},
     **{
@@ -49,7 +50,7 @@ def global_options_first(argv: Sequence[str]) -> list[str]:
     (``turnmark summarize CONV --cfg k=v``); options the command defines itself stay where they are."""
     argv = list(argv)
     position = 0
-    while position < len(argv) and argv[position].startswith("-"):
+    while position < len(argv) and argv[position].startswith("-") and argv[position] != "--":
         position += 2 if argv[position] in GLOBAL_VALUE_OPTIONS else 1
     if position >= len(argv):
         return argv
@@ -64,6 +65,10 @@ def global_options_first(argv: Sequence[str]) -> list[str]:
             kept += rest[index:]
             break
         name = token.split("=", 1)[0]
+        if name in GLOBAL_FLAGS:
+            moved.append(token)
+            index += 1
+            continue
         if name in GLOBAL_VALUE_OPTIONS and name not in own:
             takes_value = "=" not in token and index + 1 < len(rest)
             moved += rest[index : index + 2] if takes_value else [token]
@@ -123,8 +128,9 @@ def run_main(invoke: Callable[..., Any], args: Sequence[str] | None, standalone_
         result = invoke(argv, standalone_mode=False, **extra)
         code = result if isinstance(result, int) else 0
     except _click.exceptions.NoArgsIsHelpError as error:
-        sys.stderr.write(error.format_message() + "\n")
-        code = error.exit_code
+        bare = error.ctx is None or error.ctx.parent is None
+        (sys.stdout if bare else sys.stderr).write(error.format_message() + "\n")
+        code = 0 if bare else error.exit_code
     except UsageError as error:
         if not standalone_mode:
             raise
@@ -148,8 +154,8 @@ def run_main(invoke: Callable[..., Any], args: Sequence[str] | None, standalone_
     return code
 
 
-RANGE_NOTE = re.compile(r"\s*\[x>=0(?:\.0)?\]|; x>=0(?:\.0)?(?=\])")
-"""click's ``[x>=0]`` after an option's help: the help already says it counts something."""
+RANGE_NOTE = re.compile(r"\s*\[x>=[01](?:\.0)?\]|; x>=[01](?:\.0)?(?=\])")
+"""click's ``[x>=0]`` or ``[x>=1]`` after an option's help: the help already says it counts something."""
 
 
 def plain_argument(param: TyperArgument) -> str:
@@ -246,6 +252,22 @@ def plain_coercion(param: Any) -> None:
         param._runtime_param = PlainRuntimeParam(descriptor.parameter_info, descriptor.annotation, element)
 
 
+def global_options(ctx: _click.Context) -> list[tuple[str, str]]:
+    """The help rows of the ``turnmark`` options a command also takes (those it does not define itself)."""
+    if ctx.parent is None:
+        return []
+    own = {name for param in ctx.command.params for name in getattr(param, "opts", ())}
+    movable = {*GLOBAL_VALUE_OPTIONS, *GLOBAL_FLAGS}
+    return [
+        record
+        for param in ctx.parent.command.get_params(ctx.parent)
+        if isinstance(param, TyperOption)
+        and movable.intersection(param.opts)
+        and not own.intersection(param.opts)
+        and (record := param.get_help_record(ctx.parent))
+    ]
+
+
 class TurnmarkCommand(TyperCommand):
     """A command whose help reads like git's: ``CONV`` not ``{CONV}``, no value types, examples last."""
 
@@ -270,7 +292,7 @@ class TurnmarkCommand(TyperCommand):
             if isinstance(param, TyperOption) and (record := param.get_help_record(ctx))
             for names, text in [record]
         ]
-        for title, rows in (("Arguments", arguments), ("Options", options)):
+        for title, rows in (("Arguments", arguments), ("Options", options), ("Global options", global_options(ctx))):
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)

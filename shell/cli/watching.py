@@ -30,7 +30,8 @@ and nothing changed for --settle seconds. Locked conversations are retried,
 a failing model backs off (up to 5 minutes), and SIGTERM or Ctrl-C finishes
 the write in progress and exits 0. One line is logged per action on stderr;
 with --format json, one JSON object per line on stdout instead
-({"time", "event", "conversation", "message", ...}), where "event" is one of
+({"time", "event", "conversation", "message", ...}; a failure's text is in
+"error", not repeated in "message"), where "event" is one of
 watching, summarized, not_summarized, retrying, given_up, failed, locked,
 skipped, stale, refused, note, following, stopping, polling, unwatched.
 """
@@ -41,8 +42,17 @@ def _log_text(event: WatchEvent) -> None:
     sys.stderr.flush()
 
 
+def _json_record(event: WatchEvent) -> dict[str, object]:
+    """The event as JSON; a message that ends with the error names it once, in "error"."""
+    record = event.as_json()
+    error, message = record.get("error"), str(record["message"])
+    if isinstance(error, str) and error and message.endswith(error) and message != error:
+        record["message"] = message.removesuffix(error).rstrip(": ")
+    return record
+
+
 def _log_json(event: WatchEvent) -> None:
-    json_line({"time": datetime.now().astimezone().isoformat(timespec="seconds"), **event.as_json()})
+    json_line({"time": datetime.now().astimezone().isoformat(timespec="seconds"), **_json_record(event)})
     sys.stdout.flush()
 
 

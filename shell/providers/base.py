@@ -25,9 +25,11 @@ with lazy_imports():
 class Provider(ABC):
     """A provider for one model; ``api_key`` (if any) never appears in a message, a repr or output."""
 
-    def __init__(self, model: ModelSpec, base_url: str, settings: HttpSettings, api_key: str | None = None) -> None:
+    def __init__(
+        self, model: ModelSpec, base_url: str, settings: HttpSettings, api_key: str | None = None, address: str = ""
+    ) -> None:
         self.model = model
-        self.http = http.Http(base_url, self.headers(api_key), settings, secret=api_key)
+        self.http = http.Http(base_url, self.headers(api_key), settings, secret=api_key, address=address)
 
     @property
     def endpoint(self) -> str:

@@ -28,12 +28,21 @@ _ERROR_BODY_BYTES = 65_536
 
 
 class Http:
-    """An httpx client for one provider; ``secret`` (its key) never appears in a message or output."""
+    """An httpx client for one provider; ``secret`` (its key) never appears in a message or output.
+
+    ``address`` says where the base URL is set and its default; a failed connection names it.
+    """
 
     def __init__(
-        self, base_url: str, headers: dict[str, str], settings: HttpSettings, secret: str | None = None
+        self,
+        base_url: str,
+        headers: dict[str, str],
+        settings: HttpSettings,
+        secret: str | None = None,
+        address: str = "",
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.address = f" (is the server running? its address is {address})" if address else ""
         self.settings = settings
         if secret:
             keep_secret(secret)
@@ -96,12 +105,12 @@ class Http:
             yield
         except httpx.ConnectTimeout:
             raise ModelUnreachable(
-                f"{url}: no answer to the connection within {self.settings.connect_timeout:g}s"
+                f"{url}: no answer to the connection within {self.settings.connect_timeout:g}s{self.address}"
             ) from None
         except httpx.TimeoutException as error:
             raise ModelError(f"{url}: timed out ({type(error).__name__})") from None
         except httpx.ConnectError as error:
-            raise ModelUnreachable(f"{url}: cannot connect: {error}") from None
+            raise ModelUnreachable(f"{url}: cannot connect: {error}{self.address}") from None
         except httpx.HTTPError as error:
             raise ModelError(f"{url}: {type(error).__name__}: {error}") from None
 

@@ -87,4 +87,5 @@ def open_provider(
         from_env = (env.get(url_variable) or "").strip()
         if from_env:
             source, url = url_variable, from_env
-    return kind(model, _base_url(url, source, model), settings or HttpSettings(), token)
+    address = f"{source}, default {default_url}"
+    return kind(model, _base_url(url, source, model), settings or HttpSettings(), token, address)

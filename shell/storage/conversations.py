@@ -38,6 +38,7 @@ from turnmark.shell.storage.files import (
     METADATA_LIMIT,
     build_directory,
     check_writable,
+    process_gone,
     read_file,
     remove_abandoned,
     write_together,
@@ -97,6 +98,23 @@ class LoadedConversation:
     @property
     def title(self) -> str | None:
         return self.metadata.title if self.metadata else None
+
+
+EventsStamp = tuple[tuple[int, int] | None, ...]
+"""``(mtime ns, size)`` of each copy's ``events.json``, ``None`` for a copy that cannot be read."""
+
+
+def events_stamp(ref: ConversationRef) -> EventsStamp:
+    """How each copy's ``events.json`` stands now (taken under the lock, it names turnmark's own write)."""
+    stamps: list[tuple[int, int] | None] = []
+    for directory in ref.directories:
+        try:
+            status = (directory / EVENTS).stat()
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((status.st_mtime_ns, status.st_size))
+    return tuple(stamps)
 
 
 def describe(path: Path, error: StreamError) -> str:
@@ -209,7 +227,8 @@ def write_documents(
     first. Under the lock ``loaded`` was read with; links are refused before anything is
     written. The workspace copy is renamed into place first, the user-local copy (read
     first) last; a failure anywhere leaves both copies as they were. ``along`` adds files
-    committed with them, given the ``events.json`` bytes.
+    committed with them, given the ``events.json`` bytes, renamed into place before them
+    (undo's record exists before the conversation changes).
     """
     if not lock.held or loaded.lock is not lock:
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
@@ -223,7 +242,7 @@ def write_documents(
             changes.append((directory / BASE_CONFIG, base_config))
         changes.append((directory / EVENTS, events))
     extra = along(events) if along is not None else []
-    return [path for path in write_together([*changes, *extra], ref.anchor_of) if path not in {p for p, _ in extra}]
+    return [path for path in write_together([*extra, *changes], ref.anchor_of) if path not in {p for p, _ in extra}]
 
 
 def hold_lock(ref: ConversationRef) -> ConversationLock:
@@ -256,16 +275,8 @@ def _abandoned(name: str, mtime: float) -> bool:
     age = now_epoch() - mtime
     if age < STALE_SECONDS:
         return False
-    pid = name.removeprefix(BUILDING).split("-", 1)[0]
-    if age > 24 * 3600 or not pid.isdecimal():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        return False
-    return False
+    gone = process_gone(name.removeprefix(BUILDING).split("-", 1)[0])
+    return age > 24 * 3600 or gone is None or gone
 
 
 def create_conversation(workspace: Workspace, metadata: bytes, base_config: bytes, events: bytes) -> ConversationRef:

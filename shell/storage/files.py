@@ -462,6 +462,19 @@ def build_directory(
             raise
 
 
+def process_gone(pid: str) -> bool | None:
+    """Whether the process ``pid`` (a name's decimal part) has ended; ``None`` when ``pid`` is not a process ID."""
+    if not pid.isdecimal() or not 0 < int(pid) < 2**31:
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
 def remove_abandoned(parent: Path, anchor: Path, prefix: str, abandoned: Callable[[str, float], bool]) -> None:
     """Remove the folders in ``parent`` whose name starts with ``prefix`` that ``abandoned(name, mtime)`` says
     no one is building any more (never through a link); what cannot be removed stays."""

@@ -2,9 +2,9 @@
 
 Before such a command saves, the conversation's files as they were are kept in
 ``.jp/.turnmark/undo/<conversation>/<n>/`` (a dot-folder JP's listing ignores),
-with a digest of the ``events.json`` the command then wrote; only the last
-``KEEP`` are kept. ``undo`` restores the newest one under the lock, only if the
-conversation is still exactly as that command left it, and removes it, so a
+with the command's name and a digest of the ``events.json`` it writes; only the
+last ``KEEP`` are kept. ``undo`` restores the newest one under the lock, only if
+the conversation is still exactly as that command left it, and removes it, so a
 second undo restores the one before.
 """
 
@@ -30,6 +30,7 @@ from turnmark.shell.storage.workspace import ConversationRef
 
 KEEP = 5
 AFTER = "after.sha256"
+COMMAND = "command"
 NAMES = (BASE_CONFIG, EVENTS)
 """The files a restructuring command writes (``metadata.json`` is never among them, nor restored)."""
 LIMITS = {BASE_CONFIG: BASE_CONFIG_LIMIT, EVENTS: EVENTS_LIMIT}
@@ -61,21 +62,28 @@ class Save(Protocol):
     def __call__(self, *, along: Along) -> object: ...
 
 
-def saved_with_undo(loaded: LoadedConversation, save: Save) -> None:
-    """Keep the files as they are, then run ``save`` (under the lock ``loaded`` was read with).
+def saved_with_undo(loaded: LoadedConversation, save: Save, command: str) -> None:
+    """Keep the files as they are, then run ``save`` (under the lock ``loaded`` was read with); ``command`` names
+    what saves (``edit -i``, ``strip --apply``), for undo to say what it takes back.
 
-    The record of what it wrote is committed with the conversation's files, so the kept copy
-    is complete exactly when the save happened; when it did not, the copy is dropped again.
+    The step is complete before the conversation's files are replaced: the copy and the command's name are
+    written first, and the record of what the save writes goes with the save's own files, renamed into place
+    before them (``write_documents``). A kill at any moment leaves either the old conversation with a step
+    that ``undo`` sees was never applied, or the new one with its step. A failed save drops the step again;
+    steps a killed run left without a record are removed here.
     """
     root = undo_root(loaded.ref)
     anchor = loaded.ref.anchor_of(root)
-    steps = _steps(loaded.ref, complete=False)
+    for unfinished in set(_steps(loaded.ref, complete=False)) - set(_steps(loaded.ref)):
+        remove_tree(unfinished, anchor)
+    steps = _steps(loaded.ref)
     step = root / str(int(steps[-1].name) + 1 if steps else 1)
     try:
         for name in NAMES:
             data = read_file(loaded.directory / name, LIMITS[name])
             if data is not None:
                 write_if_changed(step / name, data, anchor, create=True)
+        write_if_changed(step / COMMAND, command.encode(), anchor, create=True)
     except ConversationError as error:
         remove_tree(step, anchor)
         raise ConversationError(f"cannot keep the undo copy: {error}") from None
@@ -88,24 +96,40 @@ def saved_with_undo(loaded: LoadedConversation, save: Save) -> None:
         remove_tree(old, anchor)
 
 
+def _text(path: Path) -> str | None:
+    data = read_file(path, SMALL_FILE_LIMIT)
+    return None if data is None else data.decode(errors="replace")
+
+
 def undo(ref: ConversationRef) -> str:
-    """Restore the newest kept copy; a one-line message of what happened (``ConversationError`` when refused)."""
-    steps = _steps(ref)
-    if not steps:
-        raise ConversationError(
-            f"{ref.display_id}: nothing to undo (edit -i, repair --apply and strip --apply keep copies)"
-        )
-    step = steps[-1]
+    """Restore the newest kept copy; a one-line message of what happened (``ConversationError`` when refused).
+
+    A step whose command never replaced the conversation (it was killed first: the conversation is still
+    the step's copy) is discarded, and the one before it is undone.
+    """
     with hold_lock(ref):
         directory = max(ref.directories, key=lambda d: (d / EVENTS).stat().st_mtime_ns if (d / EVENTS).exists() else -1)
-        recorded = (read_file(step / AFTER, SMALL_FILE_LIMIT) or b"").decode(errors="replace")
-        if _digest(read_file(directory / EVENTS, EVENTS_LIMIT)) != recorded:
+        current = _digest(read_file(directory / EVENTS, EVENTS_LIMIT))
+        steps = _steps(ref)
+        interrupted: list[str] = []
+        while steps:
+            step = steps.pop()
+            command = _text(step / COMMAND) or f"change {step.name}"
+            if current == _text(step / AFTER):
+                kept = {name: read_file(step / name, LIMITS[name]) for name in NAMES}
+                order = NAMES if kept[BASE_CONFIG] is not None else tuple(reversed(NAMES))
+                changes = [(directory / name, kept[name]) for directory in reversed(ref.directories) for name in order]
+                write_together(changes, ref.anchor_of)
+                remove_tree(step, ref.anchor_of(step))
+                skipped = f" ({', '.join(interrupted)} had been interrupted before it saved)" if interrupted else ""
+                return f"{ref.display_id}: restored the copy kept before {command}; {len(steps)} more to undo{skipped}"
+            if current == _digest(read_file(step / EVENTS, EVENTS_LIMIT)):
+                interrupted.append(command)
+                remove_tree(step, ref.anchor_of(step))
+                continue
             raise ConversationError(
-                f"{ref.display_id}: changed since that edit (events.json is not what it wrote); nothing restored"
+                f"{ref.display_id}: changed since {command} (events.json is not what it wrote); nothing restored"
             )
-        kept = {name: read_file(step / name, LIMITS[name]) for name in NAMES}
-        order = NAMES if kept[BASE_CONFIG] is not None else tuple(reversed(NAMES))
-        changes = [(directory / name, kept[name]) for directory in reversed(ref.directories) for name in order]
-        write_together(changes, ref.anchor_of)
-    remove_tree(step, ref.anchor_of(step))
-    return f"{ref.display_id}: restored the copy kept before edit {step.name}; {len(steps) - 1} more to undo"
+    raise ConversationError(
+        f"{ref.display_id}: nothing to undo (edit -i, repair --apply and strip --apply keep copies)"
+    )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from returns.result import Failure
 
@@ -48,9 +49,17 @@ from turnmark.shell.providers.base import Provider
 from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
-from turnmark.shell.storage.conversations import hold_lock, read_conversation, save_refusal, save_stream
+from turnmark.shell.storage.conversations import (
+    EventsStamp,
+    events_stamp,
+    hold_lock,
+    read_conversation,
+    save_refusal,
+    save_stream,
+)
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
 from turnmark.shell.storage.locking import is_locked, lock_holder
+from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
 
 
@@ -66,6 +75,8 @@ class CatchupOptions(RunSettings):
     """Also ask for turns whose answers failed too often (``summarize --retry-failed``)."""
     max_batches: int | None = None
     """Ask for at most this many batches (``edit -i`` summarizes only the newest turn)."""
+    undo_as: str | None = None
+    """Keep an undo step before writing, named so (``edit -i`` makes the summary it writes first undoable)."""
 
 
 @dataclass
@@ -84,9 +95,9 @@ class CatchupReport:
     conversation_problem: bool = False
     """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
     too_large: dict[str, str] = field(default_factory=dict)
+    """Turns that do not fit the model's window on their own: they wait for a larger model, not the next run."""
     given_up: dict[str, str] = field(default_factory=dict)
     """Turns not asked for again: their answers failed too often with the same content."""
-    """Turns that do not fit the model's window on their own: they wait for a larger model, not the next run."""
     skipped: str | None = None
     """Why nothing was tried: the conversation is locked, or its model failed earlier in this run."""
     locked: bool = False
@@ -94,6 +105,8 @@ class CatchupReport:
     """``error`` was already reported for another conversation of this run."""
     save_refused: str | None = None
     """Why a real run would not save what it summarized (a dry run's prediction, by the rule the save applies)."""
+    last_write: EventsStamp | None = field(default=None, compare=False)
+    """How ``events.json`` stood right after turnmark's last write, under the lock (the watcher ignores that write)."""
 
     @property
     def done(self) -> bool:
@@ -391,7 +404,12 @@ class Session:
                     max_message_chars=self.max_message_chars,
                 )
                 if applied.written:
-                    save_stream(lock, fresh, applied.stream, announce=self.report.notes.append)
+                    save = partial(save_stream, lock, fresh, applied.stream, announce=self.report.notes.append)
+                    if self.options.undo_as is None:
+                        save()
+                    else:
+                        saved_with_undo(fresh, save, self.options.undo_as)
+                    self.report.last_write = events_stamp(self.ref)
         except ConversationLocked as error:
             self.report.skipped = f"results not written: {error}; retried next time"
             self.report.locked = True

@@ -44,7 +44,7 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import id_from_dirname
 from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step, report_notices
 from turnmark.shell.clock import monotonic, now_epoch
-from turnmark.shell.storage.conversations import EVENTS
+from turnmark.shell.storage.conversations import EventsStamp, events_stamp
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
 from turnmark.shell.usecases.finding import refresh_conversation
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun, catch_up
@@ -83,22 +83,6 @@ class _State:
     backoff: float = 0.0
 
 
-Stamp = tuple[tuple[int, int] | None, ...]
-
-
-def _stat(ref: ConversationRef) -> Stamp:
-    """``(mtime, size)`` of every copy's ``events.json`` (``None`` for a copy that cannot be read)."""
-    stamps: list[tuple[int, int] | None] = []
-    for directory in ref.directories:
-        try:
-            status = (directory / EVENTS).stat()
-        except OSError:
-            stamps.append(None)
-            continue
-        stamps.append((status.st_mtime_ns, status.st_size))
-    return tuple(stamps)
-
-
 class Watcher:
     """The service loop; ``run()`` blocks until ``stop()`` (or a signal), ``run_once()`` does one pass."""
 
@@ -122,7 +106,7 @@ class Watcher:
         """Catch-ups started, by conversation ID."""
         self._states: dict[int, _State] = {}
         self._refs: dict[int, ConversationRef] = {}
-        self._written: dict[int, Stamp] = {}
+        self._written: dict[int, EventsStamp] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
 
@@ -187,13 +171,13 @@ class Watcher:
             self._refresh_refs()
             ref = self._refs.get(conversation_id)
         state = self._states[conversation_id]
-        if ref is not None and None in _stat(ref):
+        if ref is not None and None in events_stamp(ref):
             self._refresh_refs()  # JP renames a folder when it sets a title
             ref = self._refs.get(conversation_id)
         if ref is None:
             del self._states[conversation_id]
             return
-        if conversation_id in self._written and _stat(ref) == self._written[conversation_id]:
+        if conversation_id in self._written and events_stamp(ref) == self._written[conversation_id]:
             self._forget(conversation_id, state)
             return
         settled = self.clock() - state.last_change >= self.options.settle
@@ -226,15 +210,17 @@ class Watcher:
             settle=self.options.settle,
             now=self.clock(),
         )
-        self._perform(conversation_id, ref, state, step)
+        self._perform(conversation_id, ref, state, step, report.last_write)
 
-    def _perform(self, conversation_id: int, ref: ConversationRef, state: _State, step: Step) -> None:
+    def _perform(
+        self, conversation_id: int, ref: ConversationRef, state: _State, step: Step, stamp: EventsStamp | None = None
+    ) -> None:
         """Log what ``step`` says, keep its back-off and remember turnmark's own write, then reschedule or forget."""
         for notice in step.notices:
             self._say(notice.event, ref, notice.message, **notice.details)
         state.backoff = step.backoff
-        if step.remember_written:
-            self._written[conversation_id] = _stat(ref)
+        if step.remember_written and stamp is not None:
+            self._written[conversation_id] = stamp
         if step.action is Action.GIVE_UP:
             self._forget(conversation_id, state)
         elif step.action is Action.FORGET:
@@ -298,7 +284,7 @@ class Watcher:
         try:
             self._refresh_refs()
             for conversation_id, ref in self._refs.items():
-                newest = max((stamp[0] for stamp in _stat(ref) if stamp is not None), default=None)
+                newest = max((stamp[0] for stamp in events_stamp(ref) if stamp is not None), default=None)
                 age = now_epoch() - newest / 1e9 if newest is not None else 0.0
                 self._mark(conversation_id, max(age, 0.0))
             while not self._stop.is_set():

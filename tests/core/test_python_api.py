@@ -1,7 +1,7 @@
-"""The public Python API: what ``turnmark.core`` exports, and the README's Python example, run.
+"""The public Python API: what ``turnmark.core`` exports, and the Python example of docs/python-api.md, run.
 
-The README example runs on a copy of ``fixtures/workspace`` in ``tmp_path`` (never on
-``fixtures/`` itself) and must print exactly what the README shows after it.
+The example runs on a copy of ``fixtures/workspace`` in ``tmp_path`` (never on
+``fixtures/`` itself) and must print exactly what the page shows after it.
 """
 
 from __future__ import annotations
@@ -25,19 +25,18 @@ from turnmark.shell.storage.locking import is_locked
 from turnmark.shell.storage.selection import pick_conversation
 
 REPO = Path(__file__).resolve().parents[2]
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "python-api.md"
 CORE = REPO / "core"
 FIXTURES = REPO / "fixtures" / "workspace"
-SECTION = "## Using turnmark from Python"
+SECTION = "# Using turnmark from Python"
 CONVERSATION = "17800000040"
 
 
 def readme_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    assert text.count(f"\n{SECTION}\n") == 1, f"README.md has no single {SECTION!r} section"
-    start = text.index(f"\n{SECTION}\n") + 1
-    end = text.find("\n## ", start + len(SECTION))
-    return text[start : end if end != -1 else len(text)]
+    """The page the README links for the Python API (its example is run here)."""
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.startswith(f"{SECTION}\n"), f"docs/python-api.md does not open with {SECTION!r}"
+    return text
 
 
 def fenced_blocks(section: str) -> list[tuple[str, str]]:
@@ -69,7 +68,7 @@ def test_readme_example_prints_what_it_shows_and_labels_under_the_lock(
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+        exec(compile(code, "docs/python-api.md", "exec"), {"__name__": "readme_example"})
 
     assert printed.getvalue() == shown
     ref = pick_conversation(workspace, CONVERSATION)

@@ -180,7 +180,7 @@ CASES = [
 def _editor(folder: Path, statement: str | None) -> str:
     script = folder / "editor.py"
     script.write_text(
-        f"#!{sys.executable}\nimport os, sys, pathlib\nfolder = pathlib.Path(sys.argv[1])\nHUGE = {HUGE}\n"
+        f"#!{sys.executable}\nimport os, sys, pathlib\nfolder = pathlib.Path(sys.argv[-1]).parent\nHUGE = {HUGE}\n"
         + (statement or "pass")
         + "\n"
     )

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnmark.core.editing.edit_files import parse_event, render_event
+from tests.conftest import corpus_files, corpus_params
+from turnmark.core.editing.edit_files import _frontmatters, _parts, dumped_frontmatters, parse_event, render_event
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import (
     ChatRequest,
     ChatResponse,
@@ -17,6 +23,7 @@ from turnmark.core.stream.payloads import (
     Payload,
     ToolCallRequest,
     ToolCallResponse,
+    TurnStart,
 )
 
 TS = "2026-01-02 10:00:00.0"
@@ -128,3 +135,29 @@ def test_a_new_tool_call_without_an_id_gets_one_and_results_carry_the_tool_name(
 
     files = render_events([ToolCallRequest(TS, "c1", "cargo test", {}), ToolCallResponse(TS, "c1", "ok", False)])
     assert [file.suffix for file in files] == ["tool-call-cargo_test.md", "tool-result-cargo_test.md"]
+
+
+plain_words = st.text(alphabet="abcXYZ019_./+=-: ", min_size=0, max_size=12) | st.sampled_from(
+    ["yes", "No", "true", "false", "null", "~", "1", "0x1F", "1_000", ".5", ".inf", "1:30", "=", "<<", "-", "- x",
+     "2026-01-02 10:00:00.0", "2026-01-02", "a: b", "a #b", "/path/to", "+x", "x" * 200, "ABC=", "=x", "é"]
+)  # fmt: skip
+fronts = st.dictionaries(
+    plain_words,
+    plain_words | st.dictionaries(plain_words, plain_words | st.integers() | st.none(), max_size=3) | tricky,
+    min_size=1,
+    max_size=4,
+)
+
+
+@given(st.lists(fronts, max_size=4))
+def test_frontmatters_written_directly_are_what_pyyaml_writes(documents: list[JsonObject]) -> None:
+    assert _frontmatters(documents) == dumped_frontmatters(documents)
+
+
+@pytest.mark.parametrize("directory", corpus_params())
+def test_real_frontmatters_are_what_pyyaml_writes(directory: Path) -> None:
+    events, base = corpus_files(directory)
+    stream = ConversationStream.from_json(events, base, new_id=sequential_ids()).unwrap()
+    payloads = [entry.payload for entry in stream.events() if not isinstance(entry.payload, TurnStart)]
+    documents = [front for _, front, _ in (_parts(payload, {}) for payload in payloads) if front]
+    assert _frontmatters(documents) == dumped_frontmatters(documents)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from pathlib import Path
 
@@ -10,14 +11,15 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from tests.conftest import FIXTURES, corpus_files, corpus_params
-from tests.support.streams import load
+from tests.support.streams import call, load, message, request, result, stream_of, turn
 from turnmark.core.editing.edit_files import parse_event
-from turnmark.core.editing.edit_plan import annotate, parse_plan, rebuild, render_session
+from turnmark.core.editing.edit_plan import annotate, dropped_unsaid, parse_plan, rebuild, render_session
 from turnmark.core.links.check import check_report
 from turnmark.core.links.projection import project
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import TurnStart
+from turnmark.core.stream.turns import turn_indices
 
 NOW = "2026-07-01 12:00:00.0"
 
@@ -42,8 +44,13 @@ def starts(stream: ConversationStream) -> dict[str, dict[str, object]]:
     return {str(entry["event_id"]): entry for entry in raw(stream) if entry["type"] == "turn_start"}
 
 
+def name_of(line: str) -> str:
+    """The file a plan line lists (its ``#`` comment dropped)."""
+    return line.split("  # ", 1)[0].strip()
+
+
 def plan_without(plan: str, *names: str) -> str:
-    return "\n".join(line for line in plan.splitlines() if line.strip() not in names) + "\n"
+    return "\n".join(line for line in plan.splitlines() if name_of(line) not in names) + "\n"
 
 
 def test_the_plan_shows_each_turn_with_its_summary(snapshot: SnapshotAssertion) -> None:
@@ -97,8 +104,8 @@ def test_reordering_two_turns_keeps_both_turn_starts_and_links() -> None:
     stream = fixture("17800000010")
     session = render_session(stream)
     lines = session.plan.splitlines()
-    first = [line for line in lines if line and not line.startswith("#") and session.positions[line] < 11]
-    second = [line for line in lines if line and not line.startswith("#") and session.positions[line] >= 11]
+    first = [line for line in lines if line and not line.startswith("#") and session.positions[name_of(line)] < 11]
+    second = [line for line in lines if line and not line.startswith("#") and session.positions[name_of(line)] >= 11]
     edited = rebuild(stream, session, "\n".join(second + first) + "\n", dict(session.files), NOW).unwrap()
     assert edited is not None
     assert [t.id() for t in edited.turns()] == ["p8q2r4b", "k3m9x2a"]
@@ -186,7 +193,7 @@ def test_a_tool_result_moved_above_its_call_is_refused_with_its_line() -> None:
     stream = fixture("17800000010")
     session = render_session(stream)
     lines = session.plan.splitlines()
-    call = next(i for i, line in enumerate(lines) if line.endswith("tool-call-fs_read_file.md"))
+    call = next(i for i, line in enumerate(lines) if name_of(line).endswith("tool-call-fs_read_file.md"))
     result = next(i for i, line in enumerate(lines) if i > call and "tool-result-" in line)
     lines[call], lines[result] = lines[result], lines[call]
     errors = rebuild(stream, session, "\n".join(lines) + "\n", dict(session.files), NOW).failure()
@@ -343,7 +350,7 @@ def test_annotated_line_numbers_point_at_the_lines_they_name() -> None:
     plan = session.plan
     for _ in range(2):
         lines = plan.splitlines()
-        call = next(i for i, line in enumerate(lines) if line.endswith("tool-call-fs_read_file.md"))
+        call = next(i for i, line in enumerate(lines) if name_of(line).endswith("tool-call-fs_read_file.md"))
         result = next(i for i, line in enumerate(lines) if i > call and "tool-result-" in line)
         lines[call], lines[result] = lines[result], lines[call]
         plan = "\n".join(lines) + "\n"
@@ -404,3 +411,96 @@ def test_an_empty_turn_stays_when_another_turn_is_edited() -> None:
     assert [e["event_id"] for e in raw(edited)] == [e["event_id"] for e in raw(stream)]
     assert raw(edited)[3] == raw(stream)[3]
     assert raw(edited)[7]["from_turn"] == 2
+
+
+def test_each_plan_line_says_what_its_event_is_in_at_most_100_columns() -> None:
+    """Finding 1 of issue 20: a plan of bare file names cannot be read."""
+    lines = render_session(fixture("17800000010")).plan.splitlines()
+    listed = {name_of(line): line for line in lines if line and not line.startswith("#")}
+    call = next(line for name, line in listed.items() if "tool-call-fs_read_file" in name)
+    assert call.endswith("  # fs_read_file crates/jp_llm/src/stream.rs")
+    result = next(line for name, line in listed.items() if "tool-result-fs_read_file" in name)
+    assert "  # ok, " in result
+    assert result.endswith("B · fs_read_file crates/jp_llm/src/stream.rs")
+    delta = next(line for name, line in listed.items() if "config-delta" in name)
+    assert delta.endswith("  # sets assistant.model.id")
+    assert all(len(line) <= 100 for line in lines)
+
+
+def test_a_preview_is_one_sanitized_line_cut_at_a_word() -> None:
+    hostile = "\n\x1b]0;owned\x07Fix the \u202ebuild " + "and then some more words " * 8 + "\nsecond line"
+    stream = stream_of(turn(), request(hostile), message("done"), call(), result(is_error=True, content="boom\n"))
+    lines = [line for line in render_session(stream).plan.splitlines() if line and not line.startswith("#")]
+    assert lines[0].startswith("000-request.md  # Fix the build and then some more words and then")
+    assert lines[0].endswith("…")
+    assert len(lines[0]) <= 100
+    assert not lines[0].endswith(" …")
+    assert not any(char in lines[0] for char in "\x1b\x07\u202e")
+    assert lines[3] == "003-tool-result-fs_read_file.md  # error: boom · fs_read_file src/lib.rs"
+
+
+def test_a_line_whose_comment_was_edited_or_removed_still_parses() -> None:
+    stream = fixture("17800000010")
+    session = render_session(stream)
+    lines = session.plan.splitlines()
+    edited = [f"{name_of(line)}\t# my note # with hashes" if "-message.md" in line else line for line in lines]
+    edited = [name_of(line) if "tool-call" in line else line for line in edited]
+    assert rebuild(stream, session, "\n".join(edited) + "\n", dict(session.files), NOW).unwrap() is stream
+
+
+@pytest.mark.parametrize("directory", corpus_params())
+def test_a_real_plan_names_every_tool_calls_target(directory: Path) -> None:
+    events, base = corpus_files(directory)
+    stream = ConversationStream.from_json(events, base, new_id=sequential_ids()).unwrap()
+    lines = render_session(stream).plan.splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    calls = [line for line in lines if "-tool-call-" in name_of(line)]
+    assert all("  # " in line for line in calls)
+
+
+def turns_in_order(plan: str, order: list[int]) -> str:
+    lines = plan.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("# Turn")] + [len(lines)]
+    blocks = [lines[a:b] for a, b in itertools.pairwise(starts)]
+    return "\n".join(lines[: starts[0]] + [line for n in order for line in blocks[n]]) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("order", "kept", "dropped"),
+    [
+        ([1, 0, 2, 3], [("c0mpac1", 0, 1), ("c0mpac2", 3, 3)], []),
+        ([0, 2, 1, 3], [("c0mpac2", 3, 3)], ["c0mpac1"]),
+        ([0, 1, 3, 2], [("c0mpac1", 0, 1), ("c0mpac2", 2, 2)], []),
+    ],
+    ids=["swap-inside-the-range", "split-the-range", "move-a-one-turn-range"],
+)
+def test_compaction_overlays_follow_their_turns_or_are_named_as_dropped(
+    order: list[int], kept: list[tuple[str, int, int]], dropped: list[str]
+) -> None:
+    stream = fixture("17800000040")
+    session = render_session(stream)
+    plan = turns_in_order(session.plan, order)
+    edited = rebuild(stream, session, plan, dict(session.files), NOW).unwrap()
+    assert edited is not None
+    overlays = [e for e in raw(edited) if e["type"] == "compaction"]
+    assert [(e["event_id"], e["from_turn"], e["to_turn"]) for e in overlays] == kept
+    assert [d.event_id for d in dropped_unsaid(stream, session, plan, edited)] == dropped
+
+
+def test_a_deleted_overlay_line_or_turn_is_not_named_but_a_merged_turns_start_is() -> None:
+    stream = fixture("17800000040")
+    session = render_session(stream)
+    without_line = plan_without(session.plan, *(n for n in session.files if "compaction" in n))
+    edited = rebuild(stream, session, without_line, dict(session.files), NOW).unwrap()
+    assert edited is not None
+    assert dropped_unsaid(stream, session, without_line, edited) == ()
+    turn_1 = [name for name, position in session.positions.items() if turn_indices(stream.entries)[position] == 1]
+    request = next(name for name in turn_1 if name.endswith("request.md"))
+    merged = plan_without(session.plan, request)
+    edited = rebuild(stream, session, merged, dict(session.files), NOW).unwrap()
+    assert edited is not None
+    said = dropped_unsaid(stream, session, merged, edited)
+    assert [(d.type, d.event_id) for d in said] == [("turn_start", "a1turn0"), ("compaction", "c0mpac1")]
+    assert (
+        said[0].why == "turn 1's start: no turn of the edit begins with its request, so its events joined another turn"
+    )

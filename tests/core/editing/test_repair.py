@@ -60,7 +60,7 @@ def test_a_copied_request_is_relinked_and_the_conversation_saves_again(repairs: 
     _, err = run(repairs, "label", "17810000010", "0", "x", code=2)
     assert "refusing to save" in err
     out, _ = run(repairs, "repair", "17810000010", "--apply")
-    assert out.startswith("jp-c17810000010  applied: 2 fixes")
+    assert out.startswith("jp-c17810000010  applied: 1 fix, 1 link to the original of a copied request kept")
     check, _ = run(repairs, "check", "17810000010")
     assert check.startswith("jp-c17810000010  ok")
     run(repairs, "label", "17810000010", "0", "Fix the flaky test")
@@ -121,8 +121,9 @@ def test_strip_gives_an_older_jp_its_file_back(workspace: Path) -> None:
     run(workspace, "summarize", "17790000000", "--model", "builtin/extractive")
     run(workspace, "label", "17790000000", "1", "Thanks")
     out, _ = run(workspace, "strip", "17790000000")
-    assert out == "jp-c17790000000  would be stripped\n"
-    run(workspace, "strip", "17790000000", "--apply")
+    assert out == "jp-c17790000000  would be stripped: 10 event_ids and 2 turn summaries would go (--apply writes it)\n"
+    out, _ = run(workspace, "strip", "17790000000", "--apply")
+    assert out.startswith("jp-c17790000000  stripped: 10 event_ids and 2 turn summaries removed (`turnmark edit --undo")
     stripped = msgspec.json.decode((directory / "events.json").read_bytes())
     inserted = [entry for entry in stripped if entry == {"timestamp": original[1]["timestamp"], "type": "turn_start"}]
     assert len(inserted) == 1, "the plain turn_start catch-up inserted (JP writes it itself)"

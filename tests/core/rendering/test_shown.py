@@ -14,7 +14,6 @@ from turnmark.core.rendering.shown import (
     ShowOptions,
     TurnSelection,
     anchor,
-    byte_size,
     cut,
     fence,
     select_turns,
@@ -23,6 +22,7 @@ from turnmark.core.rendering.shown import (
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Compaction, ToolCallRequest, ToolCallResponse
+from turnmark.core.text.wording import byte_size
 
 TS = "2026-03-05 14:02:00.0"
 

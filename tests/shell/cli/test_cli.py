@@ -121,6 +121,25 @@ def test_check_all_keeps_going_past_a_broken_conversation(run: Run, workspace: P
     assert report["conversations"][0]["error"].endswith('entry 1 (turn_start): missing "timestamp"')
     assert len(report["conversations"]) == 4
     assert err.count("error:") == 1
+    text, _ = run("check", "--all", code=2)
+    assert "jp-c17790000000  UNREADABLE  17790000000-explain-the-build-script: see the error above" in text
+    assert len(text.splitlines()) >= 4
+
+
+def test_check_says_once_calmly_that_ids_are_not_saved_yet(run: Run, workspace: Path) -> None:
+    folder = workspace / ".jp" / "conversations" / "17790000000-explain-the-build-script"
+    events = json.loads((folder / "events.json").read_text())
+    for event in events:
+        event.pop("event_id", None)
+    (folder / "events.json").write_text(json.dumps(events))
+    out, err = run("check", "--all", code=1)
+    assert "event_id assigned at load" not in out
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert len(notes) == 1
+    assert notes[0].startswith(f"note: {len(events)} of ")
+    assert notes[0].endswith("Nothing to fix.")
+    report = json.loads(run("check", "--all", "--format", "json", code=1)[0])
+    assert report["transient_ids"] == sum(row["transient_ids"] for row in report["conversations"]) >= len(events)
 
 
 @pytest.mark.parametrize("command", ["check", "summarize"])
@@ -146,7 +165,7 @@ def test_no_workspace(tmp_path: Path, user_data: Path) -> None:
 def test_check_help_explains_hand_editing(run: Run) -> None:
     out, _ = run("check", "--help")
     flat = " ".join(out.split())
-    for phrase in ("event_id", "request_id", "delete a chat_request", "relink", "by hand"):
+    for phrase in ("event_id", "request_id", "Deleting a chat_request", "turnmark repair CONV", "by hand"):
         assert phrase in flat
 
 
@@ -247,11 +266,10 @@ def test_check_reports_the_same_exclusions_as_the_projection(run: Run) -> None:
     assert json.loads(checked)["conversations"][0]["exclusions"] == json.loads(projected)["diagnostics"]
 
 
-@pytest.mark.parametrize("command", ["project", "check"])
-def test_help_explains_ids_links_and_relinking(run: Run, command: str) -> None:
-    out, _ = run(command, "--help")
+def test_project_help_points_at_check_and_repair(run: Run) -> None:
+    out, _ = run("project", "--help")
     flat = " ".join(out.split())
-    for phrase in ("event_id", "request_id", "originating request", "delete a chat_request", "relink", "by hand"):
+    for phrase in ("request_id", "turnmark check --help", "turnmark repair"):
         assert phrase in flat, phrase
 
 

@@ -190,6 +190,9 @@ def test_watch_once_json_is_one_object_per_line(workspace: Path, snapshot: Snaps
             event["error"] = event["error"].replace(str(workspace), "<ws>")
     assert events == snapshot
     assert err == ""
+    failures = [event for event in events if event.get("error")]
+    assert failures
+    assert not [event for event in failures if event["error"] in event["message"]], "the error is said once"
 
 
 def test_watch_takes_model_like_summarize(workspace: Path) -> None:

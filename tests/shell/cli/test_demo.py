@@ -19,7 +19,7 @@ from turnmark.shell.cli.main import Settings, app
 ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
 
 OPENING = (
-    "JP is a command-line LLM assistant that keeps each conversation in `.jp/conversations/<id>/events.json`; "
+    "JP is a command-line LLM assistant that keeps each conversation in `.jp/conversations/<id>-<title>/events.json`; "
     "turnmark keeps those conversations navigable and safe to edit by hand."
 )
 COMMANDS = [
@@ -78,7 +78,7 @@ def test_the_demo_explains_its_words_before_the_output_uses_them(temp_root: Path
     before_first_command = out[: out.index("$ turnmark conversations")]
     for word in ("turn summary", "`request_id`", "unresolved"):
         assert word in before_first_command
-    assert out.index("'assigned at load'") < out.index("$ turnmark check")
+    assert out.index("information, not a problem") < out.index("$ turnmark check")
     assert out.index("the projection") < out.index("$ turnmark project")
     assert out.index("== Catch-up") < out.index("$ turnmark summarize")
     assert "catch-up" not in out[: out.index("== Catch-up")].lower()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -12,7 +14,7 @@ from turnmark.core.summaries.packing import Candidate
 from turnmark.core.summaries.request import build_summary_request
 from turnmark.core.wire.models import ModelSpec
 from turnmark.shell.errors import ModelError, ModelRejected
-from turnmark.shell.providers.registry import open_provider
+from turnmark.shell.providers.registry import DEFAULTS, open_provider
 from turnmark.shell.settings import HttpSettings
 
 FAST = HttpSettings(connect_timeout=1.0, read_timeout=1.0, retries=2, backoff=0.01, backoff_cap=0.05)
@@ -142,6 +144,7 @@ def test_a_refused_connection_is_a_one_line_error_without_the_key(name: str) -> 
         provider.complete(REQUEST)
     message = str(raised.value)
     assert "cannot connect" in message
+    assert message.endswith(f"its address is providers.llm.{name}.base_url, default {DEFAULTS[name][1]})")
     assert "\n" not in message
     assert not any(key in message for key in KEYS.values())
     assert not any(key in repr(provider) for key in KEYS.values())
@@ -260,3 +263,11 @@ def test_a_summary_request_carries_the_resolved_reasoning_and_max_tokens() -> No
         body = server.posts()[0].body or {}
         assert body["reasoning_effort"] == "low"
         assert body["max_completion_tokens"] == 700
+
+
+def test_the_documentation_names_every_base_url_and_its_default() -> None:
+    root = Path(__file__).resolve().parents[3]
+    text = "\n".join(path.read_text(encoding="utf-8") for path in [root / "README.md", *root.glob("docs/*.md")])
+    assert "providers.llm.<provider>.base_url" in text
+    for name, (_, default) in DEFAULTS.items():
+        assert re.search(rf"^\| `{name}`[^|]*\| `{re.escape(default)}`", text, re.MULTILINE), name

@@ -42,7 +42,7 @@ COMMANDS = {
 def editor(tmp_path: Path) -> str:
     """An ``EDITOR`` that appends `` (edited)`` to the first request."""
     script = tmp_path / "editor.py"
-    script.write_text(f"#!{sys.executable}\nimport pathlib, sys\ntarget = pathlib.Path(sys.argv[1])\n{RENAME}")
+    script.write_text(f"#!{sys.executable}\nimport pathlib, sys\ntarget = pathlib.Path(sys.argv[-1]).parent\n{RENAME}")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return str(script)
 
@@ -159,7 +159,7 @@ def test_an_edit_that_cannot_be_written_keeps_the_earlier_edit_undoable(
     assert contents(*copies) == edited
     code, out, err = run(workspace, tmp_path, "edit", "--undo", TARGET)
     assert code == 0, err
-    assert out.startswith(f"jp-c{TARGET}: restored the copy kept before edit 1")
+    assert out.startswith(f"jp-c{TARGET}: restored the copy kept before edit -i; 0 more to undo")
     assert contents(*copies) == original
 
 

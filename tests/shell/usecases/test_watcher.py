@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.shell.storage.test_locking import hold, release
 from tests.support.llm_servers import Behaviour, ModelServer
 from turnmark.core.stream.event_ids import sequential_ids
@@ -237,3 +239,29 @@ def test_a_silo_jp_creates_after_the_start_is_followed_and_its_locks_respected(
         finally:
             if holder is not None:
                 release(holder)
+
+
+def test_a_save_landing_while_the_watcher_finishes_its_own_write_is_still_seen(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher remembers its own write as it stood under the lock, not as the file stands a moment later."""
+    directory = new_conversation(workspace, 17900000008, 1)
+    landed = threading.Event()
+
+    def jp_saves_meanwhile(ref: Any, new_id: Any) -> str | None:
+        if not landed.is_set() and summaries(workspace, "17900000008") == ["Do step 0 of the plan"]:
+            landed.set()
+            entries = json.loads((directory / "events.json").read_text())
+            entries += [
+                {"event_id": "t9", "timestamp": TS, "type": "turn_start"},
+                {"event_id": "r9", "timestamp": TS, "type": "chat_request", "content": "Tag the release"},
+                {"event_id": "m9", "request_id": "r9", "timestamp": TS, "type": "chat_response", "message": "Tagged."},
+            ]
+            write_like_jp(directory / "events.json", entries)
+        return None
+
+    monkeypatch.setattr("turnmark.shell.usecases.watcher.refresh_conversation", jp_saves_meanwhile)
+    with Running(workspace) as running:
+        assert wait_for(landed.is_set), running.lines
+        assert wait_for(lambda: len(summaries(workspace, "17900000008")) == 2)
+        assert wait_for(lambda: summaries(workspace, "17900000008")[-1] is not None), running.lines
