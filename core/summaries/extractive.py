@@ -6,9 +6,14 @@ characters, no trailing period, never cut inside a word) from what a model would
 - a turn that made a commit is labelled by its subject ("Commit config fix: honor …"), one that
   drafted a document by its number and title ("Draft RFD 031: …");
 - a follow-up that points back ("go with option B", "go ahead with 4", "yes" to "Want me to …?")
-  takes its object from the option, numbered item or offer of the answer before;
+  takes its object from the option, numbered item or offer of the answer before, or from an issue an
+  earlier answer listed ("and issue 5, what can we do there?");
+- moving on to a phase of a plan implements it ("Implement RFD 052 phase 2"); a question about what
+  is left is labelled by the answer's steps or its ticked-off task list; an answer that weighs options
+  and recommends one proposes it;
 - a request that gives an instruction (a title heading, "please add …", "can you fix …", "I want to
-  refactor …") is labelled by that instruction;
+  refactor …") is labelled by that instruction ("it" named by the sentence before; one that names
+  nothing, in a request that says more, leaves the label to what the request reports);
 - any other turn (a question, a problem report, a discussion, a paste) by a verb for what the turn
   did (the answer's "Added …" -> "Add", else from its edits, tool calls and request) and what it
   acted on: the request's words around its best term (``core/key_terms.py``: the names and
@@ -29,7 +34,7 @@ from dataclasses import dataclass
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
 from turnmark.core.stream.turns import Turn
-from turnmark.core.summaries.key_terms import GENERIC, STOP, key_terms, word_spread
+from turnmark.core.summaries.key_terms import COMMON, GENERIC, STOP, key_terms, word_spread
 from turnmark.core.summaries.label_text import (
     VERBS,
     as_request,
@@ -203,14 +208,46 @@ def instruction(request: str) -> str | None:
     title = heading(request)
     if title and not title.endswith("?"):
         return imperative(title)
-    for sentence in sentences(request)[:6]:
+    said = sentences(request)[:6]
+    for at, sentence in enumerate(said):
         wanted = task(sentence).rstrip("?")
         first = wanted.split(" ", 1)[0].lower().strip(",:")
         words = wanted.split(" ")
-        specific = [word for word in words[1:] if word.lower().strip(".,") not in STOP]
-        if first in VERBS and len(words) >= 3 and specific and not sentence.endswith((":", "?")):
+        if at and len(words) > 1 and words[1].lower() in ("it", "this", "that", "them"):
+            subject = sentence_subject(said[at - 1])
+            words = [words[0], subject, *words[2:]] if subject else words
+            wanted = " ".join(words)
+        specific = [word for word in words[1:] if _specific(word)]
+        named = specific or len(said) == 1
+        if first in VERBS and len(words) >= 3 and named and not sentence.endswith((":", "?")):
             return imperative(wanted)
     return None
+
+
+VAGUE = word_set(
+    "overview summary cause causes reason reasons thoughts explanation insight insights clue clues idea ideas "
+    "fix fixes solution solutions"
+)
+"""Nouns that ask for something without naming what it is about ("give me an overview", "any clues")."""
+
+
+def sentence_subject(sentence: str) -> str | None:
+    """The words a sentence opens with before its verb ("Startup takes 300 ms." -> "startup"), what a
+    pronoun in the next sentence points at."""
+    words = sentence.split(" ")
+    while words and words[0].lower() in ("the", "a", "an", "our", "my", "this"):
+        words = words[1:]
+    lowered = [word.lower().strip(".,;:!?()\"'`") for word in words]
+    stop = next((i for i, word in enumerate(lowered) if not _phrase_word(word)), len(words))
+    if not 0 < stop <= 3 or stop == len(words):
+        return None
+    return _lower(" ".join(word.strip(".,;:!?()\"'`") for word in words[:stop]))
+
+
+def _specific(word: str) -> bool:
+    """A word that names something of the turn (not a function word, an everyday word or a verb)."""
+    lowered = word.lower().strip(".,;:!?()\"'`")
+    return bool(lowered) and not ({lowered} & (STOP | GENERIC | COMMON | _PHRASE_STOP | VAGUE))
 
 
 _OPTION = re.compile(r"\boption\s+([A-Za-z]\b|\d{1,2}\b)", re.IGNORECASE)
@@ -220,7 +257,7 @@ _CHOICE = re.compile(
 _ORDINAL = {"first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5", "last": "-1"}
 _ORDINAL_CHOICE = re.compile(r"\bthe (first|second|third|fourth|fifth|last) (?:one|option|approach|idea)\b", re.I)
 _ITEM = re.compile(
-    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:[-*+][ \t]+)?(?:\*\*|__)?(?:option[ \t]+)?(?:\*\*|__)?"
+    r"^[ \t]*(?:#{1,6}[ \t]*)?(?:[-*+][ \t]+)?(?:\*\*|__)?(?:(?P<noun>option|issue)[ \t]+)?(?:\*\*|__)?"
     r"(?P<key>[A-H]|\d{1,2})(?:\*\*|__)?[ \t]*(?:[.):]|[ \t]+[-—:])[ \t]*(?P<text>.+)$",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -251,12 +288,15 @@ def pointed_keys(request: str) -> list[str]:
     return [key for key in found if _OPTION.search(text)]
 
 
-def answer_items(answer: str) -> dict[str, str]:
-    """The options and numbered items of an answer by their key ("B", "3"), each as its title."""
+def answer_items(answer: str, noun: str | None = None) -> dict[str, str]:
+    """The options and numbered items of an answer by their key ("B", "3"), each as its title (with
+    ``noun``: only the items it names, "Issue 5: …")."""
     items: dict[str, str] = {}
     ordered: list[str] = []
     text = plain(answer)
     for match in _ITEM.finditer(text):
+        if noun is not None and (match.group("noun") or "").lower() != noun:
+            continue
         key = match.group("key").upper()
         title = clean_line(_ITEM_END.split(match.group("text").strip().lstrip("*_ "), 1)[0]).strip(" .:,")
         if key not in items and title and any(char.isalpha() for char in title):
@@ -281,11 +321,36 @@ def proposal(answer: str) -> str | None:
     return None
 
 
-def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
+_ISSUE = re.compile(r"\bissues?\s+(\d{1,2})\b(?!\.\d)", re.IGNORECASE)
+"""A request's pointer to an issue an earlier answer listed ("and issue 5, what can we do there?")."""
+
+
+def picked_issue(facts: TurnFacts, earlier: Sequence[TurnFacts]) -> str | None:
+    """A request that takes up an issue an earlier answer listed ("#### Issue 5: Three separate calls …"), as
+    addressing that issue ("Address three separate calls … (issue 5)")."""
+    keys = list(dict.fromkeys(_ISSUE.findall(plain(facts.request))))
+    for answer in reversed([fact.answer for fact in earlier]):
+        items = answer_items(answer, "issue")
+        chosen = [key for key in keys if key in items]
+        if chosen:
+            title = items[chosen[0]]
+            note = f"(issue{'s' if len(keys) > 1 else ''} {', '.join(keys)})"
+            first = title.split(" ", 1)[0]
+            phrase = imperative(title) if first.lower() in VERBS or base_form(first) else f"Address {_lower(title)}"
+            head = shorten(phrase, MAX_CHARS - len(note) - 1).removesuffix("…").rstrip(" ,;:")
+            return f"{head} {note}"
+    return None
+
+
+def resolved(facts: TurnFacts, before: TurnFacts | None, earlier: Sequence[TurnFacts] = ()) -> str | None:
     """A follow-up's label from what it points at: the option or numbered item of the previous answer it
-    picks ("Move bad conversations to a trash folder (option B)"), or that answer's offer it accepts."""
+    picks ("Move bad conversations to a trash folder (option B)"), an issue an earlier answer listed, or
+    the previous answer's offer it accepts."""
     if before is None:
         return None
+    issue = picked_issue(facts, [*earlier, before])
+    if issue is not None:
+        return issue
     keys = pointed_keys(facts.request)
     if keys:
         items = answer_items(before.answer)
@@ -312,6 +377,55 @@ def resolved(facts: TurnFacts, before: TurnFacts | None) -> str | None:
     return offered
 
 
+_RECOMMENDED = re.compile(
+    r"\b(?:recommend(?:ation)?|right fit|best fit|i'?d go with|i'?d pick|i prefer|my pick)\b[^\n]*?"
+    r"(?:\boption\s+(?P<named>[A-Za-z]\b|\d{1,2}\b)|\*\*(?P<bold>[A-H])\*\*)"
+    r"|(?:\boption\s+(?P<first>[A-Za-z]\b|\d{1,2}\b))[^\n]{0,40}?\b(?:is|seems) (?:the )?(?:right|best)",
+    re.IGNORECASE,
+)
+"""An answer's sentence that recommends one of its options ("I think **Option A** is the right fit")."""
+
+
+def recommended(facts: TurnFacts) -> str | None:
+    """A turn that changed nothing and whose answer weighs options and recommends one, as the proposal of
+    that option ("Propose <the option's title>")."""
+    if facts.edited:
+        return None
+    items = answer_items(facts.answer)
+    for match in _RECOMMENDED.finditer(plain(facts.answer).replace("__", "**")):
+        key = (match.group("named") or match.group("bold") or match.group("first") or "").upper()
+        title = items.get(key)
+        if title is not None and sum(1 for item in items if item != "-1") >= 2:
+            first = title.split(" ", 1)[0]
+            return imperative(title) if first.lower() in VERBS else f"Propose {_lower(title)}"
+    return None
+
+
+_WHAT_NEXT = re.compile(
+    r"\b(?:next steps?|what(?:'s| is| comes)? next|left to do|what else|remaining (?:work|steps|tasks))\b", re.I
+)
+_CHECKED = re.compile(r"^[ \t]*[-*+][ \t]+\[([ xX])\]", re.MULTILINE)
+
+
+def next_steps(facts: TurnFacts) -> str | None:
+    """A question about what is left ("what is the next step?", "what else is there to do?") by its answer:
+    a task list all ticked off confirms the tasks are done; numbered steps are outlined by their first two."""
+    asked = sentences(facts.request)
+    if facts.edited or not asked or len(asked) > 2 or not _WHAT_NEXT.search(asked[0]):
+        return None
+    ticks = _CHECKED.findall(plain(facts.answer))
+    if len(ticks) >= 2 and all(tick.strip() for tick in ticks):
+        return "Confirm all tasks are done"
+    items = answer_items(facts.answer)
+    titles = [title for key, title in items.items() if key != "-1"][:2]
+    if len(titles) < 2:
+        return None
+    first, second = (_lower(title).split(" ") for title in titles)
+    if len(first) > 1 and first[-1] == second[-1]:
+        first = first[:-1]
+    return f"Outline next steps: {' '.join(first)} and {' '.join(second)}"
+
+
 def _short_pointing(request: str) -> bool:
     """A short request that points back ("agreed, please add it", "do that")."""
     words = re.findall(r"[\w']+", request)
@@ -320,7 +434,7 @@ def _short_pointing(request: str) -> bool:
 
 def _lower(title: str) -> str:
     first, _, rest = title.partition(" ")
-    keep = not first[1:].islower() or not first.isalpha()
+    keep = first == "I" or not first.replace("-", "").isalpha() or (len(first) > 1 and not first[1:].islower())
     return (first if keep else first.lower()) + (f" {rest}" if rest else "")
 
 
@@ -350,6 +464,9 @@ def question(request: str) -> str | None:
     if not found or not found[0].endswith("?"):
         return None
     asked = task(found[0])
+    asking = found[0][: max(len(found[0]) - len(asked), 0)]
+    if re.search(r"\b(?:can|could|would|will) (?:you|we)\b", asking, re.I) and asked.split(" ", 1)[0].lower() in VERBS:
+        return imperative(asked.rstrip("?"))
     return as_request(asked) if len(asked.split(" ")) <= QUESTION_WORDS else None
 
 
@@ -360,7 +477,7 @@ def verb_of(facts: TurnFacts) -> str:
         verb = base_form(sentence.split(" ", 1)[0])
         if verb is not None:
             return verb
-    if looks_like_problem(facts.request) and not is_follow_up(facts.request):
+    if _reports_problem(facts.request):
         return "Fix" if facts.edited else "Investigate"
     if facts.edited:
         return "Update"
@@ -368,7 +485,14 @@ def verb_of(facts: TurnFacts) -> str:
         return "Run"
     if "?" in facts.request:
         return "Explain"
-    return "Discuss"
+    return "Explain" if facts.answer.strip() else "Discuss"
+
+
+def _reports_problem(request: str) -> bool:
+    """A request that reports something wrong: in its prose, or by pasting an error."""
+    if _ERROR_PASTE.search(request):
+        return True
+    return looks_like_problem(request) and not is_follow_up(request)
 
 
 def from_terms(verb: str, terms: Sequence[str], text: str, limit: int) -> str:
@@ -405,6 +529,9 @@ def outcome(facts: TurnFacts) -> str | None:
     return "; ".join(parts) or None
 
 
+_AND_VERB = re.compile(rf"\b(and|then) ({'|'.join(sorted(VERBS))})\b")
+
+
 def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> str | None:
     """A "thanks" or "looks good" turn that did nothing: it approves the turn before (when that turn
     changed something) or thanks for it."""
@@ -417,7 +544,8 @@ def acknowledgement(facts: TurnFacts, previous: str | None, changed: bool) -> st
         return f"{verb} the previous answer"
     first, _, rest = previous.split(": ", 1)[0].split("; ", 1)[0].partition(" ")
     if first not in ("Approve", "Thank") and rest and first.isalpha():
-        return shorten(f"{verb} {gerund(first)} {_lower(rest)}", MAX_CHARS)
+        rest = _AND_VERB.sub(lambda match: f"{match.group(1)} {gerund(match.group(2))}", _lower(rest))
+        return shorten(f"{verb} {gerund(first)} {rest}", MAX_CHARS)
     return f"{verb} the previous answer"
 
 
@@ -426,9 +554,13 @@ def label_of(
     spread: Mapping[str, int] | None = None,
     turns: int = 1,
     previous: tuple[str | None, TurnFacts | None] = (None, None),
+    *,
+    earlier: Sequence[TurnFacts] = (),
+    plan: str | None = None,
 ) -> str | None:
     """The label of one turn, before it is made distinct from the others (``spread``: in how many of the
-    conversation's ``turns`` each word appears; ``previous``: the label and facts of the turn before)."""
+    conversation's ``turns`` each word appears; ``previous``: the label and facts of the turn before;
+    ``earlier``: the turns before that; ``plan``: the one numbered document the conversation writes)."""
     before, before_facts = previous
     changed = before_facts is not None and bool(before_facts.edited)
     acknowledged = acknowledgement(facts, before, changed)
@@ -436,9 +568,13 @@ def label_of(
         return acknowledged
     asking = "" if is_follow_up(facts.request) else facts.request
     terms = key_terms(asking, facts.answer, facts.edited, spread or {}, turns)
-    line = recorded(facts) or resolved(facts, before_facts)
+    line = recorded(facts) or resolved(facts, before_facts, earlier) or staged(facts, plan)
     if line is None:
-        line = instruction(facts.request) or question(facts.request)
+        line = instruction(facts.request) or recommended(facts)
+        listed = None if line else next_steps(facts)
+        if listed is not None:
+            return finished(listed, facts, ())
+        line = line or question(facts.request)
         line = line or (accomplished(facts) if is_follow_up(facts.request) else None)
     if line is not None:
         return finished(line, facts, terms)
@@ -450,6 +586,36 @@ def label_of(
         first = sentences(facts.request)[0]
         fallback = as_request(task(first)) if first.endswith("?") else imperative(task(first))
     return finished(imperative(fallback), facts, ()) if fallback else None
+
+
+_STAGE = re.compile(r"\b(phase|step|layer|milestone)\s+(\d{1,2})\b(?!\.\d)", re.IGNORECASE)
+_NEXT_STAGE = re.compile(r"\bnext (phase|step|layer|milestone)\b", re.IGNORECASE)
+_CONTINUING = word_set("move proceed continue go start begin carry")
+"""The verbs of a request that moves on through a plan ("move on to phase 2", "proceed with the next phase")."""
+
+
+def staged(facts: TurnFacts, plan: str | None) -> str | None:
+    """A turn that moves on to a phase of a plan and changed files, as implementing it: "Implement RFD 052
+    phase 2" (``plan``: the conversation's numbered document; "the next phase" is numbered by the answer)."""
+    if not facts.edited:
+        return None
+    given = instruction(facts.request)
+    if given is not None and given.split(" ", 1)[0].lower() not in _CONTINUING:
+        return None
+    request = plain(facts.request)
+    match = _STAGE.search(request)
+    if match is not None:
+        kind, number = match.group(1).lower(), match.group(2)
+    else:
+        following = _NEXT_STAGE.search(request)
+        if following is None:
+            return None
+        kind = following.group(1).lower()
+        numbered = re.search(rf"\b{kind}\s+(\d{{1,2}})\b", plain(facts.answer), re.IGNORECASE)
+        if numbered is None:
+            return None
+        number = numbered.group(1)
+    return f"Implement {f'{plan} ' if plan else ''}{kind} {number}"
 
 
 _COMMIT_KINDS = {"feat": "feature", "docs": "docs", "test": "tests", "ci": "CI"}
@@ -494,6 +660,10 @@ def described(facts: TurnFacts, terms: Sequence[str]) -> str:
             trouble = _TROUBLE.search(plain(facts.request))
             if trouble and verb in ("Fix", "Investigate") and trouble.group(0).lower() not in phrase.lower():
                 return f"{verb} {trouble.group(0).lower()} in {phrase}"
+            other = [span.strip(" \"'") for span in spans]
+            other = [span for span in other if span not in phrase and span in sentence and identifier_like(span)]
+            if " " not in phrase and "." in phrase and other:
+                return f"{verb} {other[0]} in {phrase}"
             return f"{verb} {phrase}"
     return f"{verb} {' and '.join(best[:2]) if best else terms[0]}"
 
@@ -529,7 +699,8 @@ def _paragraphs(text: str) -> list[str]:
 _PHRASE_STOP = word_set(
     "a an the this that these those my our your its their is are was were be been has have had do does did "
     "and or but if so because when while which who what where how why to of in on at by for with from as "
-    "it i we you they he she me us them not no can could should would will may might must"
+    "it i we you they he she me us them not no can could should would will may might must ran got went came "
+    "took gave"
 )
 
 
@@ -574,7 +745,7 @@ def finished(line: str, facts: TurnFacts, terms: Sequence[str], room: int = 0) -
     """``line`` as a label: words said twice said once, at most two identifiers, a document the turn
     changed named when it fits, at most ``MAX_CHARS`` characters."""
     limit = MAX_CHARS - room
-    line = without_repeats(imperative(line))
+    line = _TEST_NAME.sub(r"\1 test", without_repeats(imperative(line)))
     line = at_most_identifiers(line)
     if len(line) > INSTRUCTION_CHARS:
         return shorten(line, limit)
@@ -584,6 +755,10 @@ def finished(line: str, facts: TurnFacts, terms: Sequence[str], room: int = 0) -
     if document is not None and not facts.drafted and len(line) + len(document) + 4 <= limit:
         return f"{line} in {document}"
     return shorten(line, limit)
+
+
+_TEST_NAME = re.compile(r"\btest_(\w+) tests?\b")
+"""A test named by its function ("the test_load_partial test") reads once ("the load_partial test")."""
 
 
 def at_most_identifiers(line: str) -> str:
@@ -612,17 +787,21 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
     used: set[tuple[str, ...]] = set()
     labels: dict[str, str] = {}
     previous: tuple[str | None, TurnFacts | None] = (None, None)
+    seen: list[TurnFacts] = []
+    documents = {name for fact in facts.values() for name in fact.documents}
+    plan = next(iter(documents)) if len(documents) == 1 else None
     for turn in turns:
         turn_id = turn.id()
         if turn_id is None:
             continue
-        line = label_of(facts[turn_id], spread, len(facts), previous)
+        line = label_of(facts[turn_id], spread, len(facts), previous, earlier=seen[:-1], plan=plan)
         if line is not None:
             if same_words(line) in used:
                 line = _distinct(line, facts[turn_id], spread, len(facts), used)
             used.add(same_words(line))
             labels[turn_id] = line
         previous = (line, facts[turn_id])
+        seen.append(facts[turn_id])
     return labels
 
 

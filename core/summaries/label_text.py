@@ -45,7 +45,8 @@ ASKING = re.compile(
     r"(?:(?:go ahead and|try and|please) )?|"
     r"i want you to |please |pls |let'?s (?:(?:go ahead and|try to|also|now) )?|"
     r"go ahead and |help me |try to |we should (?:also )?|you should |i think we should |"
-    r"it would be (?:nice|great|good) to |i'?m (?:trying|looking) to |is it possible to )+",
+    r"it would be (?:nice|great|good) to |i'?m (?:trying|looking) to |is it possible to |"
+    r"i (?:wonder|was wondering) (?:if|whether) (?:we|you) (?:can|could) )+",
     re.IGNORECASE,
 )
 """How a request asks ("Could you please", "I want you to", "Let's"); what follows is the task."""
@@ -53,7 +54,8 @@ ASKING = re.compile(
 PROBLEM = re.compile(
     r"\b(?:error|errors|fails?|failing|failed|failure|broken|breaks?|bug|crash(?:es|ed)?|panic(?:s|ked)?|"
     r"warnings?|issue|problem|wrong|garbled|doesn'?t work|does not work|not working|"
-    r"regression|missing|cannot|can'?t|unable)\b",
+    r"regression|missing|cannot|can'?t|unable|(?:ok(?:ay)?|good|close|fine|better|nice),? but|"
+    r"(?:be|is|are) causing (?:this|it|that))\b",
     re.IGNORECASE,
 )
 

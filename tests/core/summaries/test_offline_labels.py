@@ -47,6 +47,39 @@ def test_a_question_becomes_what_it_asks_for(question: str, asked: str) -> None:
     assert as_request(question) == asked
 
 
+@pytest.mark.parametrize(
+    ("said", "file", "expected"),
+    [
+        ("Looks mostly okay, but the `sidebar` stays on one line on phones.", "theme.css", "Fix "),
+        (
+            "The `test_parse_nested_tables` test hangs on the ARM runner. Any idea what might be causing this?",
+            "parser.rs",
+            "Fix parse_nested_tables test",
+        ),
+    ],
+)
+def test_close_but_or_asking_for_a_cause_reports_a_problem(said: str, file: str, expected: str) -> None:
+    """ "Close, but …" and "what might be causing this?" report a problem; a test named by its function reads once."""
+    found = labels(turn(), request(said), *edit("c1", file), message("All passing. It now stops at the end."))[0]
+    assert found is not None
+    assert found.startswith(expected)
+
+
+def test_a_file_the_request_is_about_names_what_it_says_of_it() -> None:
+    steps: list[Payload] = [
+        turn(),
+        request('The fact that `render_tests.py` has to spell out `"layout.toml"` smells. Is it in the wrong place?'),
+        message("The tests build their own workspace; a helper would keep the name in one place."),
+    ]
+    assert labels(*steps) == ["Investigate layout.toml in render_tests.py"]
+
+
+def test_a_question_that_asks_for_a_change_is_that_change() -> None:
+    steps: list[Payload] = [turn(), request("By the way, can we rename the binary in --version to tm?")]
+    steps += [*edit("c1", "cli.rs"), message('Done. Added `name = "tm"`.')]
+    assert labels(*steps) == ["Rename the binary in --version to tm"]
+
+
 def test_past_tense_becomes_imperative() -> None:
     assert [base_form(word) for word in ("Added", "capped", "moved", "renamed", "Fixed", "table")] == [
         "Add", "Cap", "Move", "Rename", "Fix", None,
@@ -76,6 +109,7 @@ def test_shortening_drops_filler_then_cuts_at_a_clause_then_at_a_word() -> None:
         ("Please add a --json flag to `jp conversation ls`.", "Add a --json flag to jp conversation ls"),
         ("I want you to go ahead and implement the search RFD, starting with layer 1.", "Implement the search RFD"),
         ("[WIP] Rename jp_store to jp_storage everywhere", "Rename jp_store to jp_storage everywhere"),
+        ("I get warnings on build. I wonder if we can get the plots to render.", "Get the plots to render"),
         ("Find out why?", None),
         ("yes, go ahead", None),
     ],
@@ -102,6 +136,72 @@ def test_a_follow_up_is_labelled_by_what_the_turn_did() -> None:
     steps += [turn(), request("yes, go ahead"), message("Capped the backoff at 2 s and added a test.")]
     assert labels(*steps)[1] == "Cap the backoff at 2 s and add a test"
     assert is_follow_up("yes, go ahead")
+
+
+def test_an_answer_that_recommends_one_of_its_options_proposes_it() -> None:
+    answer = (
+        "Let me think through the options.\n\n**Option A: Keep a lock file per cache.** Simple.\n\n"
+        "**Option B: A single database.** More moving parts.\n\nI think **Option A** is the right fit."
+    )
+    steps: list[Payload] = [turn(), request("How should two processes share the cache?"), message(answer)]
+    assert labels(*steps) == ["Keep a lock file per cache"]
+    steps = [turn(), request("How should two processes share the cache?"), message(answer.replace("A**", "B**"))]
+    assert labels(*steps) == ["Propose a single database"]
+
+
+def test_an_issue_an_earlier_answer_listed_is_taken_up_by_its_title() -> None:
+    listing = (
+        "### Issues\n\n#### Issue 1: Empty cache after a cold start\n\nDetails.\n\n"
+        "#### Issue 2: Two parsers for one format\n\nDetails."
+    )
+    steps: list[Payload] = [turn(), request("Review the cache module"), message(listing)]
+    steps += [turn(), request("Start with issue 1 please"), message("Fixed the cold start.")]
+    steps += [turn(), request("and issue 2, what can we do there?"), message("All passing.")]
+    found = labels(*steps)
+    assert found[2] == "Address two parsers for one format (issue 2)"
+    assert found[1] is not None
+    assert found[1].endswith("(issue 1)")
+
+
+def test_an_instruction_about_it_names_what_the_sentence_before_was_about() -> None:
+    steps: list[Payload] = [turn(), request("The indexer takes 5 s. Profile it and cache what it reads.")]
+    steps += [message("Done.")]
+    steps += [turn(), request("thanks!"), message("You're welcome.")]
+    assert labels(*steps)[0] == "Profile indexer and cache what it reads"
+    assert instruction("Startup takes 300 ms. Profile it and suggest fixes.") == "Profile startup and suggest fixes"
+
+
+def test_an_instruction_that_names_nothing_leaves_the_label_to_what_the_request_reports() -> None:
+    request_text = (
+        "A colleague ran `cache warm` on a fresh machine and got this error:\n\n```\nno such table\n```\n\n"
+        "Investigate and give me an overview on what the cause might be here."
+    )
+    assert instruction(request_text) is None
+    assert instruction("Please stage the relevant changes") == "Stage the relevant changes"
+    found = labels(turn(), request(request_text), message("The table is created after the first read."))
+    assert found[0] == "Investigate error in cache warm"
+
+
+def test_moving_on_to_a_phase_of_the_plan_implements_it() -> None:
+    steps: list[Payload] = [turn(), request("Write the plan for the cache"), *edit("c1", "docs/rfd/012-cache.md")]
+    steps += [message("The plan has three phases.")]
+    steps += [turn(), request("go ahead and move on to phase 2"), *edit("c2", "src/cache.py")]
+    steps += [message("Phase 2 is in.")]
+    steps += [turn(), request("lets proceed with the next phase"), *edit("c3", "src/cache.py")]
+    steps += [message("Phase 3 is complete.")]
+    found = labels(*steps)
+    implemented = [label.split(":")[0] for label in found[1:] if label]
+    assert implemented == ["Implement RFD 012 phase 2", "Implement RFD 012 phase 3"]
+
+
+def test_a_question_about_what_is_left_is_labelled_by_the_answers_steps_or_ticks() -> None:
+    steps_answer = "Step 1 is done. Next:\n\n2. **Vector index build** — compile.\n3. **Embedding cache** — keep."
+    found = labels(turn(), request("what is the next step?"), message(steps_answer))
+    assert found == ["Outline next steps: vector index build and embedding cache"]
+    ticks = "Looking back at the list:\n\n- [x] Drop the old loader\n- [x] Add the cold-start test"
+    assert labels(turn(), request("what else is there left to do here?"), message(ticks)) == [
+        "Confirm all tasks are done"
+    ]
 
 
 def test_thanks_names_what_it_thanks_for_and_approval_approves() -> None:
@@ -181,18 +281,18 @@ def corpus_or_fixture_streams() -> list[ConversationStream]:
 def test_the_label_benchmark_holds_its_figures() -> None:
     """The figures ``bench/labels.py`` prints: at most 1 label in 10 names three identifiers or more, no
     duplicate labels in a conversation, no label cut inside a word; mean F1 no lower than measured (the
-    real-turn target, 0.40, is not met yet: 0.30, from 0.28). The corpus part is skipped when the corpus is absent."""
+    real-turn target, 0.40, is met: 0.409, from 0.30). The corpus part is skipped when the corpus is absent."""
     sys.path.insert(0, str(REPO))
     from bench.labels import READABLE_SHARE, REFERENCES, score
 
     figures = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
     scores, fixtures, real = figures.every(), figures.fixtures(), figures.real()
     assert len(fixtures) >= 31
-    assert sum(fixtures) / len(fixtures) >= 0.55
+    assert sum(fixtures) / len(fixtures) >= 0.58
     assert figures.heavy() <= READABLE_SHARE * len(scores)
     assert (figures.duplicates, figures.cuts) == (0, 0)
     if real:
-        assert sum(real) / len(real) >= 0.29
+        assert sum(real) / len(real) >= 0.40
 
 
 # Issue 23: the examples of labels that did not read as a phrase. Each turn is written here in the shape of
