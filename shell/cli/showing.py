@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from returns.result import Failure
 
 from turnmark.shell.cli.common import (
     ConversationArgument,
@@ -27,6 +26,8 @@ from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import emit_json, emit_line, styled
 
 with lazy_imports():
+    from returns import result as returns_result
+
     from turnmark.core.rendering import shown
     from turnmark.shell.usecases import showing
 
@@ -113,7 +114,7 @@ def show(
     options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
     selection = shown.TurnSelection(turn=turn, last=last, span=span)
     result = showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options)
-    if isinstance(result, Failure):
+    if isinstance(result, returns_result.Failure):
         raise WorkspaceError(result.failure().describe())
     view = result.unwrap()
     environ = dict(settings.environ if settings.environ is not None else os.environ)

@@ -17,21 +17,26 @@ HEAVY = (
     "turnmark.shell.usecases.watcher",
 )
 
-PROBE = f"""
+STREAM = ("returns.result", "msgspec", "pyrsistent", "turnmark.core.stream.conversation_stream")
+"""What reading a conversation needs, and ``--help`` does not."""
+
+PROBE = """
 import sys
 from turnmark.shell.lazy import executed
 from turnmark.shell.cli.main import main
-sys.argv = ["turnmark", *sys.argv[1:]]
+names = sys.argv[1].split(",")
+sys.argv = ["turnmark", *sys.argv[2:]]
 try:
     main()
 except SystemExit:
     pass
-print("heavy:", ",".join(name for name in {HEAVY!r} if executed(name)), file=sys.stderr)
+print("heavy:", ",".join(name for name in names if executed(name)), file=sys.stderr)
 """
 
 
-def heavy_modules_after(*arguments: str) -> str:
-    done = subprocess.run([sys.executable, "-c", PROBE, *arguments], capture_output=True, text=True, check=True)
+def heavy_modules_after(*arguments: str, names: tuple[str, ...] = HEAVY) -> str:
+    command = [sys.executable, "-c", PROBE, ",".join(names), *arguments]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     [line] = [line for line in done.stderr.splitlines() if line.startswith("heavy:")]
     return line.removeprefix("heavy:").strip()
 
@@ -58,3 +63,8 @@ def test_read_commands_stay_light(arguments: tuple[str, ...], workspace) -> None
 
 def test_the_probe_sees_heavy_modules_when_a_command_uses_them(workspace) -> None:  # type: ignore[no-untyped-def]
     assert "turnmark.shell.usecases.watcher" in heavy_modules_after("--workspace", str(workspace), "watch", "--once")
+
+
+@pytest.mark.parametrize("arguments", [("--help",), ("turns", "--help"), ("show", "--help"), ("find", "--help"), ()])
+def test_help_loads_no_stream_code(arguments: tuple[str, ...]) -> None:
+    assert heavy_modules_after(*arguments, names=HEAVY + STREAM) == ""
