@@ -31,7 +31,7 @@ from turnmark.core.stream.payloads import (
     TurnStart,
     Unknown,
 )
-from turnmark.core.stream.storage_encoding import decode_kept, decode_leaves, encode_leaves, encode_string
+from turnmark.core.stream.storage_encoding import decode_leaves, decode_string, encode_leaves, encode_string
 from turnmark.core.stream.timestamps import is_timestamp
 
 EVENT_TAGS = (
@@ -71,6 +71,33 @@ def decode_document(data: bytes, document: str) -> Json:
     except msgspec.DecodeError as error:
         message = str(error)
         raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
+
+
+_entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def decode_entries(data: bytes, document: str) -> list[msgspec.Raw] | None:
+    """The elements of a JSON array, each as its bytes (``decode_entry`` decodes one), or ``None`` for a
+    document that is not an array; the errors of ``decode_document``.
+
+    A file read this way is never decoded whole: each entry's values can be dropped as soon as it is read.
+    """
+    try:
+        return _entries_decoder.decode(data)
+    except (msgspec.MsgspecError, RecursionError):
+        pass
+    decode_document(data, document)
+    return None
+
+
+def decode_entry(raw: msgspec.Raw, data: bytes, document: str) -> Json:
+    """One element of ``decode_entries(data, document)``, with the errors ``decode_document`` would give."""
+    try:
+        return _decoder.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        pass
+    decode_document(data, document)
+    return decode_document(bytes(raw), document)
 
 
 def _describe_decode_error(data: bytes, message: str) -> str:
@@ -123,6 +150,19 @@ def _type_name(value: Json) -> str:
 
 
 _NOTHING_KEPT: frozenset[str] = frozenset()
+_PLAIN_LAYOUTS: dict[tuple[str, ...], Layout] = {}
+SHARED_LAYOUTS = 4096
+"""How many key orders have one ``Layout`` shared by every entry written that way (a long file has a few)."""
+
+
+def _plain_layout(keys: tuple[str, ...]) -> Layout:
+    """The layout of an entry with only its kind's keys, shared by the entries written in the same order."""
+    layout = _PLAIN_LAYOUTS.get(keys)
+    if layout is None:
+        layout = Layout(keys)
+        if len(_PLAIN_LAYOUTS) < SHARED_LAYOUTS:
+            _PLAIN_LAYOUTS[keys] = layout
+    return layout
 
 
 class _Reader:
@@ -201,7 +241,7 @@ class _Reader:
         obj = self.obj
         kept = frozenset(self.kept) if self.kept else _NOTHING_KEPT
         if len(obj) == len(self.consumed) + wrapper_keys:
-            return Layout(tuple(obj), kept=kept)
+            return _plain_layout(tuple(obj)) if not kept else Layout(tuple(obj), kept=kept)
         consumed = {*self.consumed, *WRAPPER_KEYS}
         return Layout(tuple(obj), tuple((key, value) for key, value in obj.items() if key not in consumed), kept)
 
@@ -246,8 +286,8 @@ def _tool_call_request(f: _Reader) -> Payload:
 
 def _tool_call_response(f: _Reader) -> Payload:
     timestamp, call_id = f.timestamp(), f.string("id")
-    content = decode_kept(f.string("content"), f.kept)
-    return ToolCallResponse(timestamp, call_id, content, f.boolean("is_error"), f.metadata())
+    stored = f.string("content")
+    return ToolCallResponse.read(timestamp, call_id, stored, f.boolean("is_error"), f.metadata(), decode=decode_string)
 
 
 def _inquiry_request(f: _Reader) -> Payload:
@@ -368,12 +408,13 @@ def _event_fields(payload: Payload, kept: frozenset[str]) -> JsonObject:
             out = {"timestamp": timestamp, "type": "tool_call_request", "id": call_id, "name": name}
             if arguments is not None:
                 out["arguments"] = encode_leaves(arguments, kept)
-        case ToolCallResponse(timestamp, call_id, content, is_error, metadata):
+        case ToolCallResponse(timestamp=timestamp, id=call_id, is_error=is_error, metadata=metadata):
+            stored = payload.stored
             out = {
                 "timestamp": timestamp,
                 "type": "tool_call_response",
                 "id": call_id,
-                "content": encode_string(content, kept),
+                "content": stored if stored is not None else encode_string(payload.content, kept),
                 "is_error": is_error,
             }
         case InquiryRequest(timestamp, inquiry_id, source, question, metadata):

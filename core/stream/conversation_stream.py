@@ -19,7 +19,16 @@ from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import InvalidDocument, InvalidEntry, StreamError, TurnSummaryError
 from turnmark.core.stream.builder import TurnBuilder
-from turnmark.core.stream.codec import decode_document, encode_document, read_entry, write_entry
+from turnmark.core.stream.codec import (
+    ReadEntry,
+    decode_document,
+    decode_entries,
+    decode_entry,
+    encode_document,
+    read_entry,
+    write_entry,
+)
+from turnmark.core.stream.duplicate_keys import DuplicateKey, found_at_load, key_count, key_ends
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
 from turnmark.core.stream.json_value import Json, JsonObject
@@ -73,11 +82,10 @@ def _no_id_source() -> str:
     raise RuntimeError("this stream was built without an ID source; use from_json or empty")
 
 
-def _unfinished_upgrade(document: list[Json], base: JsonObject) -> bool:
+def _unfinished_upgrade(first: Json, base: JsonObject) -> bool:
     """An upgrade from the legacy format stopped between its two writes: ``base_config.json`` was written
     from the head ``config_delta`` that ``events.json`` still starts with (no ``event_id``, the same non-empty
     config)."""
-    first = document[0] if document else None
     return (
         isinstance(first, dict)
         and first.get("type") == "config_delta"
@@ -85,6 +93,49 @@ def _unfinished_upgrade(document: list[Json], base: JsonObject) -> bool:
         and bool(base)
         and first.get("delta") == base
     )
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFile:
+    """``events.json`` (and ``base_config.json``) as read, before the stream settles its IDs."""
+
+    entries: list[ReadEntry]
+    base_config: JsonObject | None
+    legacy_head: JsonObject | None
+    doubled_keys: tuple[DuplicateKey, ...]
+
+
+def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
+    """Each entry decoded and read in turn, so the decoded file is never held whole next to what is kept."""
+    raws = decode_entries(events, "events.json")
+    if raws is None:
+        raise InvalidEntry("events.json must be a JSON array of entries")
+    ends = key_ends(events)
+    base: JsonObject | None = None
+    head: JsonObject | None = None
+    first = decode_entry(raws[0], events, "events.json") if raws else None
+    offset = 0
+    if base_config is not None:
+        parsed = decode_document(base_config, "base_config.json")
+        if not isinstance(parsed, dict):
+            raise InvalidDocument("base_config.json must be a JSON object", 1, 1, "base_config.json")
+        base = parsed
+        if _unfinished_upgrade(first, parsed):
+            head, offset = first, 1
+    else:
+        if not (isinstance(first, dict) and first.get("type") == "config_delta" and "timestamp" in first):
+            raise InvalidEntry(
+                "without base_config.json (legacy format) the first entry must be the base config_delta", 0
+            )
+        head, offset = first, 1
+    keys = [key_count(first)] if offset else []
+    read: list[ReadEntry] = []
+    item: Json = None
+    for position in range(offset, len(raws)):
+        item = first if position == 0 else decode_entry(raws[position], events, "events.json")
+        keys.append(key_count(item))
+        read.append(read_entry(item, position))
+    return ReadFile(read, base, head, found_at_load(ends, raws, keys))
 
 
 def _identity(payload: Payload) -> tuple[str, str]:
@@ -156,6 +207,8 @@ class ConversationStream:
     neither duplicate an entry nor make a dangling link resolve."""
     conversation: str = field(default="", compare=False)
     """The conversation's ID, part of what derived IDs are made from."""
+    doubled_keys: tuple[DuplicateKey, ...] = field(default=(), compare=False, repr=False)
+    """Load-scoped: the keys written twice in one entry of the file (the fast reader kept the last)."""
 
     # Loading and saving -----------------------------------------------------------------------
 
@@ -174,10 +227,18 @@ class ConversationStream:
         base ``config_delta``. Missing or empty IDs are derived from each entry
         and the ``conversation`` ID (the same on every load), and so are new IDs
         for later duplicates; nothing else is changed. ``new_id`` serves the
-        entries inserted later.
+        entries inserted later. The same as ``read_json`` then ``from_read``.
         """
+        return cls.read_json(events, base_config).map(
+            lambda read: cls.from_read(read, new_id=new_id, conversation=conversation)
+        )
+
+    @staticmethod
+    def read_json(events: bytes, base_config: bytes | None = None) -> Result[ReadFile, StreamError]:
+        """The first half of ``from_json``: every entry read and checked. Nothing it returns refers to
+        ``events``, so a caller can let go of a big file's bytes before the IDs are settled."""
         try:
-            return Success(cls._load(events, base_config, new_id, conversation))
+            return Success(_read_file(events, base_config))
         except RecursionError:
             return Failure(StreamError("an entry is nested too deeply"))
         except InvalidDocument as error:
@@ -186,40 +247,31 @@ class ConversationStream:
             return Failure(StreamError(error.message, index=error.index, type_tag=error.type_tag))
 
     @classmethod
-    def _load(cls, events: bytes, base_config: bytes | None, new_id: IdSource, conversation: str) -> ConversationStream:
-        document = decode_document(events, "events.json")
-        if not isinstance(document, list):
-            raise InvalidEntry("events.json must be a JSON array of entries")
-        base: JsonObject | None = None
-        head: JsonObject | None = None
-        items: list[Json] = document
-        offset = 0
-        if base_config is not None:
-            parsed = decode_document(base_config, "base_config.json")
-            if not isinstance(parsed, dict):
-                raise InvalidDocument("base_config.json must be a JSON object", 1, 1, "base_config.json")
-            base = parsed
-            if _unfinished_upgrade(document, parsed):
-                head, items, offset = document[0], document[1:], 1
-        else:
-            first = document[0] if document else None
-            if not (isinstance(first, dict) and first.get("type") == "config_delta" and "timestamp" in first):
-                raise InvalidEntry(
-                    "without base_config.json (legacy format) the first entry must be the base config_delta", 0
-                )
-            head, items, offset = first, document[1:], 1
-        read = [read_entry(item, position + offset) for position, item in enumerate(items)]
-        links = {entry.request_id for entry in read if entry.request_id is not None}
-        written = [entry.written_id for entry in read]
+    def from_read(cls, read: ReadFile, *, new_id: IdSource, conversation: str = "") -> ConversationStream:
+        """The second half of ``from_json``: the stream of a file as read, its IDs settled."""
+        entries = read.entries
+        links = {entry.request_id for entry in entries if entry.request_id is not None}
+        written = [entry.written_id for entry in entries]
         complete = all(written) and len(set(written)) == len(written)
-        origins = [] if complete else entry_origins(conversation, (_identity(entry.payload) for entry in read))
+        origins = [] if complete else entry_origins(conversation, (_identity(entry.payload) for entry in entries))
         plan = plan_loaded_ids(written, origins, reserved=links)
-        entries = pvector(
+        del written, origins
+        stream = pvector(
             Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
-            for entry, identifier, origin in zip(read, plan.ids, plan.origins, strict=True)
+            for entry, identifier, origin in zip(entries, plan.ids, plan.origins, strict=True)
         )
         taken = frozenset(plan.ids) | links
-        return cls(entries, base, head, plan.duplicated, plan.repairs, new_id, taken, conversation)
+        return cls(
+            stream,
+            read.base_config,
+            read.legacy_head,
+            plan.duplicated,
+            plan.repairs,
+            new_id,
+            taken,
+            conversation,
+            doubled_keys=read.doubled_keys,
+        )
 
     def to_json(self) -> bytes:
         """The ``events.json`` bytes for this stream, in its own format (legacy keeps its head entry)."""

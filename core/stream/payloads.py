@@ -7,6 +7,7 @@ encoding is applied only by the codec. ``None`` on an optional field means the
 key is absent.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -106,7 +107,28 @@ class ToolCallRequest:
     type_tag = "tool_call_request"
 
 
-@dataclass(frozen=True, slots=True)
+class _StoredContent:
+    """``ToolCallResponse.content`` as read from a file: kept as JP stored it (base64) and decoded on first use.
+
+    ``turns``, ``check`` and a save of an unchanged entry never need a tool's output; the stored form is
+    written back as read while the output is unchanged.
+    """
+
+    def __get__(self, instance: object, owner: object = None) -> str:
+        if instance is None:
+            raise AttributeError  # no default: a dataclass field the caller must give
+        state = instance.__dict__
+        decoded: str | None = state["_content"]
+        if decoded is None:
+            decoded = state["_decode"](state["_stored"])
+            state["_content"] = decoded
+        return decoded
+
+    def __set__(self, instance: object, value: str) -> None:
+        instance.__dict__.update(_content=value, _stored=None)
+
+
+@dataclass(frozen=True)
 class ToolCallResponse:
     """The output of a tool call (``is_error`` for the error variant).
 
@@ -131,6 +153,48 @@ class ToolCallResponse:
     metadata: JsonObject | None = None
 
     type_tag = "tool_call_response"
+
+    @classmethod
+    def read(
+        cls,
+        timestamp: str,
+        call_id: str,
+        stored: str,
+        is_error: bool,
+        metadata: JsonObject | None,
+        *,
+        decode: Callable[[str], str],
+    ) -> "ToolCallResponse":
+        """A response as read from a file, ``content`` still ``stored``: ``decode`` makes it on first use."""
+        payload = cls(timestamp, call_id, "", is_error, metadata)
+        payload.__dict__.update(_content=None, _stored=stored, _decode=decode)
+        return payload
+
+    @property
+    def stored(self) -> str | None:
+        """The output exactly as the file stored it, while it is unchanged since the read."""
+        stored: str | None = self.__dict__["_stored"]
+        return stored
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, ToolCallResponse)
+        if (self.timestamp, self.id, self.is_error, self.metadata) != (
+            other.timestamp,
+            other.id,
+            other.is_error,
+            other.metadata,
+        ):
+            return False
+        stored = self.stored
+        return (stored is not None and stored == other.stored) or self.content == other.content
+
+    def __hash__(self) -> int:
+        return hash((self.timestamp, self.id, self.content, self.is_error))
+
+
+ToolCallResponse.content = _StoredContent()  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,14 +7,13 @@ Two findings of ``check`` cannot be written back without losing or inventing som
 - a ``request_id`` naming an ID that several entries carried (a copied request): a save
   binds it silently to whichever copy kept the ID; ``repair`` relinks it.
 
-``save_blockers`` finds them in a conversation as read and the stream about to be written
-from it; ``refusal`` is the one line every writing command prints for them.
+``save_blockers`` finds them in a conversation as read (load found the keys) and the stream
+about to be written from it; ``refusal`` is the one line every writing command prints for them.
 """
 
 from dataclasses import dataclass
 
 from turnmark.core.stream.conversation_stream import AmbiguousLink, ConversationStream
-from turnmark.core.stream.duplicate_keys import duplicate_keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +40,9 @@ def _read_index(read: ConversationStream, written: ConversationStream, link: Amb
     return read.file_index(position) if position is not None else written.file_index(link.index)
 
 
-def save_blockers(read: ConversationStream, events: bytes, written: ConversationStream) -> tuple[SaveBlocker, ...]:
-    """Why ``written`` (made from ``read``, whose file held ``events``) must not be saved; keys first."""
-    doubled = tuple(SaveBlocker(key.index, None, key.key, key.path) for key in duplicate_keys(events))
+def save_blockers(read: ConversationStream, written: ConversationStream) -> tuple[SaveBlocker, ...]:
+    """Why ``written`` (made from ``read``, as loaded from its file) must not be saved; keys first."""
+    doubled = tuple(SaveBlocker(key.index, None, key.key, key.path) for key in read.doubled_keys)
     links = tuple(
         SaveBlocker(_read_index(read, written, link), link.event_id, "request_id", link.request_id)
         for link in written.ambiguous_links()

@@ -33,7 +33,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
-    from turnmark.core.stream import duplicate_keys, previews
+    from turnmark.core.stream import previews
     from turnmark.core.summaries import transcript, turn_rows
     from turnmark.core.wire import chat
     from turnmark.shell.storage import config_files, failure_memory
@@ -199,7 +199,7 @@ def _checked(
                     ref,
                     (
                         conversation_json(loaded),
-                        link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events)),
+                        link_check.check_report(loaded.stream, loaded.stream.doubled_keys),
                     ),
                 )
         return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 from dataclasses import dataclass, field
 from functools import partial
@@ -185,7 +186,7 @@ def _ask(stream: ConversationStream, problems: tuple[Problem, ...]) -> list[Fix]
 def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive: bool, backfill: bool) -> Outcome:
     outcome = Outcome(ref.display_id)
     try:
-        loaded = conversations.read_conversation(ref, new_id)
+        loaded = conversations.read_conversation(ref, new_id, digest=True)
         plan = repair_plan.plan_repairs(loaded.stream, backfill=backfill)
         outcome.plan, outcome.stream = plan, loaded.stream
         if interactive and plan.problems:
@@ -202,8 +203,8 @@ def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive
 def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], new_id: IdSource) -> None:
     """Apply the fixes under the lock, on a copy read under it, if the conversation did not change meanwhile."""
     with conversations.hold_lock(ref) as lock:
-        fresh = conversations.read_conversation(ref, new_id, lock)
-        if fresh.events != planned.events:
+        fresh = conversations.read_conversation(ref, new_id, lock, digest=True)
+        if fresh.events_sha256 != planned.events_sha256:
             raise ConversationError(
                 f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
             )
@@ -322,9 +323,9 @@ def strip(
             "error": None,
         }
         try:
-            loaded = conversations.read_conversation(ref, settings.new_id)
+            loaded = conversations.read_conversation(ref, settings.new_id, digest=True)
             data = strip_keys.stripped_events(loaded.stream)
-            row["changes"] = data != loaded.events
+            row["changes"] = hashlib.sha256(data).hexdigest() != loaded.events_sha256
             row["removes"] = strip_keys.stripped_counts(loaded.stream) if row["changes"] else None
             if apply and row["changes"]:
                 with conversations.hold_lock(ref) as lock:

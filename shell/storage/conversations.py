@@ -15,9 +15,12 @@ first save. A new conversation is built in a hidden folder and renamed into plac
 
 from __future__ import annotations
 
+import gc
+import hashlib
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,14 +85,15 @@ def newest_copy(ref: ConversationRef, name: str) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class LoadedConversation:
-    """A conversation as read: where from, the bytes read, its metadata and its stream.
+    """A conversation as read: where from, its metadata and its stream (the bytes read are not kept).
 
-    ``lock`` is the lock held while it was read; only such a conversation can be saved.
+    ``lock`` is the lock held while it was read; only such a conversation can be saved. ``events_sha256``
+    is the SHA-256 of the ``events.json`` bytes read, when the read was asked for it (``digest``).
     """
 
     ref: ConversationRef
     directory: Path
-    events: bytes
+    events_sha256: str | None
     stream: ConversationStream
     metadata: Metadata | None
     metadata_error: str | None = None
@@ -122,26 +126,44 @@ def describe(path: Path, error: StreamError) -> str:
     return f"{file}: {error.describe()}"
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """A load makes objects by the million and none is garbage: the cycle collector, which would walk the
+    growing heap again and again (half of a big load), waits until it is done."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def read_conversation(
-    ref: ConversationRef, new_id: IdSource, lock: ConversationLock | None = None
+    ref: ConversationRef, new_id: IdSource, lock: ConversationLock | None = None, *, digest: bool = False
 ) -> LoadedConversation:
     """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message.
 
-    Pass the conversation's held ``lock`` to be able to save what was read.
+    Pass the conversation's held ``lock`` to be able to save what was read, ``digest`` for the SHA-256 of
+    the ``events.json`` read. The bytes are dropped once the stream is made from them.
     """
     events_path = newest_copy(ref, EVENTS)
     directory = events_path.parent
     events = read_file(events_path, EVENTS_LIMIT)
     if events is None:
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
+    sha256 = hashlib.sha256(events).hexdigest() if digest else None
     base_config = read_file(directory / BASE_CONFIG, BASE_CONFIG_LIMIT)
-    match ConversationStream.from_json(events, base_config, new_id=new_id, conversation=ref.display_id):
-        case Failure(problem):
-            raise ConversationError(describe(events_path, problem))
-        case Success(stream):
-            pass
+    with _no_cycle_collection():
+        match ConversationStream.read_json(events, base_config):
+            case Failure(problem):
+                raise ConversationError(describe(events_path, problem))
+            case Success(read):
+                del events
+                stream = ConversationStream.from_read(read, new_id=new_id, conversation=ref.display_id)
+                del read
     metadata, metadata_error = read_metadata(ref)
-    return LoadedConversation(ref, directory, events, stream, metadata, metadata_error, lock)
+    return LoadedConversation(ref, directory, sha256, stream, metadata, metadata_error, lock)
 
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
@@ -169,7 +191,7 @@ def save_refusal(loaded: LoadedConversation, written: ConversationStream) -> Sav
     entries had (a save makes the surviving copy look like the intended target); the fix named is
     ``repair --apply``, or ``repair -i`` when repair's plan needs a decision for such a link.
     """
-    blockers = save_blockers(loaded.stream, loaded.events, written)
+    blockers = save_blockers(loaded.stream, written)
     if not blockers:
         return None
     links = {blocker.event_id for blocker in blockers if blocker.repairable}

@@ -60,8 +60,9 @@ METADATA_LIMIT = 1 * MIB
 """``metadata.json`` (real ones hold about 120 bytes) and turnmark's failure memory."""
 BASE_CONFIG_LIMIT = 16 * MIB
 """``base_config.json``; the largest in the real corpus is 300 KB."""
-EVENTS_LIMIT = 128 * MIB
-"""``events.json``, its undo copy and each event file of ``edit -i``; the largest real one is 1.8 MB."""
+EVENTS_LIMIT = 512 * MIB
+"""``events.json``, its undo copy and each event file of ``edit -i``; the largest real one is 1.8 MB, a long
+agentic session with big tool outputs can reach hundreds of MB (issue 24)."""
 PLAN_LIMIT = 16 * MIB
 """``edit -i``'s plan; the largest real one is 19 KB."""
 

@@ -145,9 +145,9 @@ def same_bytes(row: ConversationRow, seen: Look) -> bool:
     return all((identity.sha256 if identity else None) == file_hash(path) for identity, path in pairs)
 
 
-def identities(seen: Look, events_bytes: bytes | None = None) -> tuple[Identity | None, Identity | None]:
-    """The files' identities with their hashes (``events_bytes``: the events as a read just took them)."""
-    events_hash = sha(events_bytes) if events_bytes is not None else file_hash(seen.events_path)
+def identities(seen: Look, events_hash: str | None = None) -> tuple[Identity | None, Identity | None]:
+    """The files' identities with their hashes (``events_hash``: of the events as a read just took them)."""
+    events_hash = events_hash if events_hash is not None else file_hash(seen.events_path)
     metadata_hash = file_hash(seen.metadata_path)
     return (
         Identity(seen.events, events_hash) if seen.events and events_hash else None,
@@ -183,7 +183,7 @@ def loaded_row(
 ) -> ConversationRow:
     """The row of a conversation read after ``seen`` was taken (its events hashed from the bytes read)."""
     same_copy = os.fspath(loaded.directory) == seen.directory
-    events, metadata = identities(seen, loaded.events)
+    events, metadata = identities(seen, loaded.events_sha256)
     return ConversationRow(
         loaded.ref.display_id,
         str(loaded.directory),

@@ -81,7 +81,7 @@ def _index(connection: sqlite3.Connection, ref: ConversationRef, new_id: IdSourc
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
-        loaded = read_conversation(ref, new_id)
+        loaded = read_conversation(ref, new_id, digest=True)
     except ConversationError as error:
         return search_index.record(connection, workspace_cache.unreadable(ref, seen, checked, str(error)), [])
     documents = conversation_documents(loaded.stream, loaded.title)

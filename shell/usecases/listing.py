@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from turnmark.core.links.check import CheckReport, check_report, report_from_json
 from turnmark.core.search.freshness import Freshness
-from turnmark.core.stream.duplicate_keys import duplicate_keys
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.summaries.catchup import waiting
 from turnmark.core.summaries.turn_rows import turn_rows
@@ -46,10 +45,10 @@ def _read(ref: ConversationRef, new_id: IdSource, checks: bool) -> ConversationR
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
-        loaded = read_conversation(ref, new_id)
+        loaded = read_conversation(ref, new_id, digest=True)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
-    report = check_report(loaded.stream, duplicate_keys(loaded.events) if checks else ())
+    report = check_report(loaded.stream, loaded.stream.doubled_keys if checks else ())
     rows = turn_rows(loaded.stream)
     problems = (len(report.unresolved), len(report.duplicated_ids))
     facts = Facts(loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error, waiting(loaded.stream))

@@ -42,7 +42,7 @@ def copied_request() -> bytes:
 def test_a_key_written_twice_is_refused_and_repair_is_not_offered() -> None:
     events = copied_request().replace(b'"content": "b"', b'"content": "x",\n    "content": "b"')
     stream = stream_of(events)
-    blockers = save_blockers(stream, events, stream)
+    blockers = save_blockers(stream, stream)
     assert [(b.index, b.key, b.repairable) for b in blockers] == [(2, "content", False), (3, "request_id", True)]
     assert refusal(blockers, "jp-c1", decide=False) == (
         "refusing to save: entry 2: key 'content' is written twice, and a save keeps only the last value "
@@ -54,7 +54,7 @@ def test_a_link_to_a_copied_request_names_repair_and_the_entry_in_the_file_as_re
     events = copied_request()
     read = stream_of(events)
     shifted = read.with_entries(read.entries[1:])
-    blockers = save_blockers(read, events, shifted)
+    blockers = save_blockers(read, shifted)
     assert refusal(blockers, "jp-c1", decide=False) == (
         "refusing to save: request_id points at an event_id that more than one entry had: entry 3 (event_id m0msg00) "
         "-> r0req00; to fix: turnmark repair jp-c1 --apply (it links each to the copy in its own turn)"
@@ -66,7 +66,7 @@ def test_a_link_to_a_copied_request_names_repair_and_the_entry_in_the_file_as_re
 
 def test_a_nested_key_says_where() -> None:
     events = copied_request().replace(b'"content": "a"', b'"content": "a", "metadata": {"k": "1", "k": "2"}')
-    blockers = save_blockers(stream_of(events), events, stream_of(events))
+    blockers = save_blockers(stream_of(events), stream_of(events))
     assert refusal(blockers, "jp-c1", decide=False).startswith(
         "refusing to save: entry 1: key 'k' is written twice (in metadata), and a save keeps only the last value"
     )
@@ -75,14 +75,14 @@ def test_a_nested_key_says_where() -> None:
 def test_a_stream_that_no_longer_links_to_the_copies_may_be_saved() -> None:
     events = copied_request()
     read = stream_of(events)
-    assert save_blockers(read, events, read.with_entries(read.entries[:3])) == ()
+    assert save_blockers(read, read.with_entries(read.entries[:3])) == ()
 
 
 def agrees_with_check(events: bytes) -> bool:
     stream = stream_of(events)
     report = check_report(stream, duplicate_keys(events))
     says_blocked = bool(report.save_blocked_by or report.duplicated_keys)
-    return says_blocked == bool(save_blockers(stream, events, stream))
+    return says_blocked == bool(save_blockers(stream, stream))
 
 
 def test_check_and_the_rule_agree_on_the_fixtures() -> None:

@@ -211,9 +211,9 @@ def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(
     events.write_bytes(b"[{")
     reads: list[str] = []
 
-    def counted_read(ref: ConversationRef, new_id: IdSource) -> LoadedConversation:
+    def counted_read(ref: ConversationRef, new_id: IdSource, digest: bool = False) -> LoadedConversation:
         reads.append(ref.display_id)
-        return read_conversation(ref, new_id)
+        return read_conversation(ref, new_id, digest=digest)
 
     monkeypatch.setattr(finding, "read_conversation", counted_read)
     for path in (searchable / ".jp" / "conversations").rglob("*.json"):

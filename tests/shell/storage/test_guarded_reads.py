@@ -27,7 +27,7 @@ def test_a_larger_file_is_refused_naming_it_and_the_limit(tmp_path: Path) -> Non
     sparse = tmp_path / "events.json"
     with sparse.open("wb") as handle:
         handle.truncate(EVENTS_LIMIT + 1)
-    with pytest.raises(FileFault, match=f"^{sparse}: .* larger than 128 MiB"):
+    with pytest.raises(FileFault, match=f"^{sparse}: .* larger than 512 MiB"):
         read_file(sparse, EVENTS_LIMIT)
 
 

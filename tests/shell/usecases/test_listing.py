@@ -32,9 +32,11 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
     seen: Reads = []
     real = conversations.read_conversation
 
-    def counting(ref: ConversationRef, new_id: IdSource, lock: object = None) -> LoadedConversation:
+    def counting(
+        ref: ConversationRef, new_id: IdSource, lock: object = None, digest: bool = False
+    ) -> LoadedConversation:
         seen.append(ref.display_id)
-        return real(ref, new_id)
+        return real(ref, new_id, digest=digest)
 
     monkeypatch.setattr(listing, "read_conversation", counting)
     return seen
