@@ -44,6 +44,26 @@ def normalize_summary(text: str) -> str | None:
     return line or None
 
 
+def line_start(text: str, limit: int) -> str:
+    """``truncate(one_line(text), limit)``, reading no more of a long text than it needs.
+
+    Without an escape sequence, the one line of a text's start is the start of the text's one line.
+
+    >>> line_start("Fix  the\\nbuild " * 400, 12) == truncate(one_line("Fix  the\\nbuild " * 400), 12)
+    True
+    """
+    window = 16 * limit
+    while window < len(text):
+        head = text[:window]
+        if "\x1b" in head or "\x9b" in head:
+            break
+        line = one_line(head)
+        if len(line) > limit:
+            return truncate(line, limit)
+        window *= 4
+    return truncate(one_line(text), limit)
+
+
 def truncate(text: str, limit: int) -> str:
     """Cut ``text`` to at most ``limit`` characters, marking a cut with ``…``."""
     if len(text) <= limit:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from turnmark.core.text.summary_text import one_line, truncate
+from turnmark.core.text.summary_text import line_start
 from turnmark.core.text.wording import counted
 from turnmark.shell.cli.common import (
     EDITING_HELP,
@@ -288,7 +288,7 @@ def _view_line(event: ViewEvent) -> str:
     run = event.summary_run
     if run is not None and kind == "request":
         text = f"{text} (turns {run.from_turn}-{run.to_turn})"
-    return f"{event.turn:>4}  {kind:<11} {event.event_id:<8} {truncate(one_line(text), PREVIEW_CHARS)}"
+    return f"{event.turn:>4}  {kind:<11} {event.event_id:<8} {line_start(text, PREVIEW_CHARS)}"
 
 
 PREVIEW_CHARS = 72
