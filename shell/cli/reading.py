@@ -377,9 +377,8 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"workspace": str(workspace.root), "conversations": rows})
     else:
-        emit_line(f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE")
-        for row in rows:
-            emit_line(_conversation_line(row))
+        header = f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE"
+        emit_line("\n".join([header, *map(_conversation_line, rows)]))
     if errors:
         raise typer.Exit(2)
 

@@ -12,19 +12,24 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from turnmark.core.links.check import CheckReport, check_report, report_from_json
 from turnmark.core.search.freshness import Freshness
-from turnmark.core.stream.duplicate_keys import duplicate_keys
-from turnmark.core.stream.event_ids import IdSource
-from turnmark.core.summaries.catchup import waiting
-from turnmark.core.summaries.turn_rows import turn_rows
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, workspace_cache
-from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import ConversationRow, Facts
+
+with lazy_imports():
+    from turnmark.core.links import check as link_check
+    from turnmark.core.stream import duplicate_keys
+    from turnmark.core.summaries import catchup, turn_rows
+    from turnmark.shell.storage import conversations
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.event_ids import IdSource
 
 Note = Callable[[str], None]
 
@@ -36,9 +41,9 @@ class Listed:
     ref: ConversationRef
     row: ConversationRow
 
-    def report(self) -> CheckReport | None:
+    def report(self) -> link_check.CheckReport | None:
         """``check``'s report, when the listing was made with ``checks``."""
-        return report_from_json(json.loads(self.row.check)) if self.row.check is not None else None
+        return link_check.report_from_json(json.loads(self.row.check)) if self.row.check is not None else None
 
 
 def _read(ref: ConversationRef, new_id: IdSource, checks: bool) -> ConversationRow:
@@ -46,13 +51,15 @@ def _read(ref: ConversationRef, new_id: IdSource, checks: bool) -> ConversationR
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
-        loaded = read_conversation(ref, new_id)
+        loaded = conversations.read_conversation(ref, new_id)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
-    report = check_report(loaded.stream, duplicate_keys(loaded.events) if checks else ())
-    rows = turn_rows(loaded.stream)
+    report = link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events) if checks else ())
+    rows = turn_rows.turn_rows(loaded.stream)
     problems = (len(report.unresolved), len(report.duplicated_ids))
-    facts = Facts(loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error, waiting(loaded.stream))
+    facts = Facts(
+        loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error, catchup.waiting(loaded.stream)
+    )
     summarized = sum(1 for row in rows if row.label_source == "summary")
     return workspace_cache.loaded_row(
         loaded,

@@ -36,7 +36,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
         seen.append(ref.display_id)
         return real(ref, new_id)
 
-    monkeypatch.setattr(listing, "read_conversation", counting)
+    monkeypatch.setattr(conversations, "read_conversation", counting)
     return seen
 
 
