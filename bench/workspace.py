@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.find import change_one, generate
 from turnmark.core.search.freshness import RACY_NS
-from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.workspace import require_workspace
 from turnmark.shell.usecases import listing
@@ -108,7 +107,7 @@ def main() -> None:
         report("summarize --all --dry-run, after one change", timed(*planning), floor, 0.1)
         waiting = sum(
             1
-            for item in listing.list_workspace(require_workspace(root), sequential_ids(), print)
+            for item in listing.list_workspace(require_workspace(root), print)
             if item.row.facts is not None and item.row.facts.waiting.may_need_summaries(upgrade=False)
         )
         print(f"  ({waiting} of {options.conversations} conversations have turns waiting: the dry run reads those)")
