@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
     from turnmark.core.stream.event_ids import IdSource
     from turnmark.shell.storage.workspace import ConversationRef
+    from turnmark.shell.storage.workspace_cache import ConversationRow
     from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport
 
 SUMMARIZE_HELP = """
@@ -154,12 +155,10 @@ def summarize(
     options = summarize_usecase.CatchupOptions.using(
         settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed
     )
-    idle = (
-        listing.settled(settings.workspace_root(), chrome, upgrade=upgrade, jobs=settings.jobs)
-        if all_conversations
-        else set()
-    )
-    reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle, settings.jobs)
+    listed = listing.list_workspace(settings.workspace_root(), chrome, jobs=settings.jobs) if all_conversations else []
+    idle = listing.idle(listed, upgrade=upgrade)
+    rows = {item.ref.display_id: item.row for item in listed}
+    reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle, rows, settings.jobs)
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json(
             {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
@@ -177,7 +176,12 @@ def summarize(
 
 
 def _catch_up_all(
-    refs: list[ConversationRef], options: CatchupOptions, new_id: IdSource, idle: set[str], jobs: int | None
+    refs: list[ConversationRef],
+    options: CatchupOptions,
+    new_id: IdSource,
+    idle: set[str],
+    rows: dict[str, ConversationRow],
+    jobs: int | None,
 ) -> tuple[list[CatchupReport], bool]:
     """Catch up each conversation under a progress bar; the reports so far, and whether Ctrl-C stopped it.
 
@@ -191,7 +195,9 @@ def _catch_up_all(
         def on_batch(done: int, total: int) -> None:
             bar.update(batches, completed=done, total=total)
 
-        done = summarize_all.catch_up_all(refs, options, new_id, idle, on_batch=on_batch, jobs=jobs)
+        done = summarize_all.catch_up_all(
+            refs, options, new_id, idle, on_batch=on_batch, jobs=jobs, rows=rows, note=chrome
+        )
         try:
             for report in done:
                 bar.update(overall, description=report.conversation)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
 from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.errors import FileFault
+from turnmark.shell.storage import plan_cache
 from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
 from turnmark.shell.storage.workspace import EVENTS, METADATA, ConversationRef, newest_copy
 
@@ -361,5 +362,7 @@ def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
 
 def forget_rows(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
     """Drop the rows of conversations that no longer exist (inside the caller's transaction)."""
-    for conversation in conversations:
+    gone = list(conversations)
+    for conversation in gone:
         connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))
+    plan_cache.forget_plans(connection, gone)

@@ -154,11 +154,15 @@ def list_workspace(workspace: Workspace, note: Note, *, checks: bool = False, jo
     return _listed(None, refs, note, checks, jobs)
 
 
-def settled(workspace: Workspace, note: Note, *, upgrade: bool, jobs: int | None = None) -> set[str]:
-    """The conversations of ``workspace`` in which no turn can want a summary (``summarize --all`` skips
-    them unread), through the workspace cache."""
+def idle(listed: Sequence[Listed], *, upgrade: bool) -> set[str]:
+    """The listed conversations in which no turn can want a summary (``summarize --all`` skips them unread)."""
     return {
         item.ref.display_id
-        for item in list_workspace(workspace, note, jobs=jobs)
+        for item in listed
         if item.row.facts is not None and not item.row.facts.waiting.may_need_summaries(upgrade=upgrade)
     }
+
+
+def settled(workspace: Workspace, note: Note, *, upgrade: bool, jobs: int | None = None) -> set[str]:
+    """The conversations of ``workspace`` in which no turn can want a summary, through the workspace cache."""
+    return idle(list_workspace(workspace, note, jobs=jobs), upgrade=upgrade)
