@@ -92,7 +92,8 @@ def test_other_configuration_or_a_held_lock_plans_again(settled: Path, planned: 
     events = waiting_events(settled)
     planned.clear()
     smaller = plan(settled, "--cfg", "conversation.turn_summary.generate.batch_size=1")
-    assert planned and smaller != first
+    assert planned
+    assert smaller != first
     planned.clear()
     assert plan(settled) == first
     assert planned
