@@ -34,7 +34,7 @@ from turnmark.shell.storage.workspace import Workspace
 DIRECTORY = ".turnmark"
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 T = TypeVar("T")
 BATCH = 64
 """Conversations written per transaction while the cache is built (readers see progress, the log stays small)."""
@@ -60,6 +60,11 @@ SCHEMA = (
         waiting_before_last INTEGER, waiting_last INTEGER, waiting_extractive INTEGER,
         check_report TEXT
     )""",
+    """CREATE TABLE plans (
+        conversation TEXT PRIMARY KEY,
+        inputs TEXT NOT NULL,
+        report TEXT NOT NULL
+    )""",
     """CREATE TABLE turns (
         id INTEGER PRIMARY KEY,
         conversation TEXT NOT NULL,
@@ -75,7 +80,7 @@ SCHEMA = (
     f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE turns_all_fts USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
-"""Schema version 2 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+"""Schema version 3 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 
 
 class CacheBusy(FileFault):

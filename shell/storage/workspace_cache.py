@@ -17,18 +17,20 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
-from turnmark.core.summaries.catchup import Waiting
+from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.errors import FileFault
-from turnmark.shell.storage.conversations import EVENTS, METADATA, LoadedConversation, newest_copy
+from turnmark.shell.storage import plan_cache
 from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
-from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.storage.workspace import EVENTS, METADATA, ConversationRef, newest_copy
+
+if TYPE_CHECKING:
+    from turnmark.shell.storage.conversations import LoadedConversation
 
 
-@dataclass(frozen=True, slots=True)
-class Identity:
+class Identity(NamedTuple):
     """A file as it was read: its identity and the hash of its bytes."""
 
     file: FileIdentity
@@ -256,7 +258,7 @@ def _identity_values(identity: Identity | None) -> tuple[object, ...]:
 def _identity(values: Sequence[Any]) -> Identity | None:
     if values[0] is None:
         return None
-    return Identity(FileIdentity(values[0], values[1], values[2], values[3], values[4]), values[5])
+    return Identity(FileIdentity._make(values[:5]), values[5])
 
 
 def _row(values: Sequence[Any]) -> ConversationRow:
@@ -360,5 +362,7 @@ def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
 
 def forget_rows(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
     """Drop the rows of conversations that no longer exist (inside the caller's transaction)."""
-    for conversation in conversations:
+    gone = list(conversations)
+    for conversation in gone:
         connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))
+    plan_cache.forget_plans(connection, gone)

@@ -264,7 +264,7 @@ class Watcher:
         upgrade = self.options.catchup.upgrade
         found: set[str] = set()
         for workspace in self.workspaces:
-            found |= settled(workspace, self.new_id, lambda text: self._say("index", None, text), upgrade=upgrade)
+            found |= settled(workspace, lambda text: self._say("index", None, text), upgrade=upgrade)
         return found
 
     def run_once(self) -> None:
