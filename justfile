@@ -58,6 +58,7 @@ bench:
     {{bin}}/python bench/watch.py --quick
     {{bin}}/python bench/find.py --conversations 1000
     {{bin}}/python bench/workspace.py --conversations 1000
+    {{bin}}/python bench/huge.py --megabytes 50 --load-save-megabytes 25
 
 # the main job on the bundled fixtures, offline
 demo:
