@@ -456,8 +456,22 @@ def write_entry(entry: Entry) -> JsonObject:
 
 def _in_original_order(out: JsonObject, original: tuple[str, ...]) -> JsonObject:
     """Keep the original order; new wrapper keys go first, other new keys before ``metadata`` (or last)."""
+    keys = tuple(out)
+    order = _ORDERS.get((keys, original))
+    if order is None:
+        order = _order(keys, original)
+        if len(_ORDERS) < SHARED_LAYOUTS:
+            _ORDERS[keys, original] = order
+    return {key: out[key] for key in order}
+
+
+_ORDERS: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}
+"""The order of each pair of key orders (written now, as read) met so far: a long file has a few."""
+
+
+def _order(keys: tuple[str, ...], original: tuple[str, ...]) -> tuple[str, ...]:
     known = set(original)
-    new_keys = [key for key in out if key not in known]
+    new_keys = [key for key in keys if key not in known]
     front = [key for key in WRAPPER_KEYS if key in new_keys]
     added = [key for key in new_keys if key not in front]
     order = front
@@ -465,6 +479,6 @@ def _in_original_order(out: JsonObject, original: tuple[str, ...]) -> JsonObject
         if key == "metadata":
             order += [new for new in added if new != "metadata"]
             added = [new for new in added if new == "metadata"]
-        if key in out:
+        if key in keys:
             order.append(key)
-    return {key: out[key] for key in order + added}
+    return tuple(order + added)

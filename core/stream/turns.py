@@ -105,12 +105,16 @@ def split_turns(entries: Sequence[Entry]) -> tuple[Turn, ...]:
     """Group a stream's entries into turns; a stream without conversation events has none."""
     if not any(is_conversation_event(entry.payload) for entry in entries):
         return ()
-    groups: dict[int, tuple[list[int], list[Entry]]] = {}
+    turns: list[Turn] = []
+    current, start = 0, 0
+    members: list[Entry] = []
     for position, (entry, index) in enumerate(zip(entries, turn_indices(entries), strict=True)):
-        positions, members = groups.setdefault(index, ([], []))
-        positions.append(position)
+        if index != current:
+            turns.append(Turn(current, tuple(range(start, position)), tuple(members)))
+            current, start, members = index, position, []
         members.append(entry)
-    return tuple(Turn(index, tuple(p), tuple(m)) for index, (p, m) in groups.items())
+    turns.append(Turn(current, tuple(range(start, start + len(members))), tuple(members)))
+    return tuple(turns)
 
 
 def find_turn(turns: Sequence[Turn], wanted: str) -> Turn | None:

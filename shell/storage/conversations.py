@@ -112,9 +112,9 @@ def describe(path: Path, error: StreamError) -> str:
 
 
 @contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """A load makes objects by the million and none is garbage: the cycle collector, which would walk the
-    growing heap again and again (half of a big load), waits until it is done."""
+def no_cycle_collection() -> Iterator[None]:
+    """A load or a save makes objects by the million and none is garbage: the cycle collector, which would
+    walk the growing heap again and again (half of a big load), waits until it is done."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -139,7 +139,7 @@ def read_conversation(
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
     sha256 = hashlib.sha256(events).hexdigest() if digest else None
     base_config = read_file(directory / BASE_CONFIG, BASE_CONFIG_LIMIT)
-    with _no_cycle_collection():
+    with no_cycle_collection():
         match ConversationStream.read_json(events, base_config):
             case Failure(problem):
                 raise ConversationError(describe(events_path, problem))
@@ -211,7 +211,9 @@ def save_stream(
     if stream == loaded.stream and not (persist_ids and any(entry.transient_id for entry in stream.entries)):
         return []
     current = stream.upgraded()
-    written = write_documents(lock, loaded, current.base_config_json(), current.to_json(), saving=stream, along=along)
+    with no_cycle_collection():
+        events = current.to_json()
+    written = write_documents(lock, loaded, current.base_config_json(), events, saving=stream, along=along)
     repairs = persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)

@@ -1,0 +1,66 @@
+"""A long conversation (bench/huge.py's generator) read and saved through the storage layer."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from bench.huge import CONVERSATION_ID, generate_long_conversation
+from turnmark.core.stream.codec import decode_document, encode_document
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.payloads import ToolCallResponse
+from turnmark.shell.errors import SaveRefused
+from turnmark.shell.storage.conversations import LoadedConversation, edit_conversation, read_conversation
+from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.workspace import ConversationRef
+
+TURNS = 40
+
+
+@pytest.fixture
+def long_session(tmp_path: Path, user_data: Path) -> ConversationRef:
+    generate_long_conversation(tmp_path, turns=TURNS)
+    return pick_conversation(tmp_path, str(CONVERSATION_ID))
+
+
+def test_the_generator_writes_what_jp_writes(long_session: ConversationRef) -> None:
+    data = (long_session.directories[0] / "events.json").read_bytes()
+    assert encode_document(decode_document(data, "events.json")) == data
+    loaded = read_conversation(long_session, sequential_ids())
+    assert len(loaded.stream.turns()) == TURNS
+    assert loaded.stream.is_legacy
+
+
+def test_a_read_keeps_no_bytes_and_hashes_them_only_when_asked(long_session: ConversationRef) -> None:
+    data = (long_session.directories[0] / "events.json").read_bytes()
+    loaded = read_conversation(long_session, sequential_ids())
+    assert not any(isinstance(getattr(loaded, name), bytes) for name in LoadedConversation.__slots__)
+    assert loaded.events_sha256 is None
+    hashed = read_conversation(long_session, sequential_ids(), digest=True)
+    assert hashed.events_sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_a_save_writes_unread_outputs_as_stored_and_ids_for_every_entry(long_session: ConversationRef) -> None:
+    before = decode_document((long_session.directories[0] / "events.json").read_bytes(), "events.json")
+    stream, written = edit_conversation(long_session, lambda s: s, sequential_ids(), persist_ids=True)
+    assert written
+    outputs = [entry.payload for entry in stream.entries if isinstance(entry.payload, ToolCallResponse)]
+    assert all(payload.__dict__["_content"] is None for payload in outputs)
+    after = decode_document((long_session.directories[0] / "events.json").read_bytes(), "events.json")
+    assert [entry.get("content") for entry in after] == [entry.get("content") for entry in before[1:]]
+    assert all(entry["event_id"] for entry in after)
+
+
+def test_a_key_written_twice_deep_in_a_long_file_is_found_at_load_and_refused(long_session: ConversationRef) -> None:
+    path = long_session.directories[0] / "events.json"
+    data = path.read_bytes()
+    marker = b'"name": "cargo_check",'
+    position = data.rindex(marker)
+    path.write_bytes(data[:position] + marker + b"\n    " + data[position:])
+    loaded = read_conversation(long_session, sequential_ids())
+    [doubled] = loaded.stream.doubled_keys
+    assert doubled.key == "name"
+    with pytest.raises(SaveRefused, match=f"entry {doubled.index}: key 'name' is written twice"):
+        edit_conversation(long_session, lambda s: s, sequential_ids(), persist_ids=True)
