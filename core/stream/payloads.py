@@ -9,7 +9,7 @@ key is absent.
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from turnmark.core.stream.json_value import Json, JsonObject
 
@@ -107,28 +107,44 @@ class ToolCallRequest:
     type_tag = "tool_call_request"
 
 
+class StoredText:
+    """A string as a file stored it (JP's base64) and the text it stands for, decoded on first use, once."""
+
+    __slots__ = ("_decode", "_text", "stored")
+
+    def __init__(self, stored: str, decode: Callable[[str], str]) -> None:
+        self.stored = stored
+        self._decode: Callable[[str], str] | None = decode
+        self._text = ""
+
+    def text(self) -> str:
+        if self._decode is not None:
+            self._text, self._decode = self._decode(self.stored), None
+        return self._text
+
+
 class _StoredContent:
-    """``ToolCallResponse.content`` as read from a file: kept as JP stored it (base64) and decoded on first use.
+    """``ToolCallResponse.content``: the text, read from a file as ``StoredText`` (decoded when first asked for).
 
     ``turns``, ``check`` and a save of an unchanged entry never need a tool's output; the stored form is
     written back as read while the output is unchanged.
     """
 
+    def __init__(self, slot: Any) -> None:
+        self.slot = slot
+
     def __get__(self, instance: object, owner: object = None) -> str:
         if instance is None:
             raise AttributeError  # no default: a dataclass field the caller must give
-        state = instance.__dict__
-        decoded: str | None = state["_content"]
-        if decoded is None:
-            decoded = state["_decode"](state["_stored"])
-            state["_content"] = decoded
-        return decoded
+        value = self.slot.__get__(instance)
+        text: str = value.text() if type(value) is StoredText else value
+        return text
 
-    def __set__(self, instance: object, value: str) -> None:
-        instance.__dict__.update(_content=value, _stored=None)
+    def __set__(self, instance: object, value: str | StoredText) -> None:
+        self.slot.__set__(instance, value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCallResponse:
     """The output of a tool call (``is_error`` for the error variant).
 
@@ -167,14 +183,14 @@ class ToolCallResponse:
     ) -> "ToolCallResponse":
         """A response as read from a file, ``content`` still ``stored``: ``decode`` makes it on first use."""
         payload = cls(timestamp, call_id, "", is_error, metadata)
-        payload.__dict__.update(_content=None, _stored=stored, _decode=decode)
+        _CONTENT_SLOT.__set__(payload, StoredText(stored, decode))
         return payload
 
     @property
     def stored(self) -> str | None:
         """The output exactly as the file stored it, while it is unchanged since the read."""
-        stored: str | None = self.__dict__["_stored"]
-        return stored
+        value = _CONTENT_SLOT.__get__(self)
+        return value.stored if type(value) is StoredText else None
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
@@ -194,7 +210,8 @@ class ToolCallResponse:
         return hash((self.timestamp, self.id, self.content, self.is_error))
 
 
-ToolCallResponse.content = _StoredContent()  # type: ignore[assignment]
+_CONTENT_SLOT: Any = vars(ToolCallResponse)["content"]
+setattr(ToolCallResponse, "content", _StoredContent(_CONTENT_SLOT))  # noqa: B010
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from dataclasses import replace
 from tests.support.streams import TS, load, raw
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.stream.payloads import ToolCallResponse
+from turnmark.core.stream.payloads import _CONTENT_SLOT, StoredText, ToolCallResponse
 from turnmark.core.stream.storage_encoding import decode_string
 
 HELLO = base64.b64encode("héllo\n".encode()).decode()
@@ -17,6 +17,12 @@ HELLO = base64.b64encode("héllo\n".encode()).decode()
 
 def response(content: str) -> dict[str, object]:
     return {"timestamp": TS, "type": "tool_call_response", "id": "c1", "content": content, "is_error": False}
+
+
+def decoded(payload: object) -> bool:
+    """Whether a read output was decoded already."""
+    value = _CONTENT_SLOT.__get__(payload)
+    return not isinstance(value, StoredText) or value._decode is None
 
 
 def read(content: str) -> ToolCallResponse:
@@ -28,7 +34,7 @@ def read(content: str) -> ToolCallResponse:
 def test_the_output_is_decoded_only_when_asked_for_and_then_once() -> None:
     payload = read(HELLO)
     assert payload.stored == HELLO
-    assert payload.__dict__["_content"] is None
+    assert not decoded(payload)
     assert payload.content == "héllo\n"
     assert payload.content is payload.content
 
@@ -79,4 +85,4 @@ def test_a_loaded_stream_equals_itself_read_again_without_decoding_outputs() -> 
     ).unwrap()
     again = ConversationStream.from_json(events.to_json(), b"{}", new_id=sequential_ids()).unwrap()
     assert events == again
-    assert all(entry.payload.__dict__["_content"] is None for entry in again.entries)
+    assert not any(decoded(entry.payload) for entry in again.entries)

@@ -47,7 +47,7 @@ def test_a_save_writes_unread_outputs_as_stored_and_ids_for_every_entry(long_ses
     stream, written = edit_conversation(long_session, lambda s: s, sequential_ids(), persist_ids=True)
     assert written
     outputs = [entry.payload for entry in stream.entries if isinstance(entry.payload, ToolCallResponse)]
-    assert all(payload.__dict__["_content"] is None for payload in outputs)
+    assert all(payload.stored is not None for payload in outputs)
     after = decode_document((long_session.directories[0] / "events.json").read_bytes(), "events.json")
     assert [entry.get("content") for entry in after] == [entry.get("content") for entry in before[1:]]
     assert all(entry["event_id"] for entry in after)
