@@ -175,7 +175,13 @@ class _Reader:
         self.index = index
         self.tag = tag
         self.consumed: list[str] = ["timestamp", "type"]
-        self.kept: set[str] = set()
+        self.kept: set[str] | None = None
+
+    def keeping(self) -> set[str]:
+        """The strings read as written so far (made on first use: most entries have none to keep)."""
+        if self.kept is None:
+            self.kept = set()
+        return self.kept
 
     def fail(self, message: str) -> InvalidEntry:
         return InvalidEntry(message, self.index, self.tag)
@@ -234,7 +240,7 @@ class _Reader:
         if type(value) is not dict:
             raise self.fail(f'"metadata" must be an object, found {_type_name(value)}')
         self.consumed.append("metadata")
-        decoded: JsonObject = decode_leaves(value, self.kept)
+        decoded: JsonObject = decode_leaves(value, self.keeping())
         return decoded
 
     def layout(self, wrapper_keys: int) -> Layout:
@@ -280,7 +286,7 @@ def _tool_call_request(f: _Reader) -> Payload:
         raise f.fail('"arguments" must be an object, found null')
     arguments = f.optional_object("arguments")
     return ToolCallRequest(
-        timestamp, call_id, name, None if arguments is None else decode_leaves(arguments, f.kept), f.metadata()
+        timestamp, call_id, name, None if arguments is None else decode_leaves(arguments, f.keeping()), f.metadata()
     )
 
 
@@ -363,10 +369,14 @@ def read_entry(obj: Json, index: int) -> ReadEntry:
     tag = raw_tag if type(raw_tag) is str else ""
     if "timestamp" not in obj:
         raise InvalidEntry('missing "timestamp"', index, tag or None)
-    written_id = _wrapper_id(obj, "event_id", index, tag)
+    written_id = obj.get("event_id")
+    if type(written_id) is not str or not written_id:
+        written_id = _wrapper_id(obj, "event_id", index, tag)
     reader = _EVENT_READERS.get(tag)
     if reader is not None:
-        request_id = _wrapper_id(obj, "request_id", index, tag)
+        request_id = obj.get("request_id")
+        if type(request_id) is not str or not request_id:
+            request_id = _wrapper_id(obj, "request_id", index, tag)
         fields = _Reader(obj, index, tag)
         payload = reader(fields)
         wrappers = ("event_id" in obj) + ("request_id" in obj)
@@ -462,7 +472,7 @@ def _in_original_order(out: JsonObject, original: tuple[str, ...]) -> JsonObject
         order = _order(keys, original)
         if len(_ORDERS) < SHARED_LAYOUTS:
             _ORDERS[keys, original] = order
-    return {key: out[key] for key in order}
+    return out if order == keys else {key: out[key] for key in order}
 
 
 _ORDERS: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]] = {}

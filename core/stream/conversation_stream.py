@@ -135,7 +135,7 @@ def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
         item = first if position == 0 else decode_entry(raws[position], events, "events.json")
         keys.append(key_count(item))
         read.append(read_entry(item, position))
-    return ReadFile(read, base, head, found_at_load(ends, raws, keys))
+    return ReadFile(read, base, head, found_at_load(events, ends, raws, keys))
 
 
 def _identity(payload: Payload) -> tuple[str, str]:

@@ -60,6 +60,21 @@ def duplicate_keys(events: bytes) -> tuple[DuplicateKey, ...]:
 
 _KEY_END = re.compile(rb'"[ \t\r\n]*:')
 """Where a key can end: every key does, and so can a string that holds an escaped quote and a colon."""
+_ESCAPED_END = re.compile(rb'\\"[ \t\r\n]*:')
+"""A key end after a backslash: an escaped quote inside a string when the backslashes before it are odd."""
+_BACKSLASH = 0x5C
+
+
+def keys_written(data: bytes, ends: int) -> int:
+    """The key ends of ``data`` (``ends`` of them) less the escaped quotes: still at least the keys written
+    (a string that starts with a colon is the one other end left)."""
+    escaped = 0
+    for match in _ESCAPED_END.finditer(data):
+        start = before = match.start()
+        while before > 0 and data[before - 1] == _BACKSLASH:
+            before -= 1
+        escaped += (start + 1 - before) % 2
+    return ends - escaped
 
 
 def _nested_keys(value: Json) -> int:
@@ -87,18 +102,22 @@ def key_ends(data: bytes) -> int:
     return len(_KEY_END.findall(data))
 
 
-def found_at_load(ends: int, entries: Sequence[bytes], keys: Sequence[int]) -> tuple[DuplicateKey, ...]:
-    """``duplicate_keys`` of a file with ``ends`` key ends (``key_ends``), read as ``entries`` (each
-    element's bytes, in order; any bytes-like value) that the fast reader decoded with ``keys[i]`` keys
-    in entry ``i``.
+def found_at_load(events: bytes, ends: int, entries: Sequence[bytes], keys: Sequence[int]) -> tuple[DuplicateKey, ...]:
+    """``duplicate_keys(events)`` for a file with ``ends`` key ends (``key_ends``), read as ``entries`` (each
+    element's bytes, in order; any bytes-like value) that the fast reader decoded with ``keys[i]`` keys in
+    entry ``i``.
 
-    A key written twice is a key end the decoded entry lacks, so a file with no more key ends than
-    keys has none; otherwise only the entries with more are parsed again, keeping every pair.
+    A key written twice is a key end the decoded entry lacks, so a file with no more key ends than keys
+    has none. Otherwise the escaped quotes before a colon (strings that hold ``\\":``) are taken off,
+    first in the whole file, then entry by entry, and only an entry that still has more key ends than
+    keys is parsed again, keeping every pair.
     """
-    if ends == sum(keys):
+    total = sum(keys)
+    if ends == total or keys_written(events, ends) == total:
         return ()
     found: list[DuplicateKey] = []
     for index, (entry, count) in enumerate(zip(entries, keys, strict=True)):
-        if key_ends(entry) != count:
-            _walk(json.loads(bytes(entry), object_pairs_hook=_pairs), "", index, found)
+        entry_ends = key_ends(entry)
+        if entry_ends != count and keys_written(data := bytes(entry), entry_ends) != count:
+            _walk(json.loads(data, object_pairs_hook=_pairs), "", index, found)
     return tuple(found)

@@ -114,12 +114,15 @@ def describe(path: Path, error: StreamError) -> str:
 @contextmanager
 def no_cycle_collection() -> Iterator[None]:
     """A load or a save makes objects by the million and none is garbage: the cycle collector, which would
-    walk the growing heap again and again (half of a big load), waits until it is done."""
+    walk the growing heap again and again (half of a big load), waits until it is done, and what was made
+    goes straight to the oldest generation (young collections would each walk all of it once more)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
+        gc.unfreeze()
         if enabled:
             gc.enable()
 

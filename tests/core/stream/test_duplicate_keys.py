@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 from turnmark.core.stream.codec import decode_entries, decode_entry
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.stream.duplicate_keys import DuplicateKey, duplicate_keys, found_at_load, key_count, key_ends
+from turnmark.core.stream.duplicate_keys import (
+    DuplicateKey,
+    duplicate_keys,
+    found_at_load,
+    key_count,
+    key_ends,
+    keys_written,
+)
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ChatRequest
 
@@ -21,7 +28,7 @@ def fast(events: bytes) -> tuple[DuplicateKey, ...]:
     raws = decode_entries(events, "events.json")
     assert raws is not None
     keys = [key_count(decode_entry(raw, events, "events.json")) for raw in raws]
-    return found_at_load(key_ends(events), raws, keys)
+    return found_at_load(events, key_ends(events), raws, keys)
 
 
 @st.composite
@@ -75,3 +82,12 @@ def test_a_loaded_stream_carries_the_keys_written_twice() -> None:
     payload = stream.entries[0].payload
     assert isinstance(payload, ChatRequest)
     assert payload.content == "b"
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents())
+def test_the_key_ends_less_the_escaped_quotes_are_never_fewer_than_the_keys_written(events: bytes) -> None:
+    raws = decode_entries(events, "events.json")
+    assert raws is not None
+    keys = sum(key_count(decode_entry(raw, events, "events.json")) for raw in raws)
+    assert keys_written(events, key_ends(events)) >= keys + len(duplicate_keys(events))
