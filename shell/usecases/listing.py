@@ -54,21 +54,19 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
         loaded = conversations.read_conversation(ref, entropy.random_event_ids())
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
-    report = link_check.check_report(loaded.stream, duplicate_keys.duplicate_keys(loaded.events) if checks else ())
-    rows = turn_rows.turn_rows(loaded.stream)
-    problems = (len(report.unresolved), len(report.duplicated_ids))
-    facts = Facts(
-        loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error, catchup.waiting(loaded.stream)
-    )
-    summarized = sum(1 for row in rows if row.label_source == "summary")
+    stream = loaded.stream
+    report = link_check.check_report(stream, duplicate_keys.duplicate_keys(loaded.events)) if checks else None
+    problems = (len(report.unresolved), len(report.duplicated_ids)) if report else link_check.link_problems(stream)
+    facts = Facts(stream.is_legacy, len(stream.entries), *problems, loaded.metadata_error, catchup.waiting(stream))
+    turns, summarized = turn_rows.summarized_turns(stream)
     return workspace_cache.loaded_row(
         loaded,
         seen,
         checked,
-        turns=len(rows),
+        turns=turns,
         summarized_turns=summarized,
         facts=facts,
-        check=json.dumps(report.to_json(), ensure_ascii=False) if checks else None,
+        check=json.dumps(report.to_json(), ensure_ascii=False) if report else None,
     )
 
 

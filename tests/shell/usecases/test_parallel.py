@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -50,13 +49,13 @@ def test_a_cold_listing_on_two_processes_lists_what_one_process_lists(workspace:
     def cold(jobs: int) -> list[tuple[str, object]]:
         shutil.rmtree(cache_path(root).parent, ignore_errors=True)
         found = listing.list_workspace(root, print, checks=True, jobs=jobs)
-        return [(item.ref.display_id, replace(item.row, checked_ns=0)) for item in found]
+        return [(item.ref.display_id, item.row._replace(checked_ns=0)) for item in found]
 
     alone, shared = cold(1), cold(2)
     assert len(alone) == 44
     assert shared == alone
     warm = listing.list_workspace(root, print, checks=True, jobs=2)
-    assert [(item.ref.display_id, replace(item.row, checked_ns=0)) for item in warm] == alone
+    assert [(item.ref.display_id, item.row._replace(checked_ns=0)) for item in warm] == alone
 
 
 def copies(workspace: Path, count: int) -> Path:
