@@ -309,7 +309,7 @@ def label(
         persist_ids=True,
         announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
     )
-    problem = finding_usecase.refresh_conversation(ref, settings.new_id)
+    problem = finding_usecase.refresh_conversation(ref)
     if problem:
         chrome(f"note: {problem}")
     turn_id = chosen[-1]
