@@ -1,11 +1,10 @@
 """How many turns of a conversation could still want a summary: what the workspace cache keeps per
 conversation so that ``summarize --all`` and ``watch`` leave the others unread (``catchup.waiting`` counts them)."""
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Waiting:
+class Waiting(NamedTuple):
     """How many turns could still want a summary (what the workspace cache keeps instead of reading again).
 
     ``before_last``: turns before the last one with a request and no summary; ``last``: the last turn

@@ -20,6 +20,7 @@ with lazy_imports():
     from turnmark.core.search import scopes as search_scopes
     from turnmark.core.search import terms as search_terms
     from turnmark.shell import clock
+    from turnmark.shell.cli import progress
     from turnmark.shell.usecases import finding
 
 if TYPE_CHECKING:
@@ -86,7 +87,9 @@ def _json(result: FindResult, text: str, scopes: tuple[str, ...], regex: bool, s
     }
 
 
-def _options(text: str, scopes: str | None, regex: bool, since: str | None, limit: int) -> finding.FindOptions:
+def _options(
+    text: str, scopes: str | None, regex: bool, since: str | None, limit: int, jobs: int | None
+) -> finding.FindOptions:
     chosen = search_scopes.parse_scopes(scopes)
     if not isinstance(chosen, tuple):
         raise QueryError(chosen.describe())
@@ -103,7 +106,7 @@ def _options(text: str, scopes: str | None, regex: bool, since: str | None, limi
         except re.error as error:
             position = (error.pos or 0) + 1
             raise QueryError(f"regex: {error.msg} at position {position}") from None
-    return finding.FindOptions(chosen, limit, moment, pattern)
+    return finding.FindOptions(chosen, limit, moment, pattern, jobs)
 
 
 @app.command(epilog=FIND_HELP)
@@ -139,7 +142,7 @@ def find(
 ) -> None:
     """Search every turn of the workspace, ranked; each hit is a turn you can open with the next command."""
     settings = settings_of(ctx)
-    options = _options(text, scopes, regex, since, limit)
+    options = _options(text, scopes, regex, since, limit, settings.jobs)
     workspace = settings.workspace_root()
     refs = [pick(settings, wanted) for wanted in conversations] if conversations else None
     if regex:
@@ -149,9 +152,10 @@ def find(
         query = parsed.value_or(None)
         if query is None:
             raise QueryError(parsed.failure().describe())
-        result = finding.find(
-            workspace, query, options, settings.new_id, refs=refs, note=lambda line: chrome(f"note: {line}")
-        )
+        with progress.reading("indexing conversations") as on_read:
+            result = finding.find(
+                workspace, query, options, refs=refs, note=lambda line: chrome(f"note: {line}"), on_read=on_read
+            )
     for conversation, error in result.skipped:
         chrome(f"note: skipped {conversation}: {error}")
     if result.skipped:

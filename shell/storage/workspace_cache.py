@@ -15,7 +15,6 @@ import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -37,8 +36,7 @@ class Identity(NamedTuple):
     sha256: str
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(NamedTuple):
     """What ``conversations`` lists beside the title and counts (the format and the link problems), and what
     ``summarize --all`` needs to know that a conversation has nothing to summarize."""
 
@@ -51,9 +49,8 @@ class Facts:
     """Turns that could still want a summary: ``summarize --all`` reads only conversations that have some."""
 
 
-@dataclass(frozen=True, slots=True)
-class ConversationRow:
-    """What the cache keeps about a conversation."""
+class ConversationRow(NamedTuple):
+    """What the cache keeps about a conversation (tuples: a warm listing of a big workspace builds many)."""
 
     conversation: str
     directory: str
@@ -79,8 +76,7 @@ class ConversationRow:
 # Files and their identities -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Look:
+class Look(NamedTuple):
     """A conversation's files as they are now (stat only), in the copy a read picks."""
 
     events_file: str
@@ -163,7 +159,7 @@ def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | No
         return None
     events = Identity(seen.events, row.events.sha256) if seen.events and row.events else None
     metadata = Identity(seen.metadata, row.metadata.sha256) if seen.metadata and row.metadata else None
-    return replace(row, directory=seen.directory, events=events, metadata=metadata, checked_ns=now)
+    return row._replace(directory=seen.directory, events=events, metadata=metadata, checked_ns=now)
 
 
 def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> ConversationRow:
@@ -273,7 +269,7 @@ def _row(values: Sequence[Any]) -> ConversationRow:
         waiting = Waiting(before_last, bool(last_waits), extractive)
         facts = Facts(bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error), waiting)
     texts: tuple[Any, ...] = (values[1], title, last, forked, problem)
-    if any(isinstance(text, bytes) for text in texts):
+    if bytes in map(type, texts):
         texts = tuple(_read_text(text) for text in texts)
     directory, title, last, forked, problem = texts
     return ConversationRow(

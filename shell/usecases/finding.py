@@ -22,13 +22,20 @@ from turnmark.core.search.terms import Query
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.clock import now_ns
+from turnmark.shell.entropy import random_event_ids
 from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
 from turnmark.shell.storage import cache_db, search_index, workspace_cache
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import ConversationRow
+from turnmark.shell.usecases import parallel
 
 Note = Callable[[str], None]
+OnRead = Callable[[int, int], None]
+
+
+def _no_progress(done: int, total: int) -> None:
+    """No progress shown."""
 
 
 def _ignore(_message: str) -> None:
@@ -41,6 +48,8 @@ class FindOptions:
     limit: int = 20
     since: int | None = None
     regex: re.Pattern[str] | None = None
+    jobs: int | None = None
+    """Processes that read the conversations the index lacks (``None``: one per core)."""
 
 
 @dataclass(frozen=True)
@@ -76,18 +85,20 @@ class FindResult:
 # Indexing -------------------------------------------------------------------------------------------
 
 
-def _index(connection: sqlite3.Connection, ref: ConversationRef, new_id: IdSource) -> int:
-    """Read one conversation and store its documents; the number of turn rows written."""
+def _read_documents(ref: ConversationRef) -> tuple[ConversationRow, Sequence[TurnDocument]]:
+    """Read one conversation for its row and turn documents (a worker process may run it: the IDs a read
+    assigns in memory are derived from the entries, never new)."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
-        loaded = read_conversation(ref, new_id, digest=True)
+        loaded = read_conversation(ref, random_event_ids(), digest=True)
     except ConversationError as error:
-        return search_index.record(connection, workspace_cache.unreadable(ref, seen, checked, str(error)), [])
+        return workspace_cache.unreadable(ref, seen, checked, str(error)), ()
     documents = conversation_documents(loaded.stream, loaded.title)
     summarized = sum(1 for document in documents if document.label_source == "summary")
-    row = workspace_cache.loaded_row(loaded, seen, checked, turns=len(documents), summarized_turns=summarized)
-    return search_index.record(connection, row, documents)
+    return workspace_cache.loaded_row(
+        loaded, seen, checked, turns=len(documents), summarized_turns=summarized
+    ), documents
 
 
 def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness:
@@ -96,24 +107,26 @@ def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness
     return Freshness.CHANGED if decision is Freshness.SAME and row is not None and not row.indexed else decision
 
 
-def _update(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None, new_id: IdSource) -> int:
-    """Bring one conversation up to date (under the index's lock); the number of turn rows written."""
+def _must_read(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None) -> bool:
+    """Whether the conversation must be read again (under the index's lock); the same bytes under a new
+    identity only update the identity."""
     seen = workspace_cache.look(ref)
     decision = _stale(row, seen)
     if decision is Freshness.SAME:
-        return 0
+        return False
     if decision is Freshness.VERIFY and row is not None and row.indexed:
         kept = workspace_cache.verified(row, seen, now_ns())
         if kept is not None:
             workspace_cache.touch(connection, kept)
-            return 0
-    return _index(connection, ref, new_id)
+            return False
+    return True
 
 
 def _bring_up_to_date(
-    db: cache_db.CacheDb, refs: Sequence[ConversationRef], new_id: IdSource, *, everything: bool
+    db: cache_db.CacheDb, refs: Sequence[ConversationRef], *, everything: bool, jobs: int | None, on_read: OnRead
 ) -> tuple[int, dict[str, ConversationRow]]:
-    """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone).
+    """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone); the conversations
+    to read are read on ``jobs`` processes while this one writes what they found.
 
     The number of turn rows written, and the conversations as the index now holds them.
     """
@@ -125,8 +138,11 @@ def _bring_up_to_date(
     written = 0
     with db.writing(), cache_db.batch(db.connection) as checkpoint:
         rows = workspace_cache.stored(db.connection)
-        for count, ref in enumerate(stale, 1):
-            written += _update(db.connection, ref, rows.get(ref.display_id), new_id)
+        unread = [ref for ref in stale if _must_read(db.connection, ref, rows.get(ref.display_id))]
+        on_read(0, len(unread))
+        for count, (row, documents) in enumerate(parallel.each(_read_documents, unread, jobs), 1):
+            written += search_index.record(db.connection, row, documents)
+            on_read(count, len(unread))
             if count % cache_db.BATCH == 0:
                 checkpoint()
         if missing:
@@ -164,15 +180,15 @@ def _search(
     everything: bool,
     query: Query,
     options: FindOptions,
-    new_id: IdSource,
     note: Note,
+    on_read: OnRead,
 ) -> FindResult:
     if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
         with db.writing():
             search_index.include_all_scopes(db.connection)
         if not db.in_memory:
             note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
-    written, stored = _bring_up_to_date(db, refs, new_id, everything=everything)
+    written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:
@@ -198,12 +214,13 @@ def find(
     workspace: Workspace,
     query: Query,
     options: FindOptions,
-    new_id: IdSource,
     *,
     refs: Sequence[ConversationRef] | None = None,
     note: Note = _ignore,
+    on_read: OnRead = _no_progress,
 ) -> FindResult:
-    """Search the workspace's turns (``refs`` only, when given) through the index."""
+    """Search the workspace's turns (``refs`` only, when given) through the index; ``on_read(done, total)``
+    follows the conversations read into it."""
     if not cache_db.fts5_available():
         raise SearchUnavailable(
             f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 full-text index, which find needs; "
@@ -216,7 +233,7 @@ def find(
         try:
             return db.guarded(
                 lambda: _search(
-                    db, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note
+                    db, chosen, everything=everything, query=query, options=options, note=note, on_read=on_read
                 )
             )
         except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
@@ -226,7 +243,7 @@ def find(
     finally:
         db.close()
     with cache_db.memory_cache() as memory:
-        return _search(memory, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note)
+        return _search(memory, chosen, everything=everything, query=query, options=options, note=note, on_read=on_read)
 
 
 # The scan (--regex) ------------------------------------------------------------------------------
@@ -274,7 +291,7 @@ def scan(
 # Keeping it fresh from other commands --------------------------------------------------------------
 
 
-def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
+def refresh_conversation(ref: ConversationRef) -> str | None:
     """After a write (``watch``, ``label``): re-index this conversation's changed turns, if an index exists.
 
     Never waits for another writer and never fails the command: a problem is returned as one line.
@@ -287,7 +304,7 @@ def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
         if db is None:
             return None
         with db:
-            db.guarded(lambda: _refresh_now(db, ref, new_id))
+            db.guarded(lambda: _refresh_now(db, ref))
     except cache_db.CacheBusy:
         return None
     except (FileFault, sqlite3.Error) as error:
@@ -295,7 +312,7 @@ def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
     return None
 
 
-def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -> int:
+def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef) -> int:
     conversation = ref.display_id
     if (
         _stale(workspace_cache.stored(db.connection, conversation).get(conversation), workspace_cache.look(ref))
@@ -303,6 +320,6 @@ def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -
     ):
         return 0
     with db.writing(wait=0):
-        return _update(
-            db.connection, ref, workspace_cache.stored(db.connection, conversation).get(conversation), new_id
-        )
+        if not _must_read(db.connection, ref, workspace_cache.stored(db.connection, conversation).get(conversation)):
+            return 0
+        return search_index.record(db.connection, *_read_documents(ref))

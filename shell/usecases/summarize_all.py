@@ -19,7 +19,7 @@ from functools import partial
 
 from returns.result import Success
 
-from turnmark.core.search.freshness import RACY_NS
+from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.wire.models import resolve_summary_model
 from turnmark.shell import entropy
@@ -83,7 +83,7 @@ class _Plans:
         if row is None or row.events is None or row.facts is None:
             return None
         base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
-        if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - RACY_NS:
+        if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:
             return None
         return _digest([self.run, row.directory, row.events.sha256, base, is_locked(ref)])
 

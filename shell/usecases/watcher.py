@@ -190,7 +190,7 @@ class Watcher:
             self._perform(conversation_id, ref, state, after_exception(str(error), state.backoff))
             return
         self._log_report(ref, report)
-        problem = refresh_conversation(ref, self.new_id)
+        problem = refresh_conversation(ref)
         if problem:
             self._say("index", ref, problem)
         if report.done:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import replace
+import sqlite3
 from pathlib import Path
 
 import pytest
 
+from turnmark.core.search.scopes import DEFAULT_SCOPES
+from turnmark.core.search.terms import parse_query
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.workspace import list_conversations, require_workspace
-from turnmark.shell.usecases import listing, parallel, summarize_all
+from turnmark.shell.usecases import finding, listing, parallel, summarize_all
 from turnmark.shell.usecases.summarize import CatchupOptions
 
 
@@ -50,13 +52,13 @@ def test_a_cold_listing_on_two_processes_lists_what_one_process_lists(workspace:
     def cold(jobs: int) -> list[tuple[str, object]]:
         shutil.rmtree(cache_path(root).parent, ignore_errors=True)
         found = listing.list_workspace(root, print, checks=True, jobs=jobs)
-        return [(item.ref.display_id, replace(item.row, checked_ns=0)) for item in found]
+        return [(item.ref.display_id, item.row._replace(checked_ns=0)) for item in found]
 
     alone, shared = cold(1), cold(2)
     assert len(alone) == 44
     assert shared == alone
     warm = listing.list_workspace(root, print, checks=True, jobs=2)
-    assert [(item.ref.display_id, replace(item.row, checked_ns=0)) for item in warm] == alone
+    assert [(item.ref.display_id, item.row._replace(checked_ns=0)) for item in warm] == alone
 
 
 def copies(workspace: Path, count: int) -> Path:
@@ -83,4 +85,23 @@ def test_offline_summaries_on_two_processes_are_the_summaries_of_one(tmp_path: P
 
     alone, shared = labels(workspace, 1), labels(other, 2)
     assert sum(len(written) for _, written, _ in alone) > 36
+    assert shared == alone
+
+
+def test_an_index_built_on_two_processes_finds_what_one_process_finds(workspace: Path) -> None:
+    root = require_workspace(copies(workspace, 40))
+    query = parse_query("build").unwrap()
+
+    def cold(jobs: int) -> tuple[list[tuple[object, ...]], int]:
+        shutil.rmtree(cache_path(root).parent, ignore_errors=True)
+        found = finding.find(root, query, finding.FindOptions(DEFAULT_SCOPES, limit=100, jobs=jobs))
+        with sqlite3.connect(cache_path(root)) as connection:
+            rows = connection.execute(
+                "SELECT conversation, turn_index, turn_id, label, spans, digest FROM turns ORDER BY 1, 2"
+            ).fetchall()
+        assert found.reindexed > 0
+        return rows, found.total
+
+    alone, shared = cold(1), cold(2)
+    assert alone[1] > 0
     assert shared == alone
