@@ -168,7 +168,7 @@ def _plain_layout(keys: tuple[str, ...]) -> Layout:
 class _Reader:
     """Reads the known fields of one entry and remembers which keys it consumed."""
 
-    __slots__ = ("consumed", "index", "kept", "obj", "tag")
+    __slots__ = ("consumed", "index", "kept", "obj", "output", "tag")
 
     def __init__(self, obj: JsonObject, index: int, tag: str) -> None:
         self.obj = obj
@@ -176,6 +176,7 @@ class _Reader:
         self.tag = tag
         self.consumed: list[str] = ["timestamp", "type"]
         self.kept: set[str] | None = None
+        self.output: str | None = None
 
     def keeping(self) -> set[str]:
         """The strings read as written so far (made on first use: most entries have none to keep)."""
@@ -246,10 +247,14 @@ class _Reader:
     def layout(self, wrapper_keys: int) -> Layout:
         obj = self.obj
         kept = frozenset(self.kept) if self.kept else _NOTHING_KEPT
+        output = self.output
         if len(obj) == len(self.consumed) + wrapper_keys:
-            return _plain_layout(tuple(obj)) if not kept else Layout(tuple(obj), kept=kept)
+            if not kept and output is None:
+                return _plain_layout(tuple(obj))
+            return Layout(_plain_layout(tuple(obj)).keys, kept=kept, output=output)
         consumed = {*self.consumed, *WRAPPER_KEYS}
-        return Layout(tuple(obj), tuple((key, value) for key, value in obj.items() if key not in consumed), kept)
+        extra = tuple((key, value) for key, value in obj.items() if key not in consumed)
+        return Layout(tuple(obj), extra, kept, output)
 
 
 def _turn_start(f: _Reader) -> Payload:
@@ -292,7 +297,7 @@ def _tool_call_request(f: _Reader) -> Payload:
 
 def _tool_call_response(f: _Reader) -> Payload:
     timestamp, call_id = f.timestamp(), f.string("id")
-    stored = f.string("content")
+    stored = f.output = f.string("content")
     return ToolCallResponse.read(timestamp, call_id, stored, f.boolean("is_error"), f.metadata(), decode=decode_string)
 
 
@@ -400,7 +405,16 @@ def read_payload(obj: Json) -> Payload:
 # Writing entries ----------------------------------------------------------------------------------
 
 
-def _event_fields(payload: Payload, kept: frozenset[str]) -> JsonObject:
+def _output(content: str, layout: Layout) -> str:
+    """A changed tool response's output: as read when it was read as written and its text is unchanged."""
+    read = layout.output
+    if read is not None and content == read and decode_string(read) is read:
+        return read
+    return encode_string(content, layout.kept)
+
+
+def _event_fields(payload: Payload, layout: Layout) -> JsonObject:
+    kept = layout.kept
     match payload:
         case TurnStart(timestamp, summary, metadata):
             out: JsonObject = {"timestamp": timestamp, "type": "turn_start"}
@@ -424,7 +438,7 @@ def _event_fields(payload: Payload, kept: frozenset[str]) -> JsonObject:
                 "timestamp": timestamp,
                 "type": "tool_call_response",
                 "id": call_id,
-                "content": stored if stored is not None else encode_string(payload.content, kept),
+                "content": stored if stored is not None else _output(payload.content, layout),
                 "is_error": is_error,
             }
         case InquiryRequest(timestamp, inquiry_id, source, question, metadata):
@@ -455,7 +469,7 @@ def write_entry(entry: Entry) -> JsonObject:
     elif isinstance(payload, Unknown):
         out.update((key, value) for key, value in payload.fields.items() if key != "event_id")
     else:
-        out.update(_event_fields(payload, entry.layout.kept))
+        out.update(_event_fields(payload, entry.layout))
         for key, value in entry.layout.extra:
             out.setdefault(key, value)
     original = entry.layout.keys

@@ -29,6 +29,9 @@ class Layout:
     extra: tuple[tuple[str, Json], ...] = ()
     kept: frozenset[str] = field(default=frozenset(), compare=False)
     """Encoded strings read exactly as written (not canonical base64): written back as read while unchanged."""
+    output: str | None = field(default=None, compare=False)
+    """A tool's output as the file stored it: written back as read while the text is unchanged when it was
+    not canonical base64 (the ``kept`` rule for an output, decided only if the payload changed)."""
 
 
 NO_LAYOUT = Layout()

@@ -86,3 +86,13 @@ def test_a_loaded_stream_equals_itself_read_again_without_decoding_outputs() -> 
     again = ConversationStream.from_json(events.to_json(), b"{}", new_id=sequential_ids()).unwrap()
     assert events == again
     assert not any(decoded(entry.payload) for entry in again.entries)
+
+
+def test_a_changed_response_keeps_an_output_read_as_written_while_its_text_is_unchanged() -> None:
+    for stored in ("plain text, not base64", HELLO):
+        stream = load([response(stored)])
+        flagged = replace(stream.entries[0], payload=replace(read(stored), is_error=True))
+        assert raw(stream.with_entries([flagged]))[0]["content"] == stored
+    stream = load([response("aGk=")])
+    literal = replace(stream.entries[0], payload=replace(read("aGk="), content="aGk="))
+    assert raw(stream.with_entries([literal]))[0]["content"] == base64.b64encode(b"aGk=").decode()
