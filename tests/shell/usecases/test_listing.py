@@ -19,7 +19,7 @@ from turnmark.core.stream.event_ids import IdSource, sequential_ids
 from turnmark.shell.storage import conversations
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, cache_path
 from turnmark.shell.storage.conversations import LoadedConversation
-from turnmark.shell.storage.workspace import ConversationRef, require_workspace
+from turnmark.shell.storage.workspace import ConversationRef, list_conversations, require_workspace
 from turnmark.shell.usecases import listing
 
 OLD = 1_700_000_000
@@ -382,7 +382,7 @@ def test_a_writer_holding_the_cache_leaves_the_listing_right_and_the_update_for_
 
 def test_ctrl_c_while_reading_keeps_what_was_read(settled: Path, reads: Reads) -> None:
     root = require_workspace(settled)
-    everyone = {ref.display_id for ref in listing.list_conversations(root)}
+    everyone = {ref.display_id for ref in list_conversations(root)}
 
     def interrupt_after_two(done: int, count: int) -> None:
         if done == 2:
