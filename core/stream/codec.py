@@ -9,7 +9,8 @@ new. JSON is pretty-printed with two spaces and a trailing newline, like
 
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
@@ -48,8 +49,9 @@ _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
-class ReadEntry(NamedTuple):
-    """An entry as read, before the stream settles its ``event_id`` (a tuple: a long file has many)."""
+@dataclass(frozen=True, slots=True)
+class ReadEntry:
+    """An entry as read, before the stream settles its ``event_id``."""
 
     written_id: str | None
     request_id: str | None
@@ -374,14 +376,12 @@ def read_entry(obj: Json, index: int) -> ReadEntry:
         raise InvalidEntry('missing "timestamp"', index, tag or None)
     written_id = obj.get("event_id")
     if type(written_id) is not str or not written_id:
-        written_id = None if written_id is None and "event_id" not in obj else _wrapper_id(obj, "event_id", index, tag)
+        written_id = _wrapper_id(obj, "event_id", index, tag)
     reader = _EVENT_READERS.get(tag)
     if reader is not None:
         request_id = obj.get("request_id")
         if type(request_id) is not str or not request_id:
-            request_id = (
-                None if request_id is None and "request_id" not in obj else _wrapper_id(obj, "request_id", index, tag)
-            )
+            request_id = _wrapper_id(obj, "request_id", index, tag)
         fields = _Reader(obj, index, tag)
         payload = reader(fields)
         wrappers = ("event_id" in obj) + ("request_id" in obj)
