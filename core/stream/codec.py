@@ -376,12 +376,14 @@ def read_entry(obj: Json, index: int) -> ReadEntry:
         raise InvalidEntry('missing "timestamp"', index, tag or None)
     written_id = obj.get("event_id")
     if type(written_id) is not str or not written_id:
-        written_id = _wrapper_id(obj, "event_id", index, tag)
+        written_id = None if written_id is None and "event_id" not in obj else _wrapper_id(obj, "event_id", index, tag)
     reader = _EVENT_READERS.get(tag)
     if reader is not None:
         request_id = obj.get("request_id")
         if type(request_id) is not str or not request_id:
-            request_id = _wrapper_id(obj, "request_id", index, tag)
+            request_id = (
+                None if request_id is None and "request_id" not in obj else _wrapper_id(obj, "request_id", index, tag)
+            )
         fields = _Reader(obj, index, tag)
         payload = reader(fields)
         wrappers = ("event_id" in obj) + ("request_id" in obj)

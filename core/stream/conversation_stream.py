@@ -28,7 +28,14 @@ from turnmark.core.stream.codec import (
     read_entry,
     write_entry,
 )
-from turnmark.core.stream.duplicate_keys import DuplicateKey, found_at_load, key_count, key_ends
+from turnmark.core.stream.duplicate_keys import (
+    NONE_WRITTEN_TWICE,
+    DuplicateKey,
+    KeysWrittenTwice,
+    found_at_load,
+    key_count,
+    key_ends,
+)
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
 from turnmark.core.stream.json_value import Json, JsonObject
@@ -102,18 +109,29 @@ class ReadFile:
     entries: list[ReadEntry]
     base_config: JsonObject | None
     legacy_head: JsonObject | None
-    doubled_keys: tuple[DuplicateKey, ...]
+    doubled: KeysWrittenTwice
+
+
+WHOLE_FILE = 16 * 1024 * 1024
+"""A file up to this size is decoded whole (and its keys written twice are looked for when asked); a bigger
+one entry by entry, never whole, looking for them in the same pass."""
 
 
 def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
-    """Each entry decoded and read in turn, so the decoded file is never held whole next to what is kept."""
-    raws = decode_entries(events, "events.json")
-    if raws is None:
+    """Every entry read and checked; a big file one entry at a time, so its decoded document is never held
+    whole next to what is kept."""
+    whole = len(events) <= WHOLE_FILE
+    elements = decode_document(events, "events.json") if whole else decode_entries(events, "events.json")
+    if not isinstance(elements, list):
         raise InvalidEntry("events.json must be a JSON array of entries")
-    ends = key_ends(events)
+    ends = 0 if whole else key_ends(events)
+
+    def element(position: int) -> Json:
+        return elements[position] if whole else decode_entry(elements[position], events, "events.json")
+
     base: JsonObject | None = None
     head: JsonObject | None = None
-    first = decode_entry(raws[0], events, "events.json") if raws else None
+    first = element(0) if elements else None
     offset = 0
     if base_config is not None:
         parsed = decode_document(base_config, "base_config.json")
@@ -128,14 +146,17 @@ def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
                 "without base_config.json (legacy format) the first entry must be the base config_delta", 0
             )
         head, offset = first, 1
-    keys = [key_count(first)] if offset else []
+    keys = [key_count(first)] if offset and not whole else []
     read: list[ReadEntry] = []
     item: Json = None
-    for position in range(offset, len(raws)):
-        item = first if position == 0 else decode_entry(raws[position], events, "events.json")
-        keys.append(key_count(item))
+    for position in range(offset, len(elements)):
+        item = first if position == 0 else element(position)
+        if not whole:
+            keys.append(key_count(item))
         read.append(read_entry(item, position))
-    return ReadFile(read, base, head, found_at_load(events, ends, raws, keys))
+    if whole:
+        return ReadFile(read, base, head, KeysWrittenTwice.later(events))
+    return ReadFile(read, base, head, KeysWrittenTwice(found_at_load(events, ends, elements, keys)))
 
 
 def _identity(payload: Payload) -> tuple[str, str]:
@@ -207,8 +228,8 @@ class ConversationStream:
     neither duplicate an entry nor make a dangling link resolve."""
     conversation: str = field(default="", compare=False)
     """The conversation's ID, part of what derived IDs are made from."""
-    doubled_keys: tuple[DuplicateKey, ...] = field(default=(), compare=False, repr=False)
-    """Load-scoped: the keys written twice in one entry of the file (the fast reader kept the last)."""
+    doubled: KeysWrittenTwice = field(default=NONE_WRITTEN_TWICE, compare=False, repr=False)
+    """Load-scoped: the keys written twice in one entry of the file (``doubled_keys``)."""
 
     # Loading and saving -----------------------------------------------------------------------
 
@@ -270,7 +291,7 @@ class ConversationStream:
             new_id,
             taken,
             conversation,
-            doubled_keys=read.doubled_keys,
+            doubled=read.doubled,
         )
 
     def to_json(self) -> bytes:
@@ -283,6 +304,11 @@ class ConversationStream:
     def base_config_json(self) -> bytes | None:
         """The ``base_config.json`` bytes, or ``None`` for a legacy stream."""
         return None if self.base_config is None else encode_document(self.base_config)
+
+    @property
+    def doubled_keys(self) -> tuple[DuplicateKey, ...]:
+        """The keys written twice in one entry of the file as loaded (the fast reader kept the last value)."""
+        return self.doubled.found()
 
     @property
     def is_legacy(self) -> bool:

@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from turnmark.core.stream.json_value import Json
 
 
@@ -77,15 +79,15 @@ def keys_written(data: bytes, ends: int) -> int:
     return ends - escaped
 
 
-def _nested_keys(value: Json) -> int:
+def _keys_below(value: Json) -> int:
+    """The keys of the objects inside a dict or list (not the dict's own)."""
     count = 0
-    items = value.values() if type(value) is dict else value
-    for item in items:
+    for item in value.values() if type(value) is dict else value:
         kind = type(item)
         if kind is dict:
-            count += len(item) + _nested_keys(item)
+            count += len(item) + _keys_below(item)
         elif kind is list:
-            count += _nested_keys(item)
+            count += _keys_below(item)
     return count
 
 
@@ -93,8 +95,8 @@ def key_count(value: Json) -> int:
     """How many keys a decoded JSON value holds, at every depth."""
     kind = type(value)
     if kind is dict:
-        return len(value) + _nested_keys(value)
-    return _nested_keys(value) if kind is list else 0
+        return len(value) + _keys_below(value)
+    return _keys_below(value) if kind is list else 0
 
 
 def key_ends(data: bytes) -> int:
@@ -121,3 +123,38 @@ def found_at_load(events: bytes, ends: int, entries: Sequence[bytes], keys: Sequ
         if entry_ends != count and keys_written(data := bytes(entry), entry_ends) != count:
             _walk(json.loads(data, object_pairs_hook=_pairs), "", index, found)
     return tuple(found)
+
+
+_entries = msgspec.json.Decoder(list[msgspec.Raw])
+_decoder = msgspec.json.Decoder()
+
+
+def found_in(events: bytes) -> tuple[DuplicateKey, ...]:
+    """``duplicate_keys`` of a file the fast reader read (a JSON array), the way ``found_at_load`` finds them."""
+    raws = _entries.decode(events)
+    return found_at_load(events, key_ends(events), raws, [key_count(_decoder.decode(raw)) for raw in raws])
+
+
+class KeysWrittenTwice:
+    """The keys written twice in a file as read: found during the read of a big file, or when first asked
+    for (``later``: a small file's bytes are kept until then, so a read that never saves never looks)."""
+
+    __slots__ = ("_events", "_found")
+
+    def __init__(self, found: tuple[DuplicateKey, ...] = ()) -> None:
+        self._found = found
+        self._events: bytes | None = None
+
+    @classmethod
+    def later(cls, events: bytes) -> "KeysWrittenTwice":
+        keys = cls()
+        keys._events = events
+        return keys
+
+    def found(self) -> tuple[DuplicateKey, ...]:
+        if self._events is not None:
+            self._found, self._events = found_in(self._events), None
+        return self._found
+
+
+NONE_WRITTEN_TWICE = KeysWrittenTwice()

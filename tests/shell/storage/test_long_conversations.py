@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.huge import CONVERSATION_ID, generate_long_conversation
+from turnmark.core.stream import conversation_stream
 from turnmark.core.stream.codec import decode_document, encode_document
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ToolCallResponse
@@ -19,8 +20,13 @@ from turnmark.shell.storage.workspace import ConversationRef
 TURNS = 40
 
 
-@pytest.fixture
-def long_session(tmp_path: Path, user_data: Path) -> ConversationRef:
+@pytest.fixture(params=["whole", "entry by entry"])
+def long_session(
+    request: pytest.FixtureRequest, tmp_path: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> ConversationRef:
+    """The generated conversation, read whole or (as a big file is) entry by entry."""
+    if request.param == "entry by entry":
+        monkeypatch.setattr(conversation_stream, "WHOLE_FILE", 0)
     generate_long_conversation(tmp_path, turns=TURNS)
     return pick_conversation(tmp_path, str(CONVERSATION_ID))
 
