@@ -256,8 +256,8 @@ class ConversationStream:
 
     @staticmethod
     def read_json(events: bytes, base_config: bytes | None = None) -> Result[ReadFile, StreamError]:
-        """The first half of ``from_json``: every entry read and checked. Nothing it returns refers to
-        ``events``, so a caller can let go of a big file's bytes before the IDs are settled."""
+        """The first half of ``from_json``: every entry read and checked. For a file over ``WHOLE_FILE``
+        nothing it returns refers to ``events``, so a caller can let go of them before the IDs are settled."""
         try:
             return Success(_read_file(events, base_config))
         except RecursionError:
