@@ -57,9 +57,10 @@ from turnmark.core.summaries.gate import FoldedIds, folded_ids
 from turnmark.core.summaries.labels import EXTRACTIVE, ensure_first_turn_start
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, build_summary_request, parse_summaries
+from turnmark.core.summaries.schedule import still_settling
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.wire.models import ModelSpec, resolve_summary_model
-from turnmark.shell.clock import monotonic
+from turnmark.shell.clock import monotonic, now_epoch
 from turnmark.shell.errors import (
     ConfigProblem,
     ConversationError,
@@ -110,6 +111,9 @@ class CatchupOptions(RunSettings):
     """Whether the last turn may still be in progress; ``None``: only when another process holds the lock."""
     retry_failed: bool = False
     """Also ask for turns whose answers failed too often (``summarize --retry-failed``)."""
+    settled_for: float | None = None
+    """The last turn counts as finished only once the files as read have not changed for this long
+    (``watch --settle``; ``None``: no such wait)."""
     max_batches: int | None = None
     """Ask for at most this many batches (``edit -i`` summarizes only the newest turn)."""
     undo_as: str | None = None
@@ -142,6 +146,8 @@ class CatchupReport:
     """``error`` was already reported for another conversation of this run."""
     save_refused: str | None = None
     """Why a real run would not save what it summarized (a dry run's prediction, by the rule the save applies)."""
+    unsettled: float | None = field(default=None, compare=False)
+    """Seconds until the files as read have rested for ``settled_for`` (their last turn was left alone)."""
     last_write: EventsStamp | None = field(default=None, compare=False)
     """How ``events.json`` stood right after turnmark's last write, under the lock (the watcher ignores that write)."""
 
@@ -512,6 +518,9 @@ def _catch_up(
     stream = ensure_first_turn_start(loaded.stream)
     locked = is_locked(ref)
     open_turn = options.last_turn_open or locked
+    if not open_turn and options.settled_for is not None:
+        report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
+        open_turn = report.unsettled is not None
     if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
         return report
     if locked and not options.dry_run:
@@ -555,6 +564,13 @@ def _catch_up(
         session.write_back(*_together(held))
     on_batch(len(runnable), len(runnable))
     return report
+
+
+def _changed_ns(files: FilesIdentity | None) -> int | None:
+    """When the files were last changed (``None``: while they were read)."""
+    if files is None:
+        return None
+    return max((max(file.mtime_ns, file.ctime_ns) for file in files if file is not None), default=0)
 
 
 def _together(answers: Sequence[tuple[Packing, SummaryAnswer]]) -> tuple[Packing, SummaryAnswer]:
