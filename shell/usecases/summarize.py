@@ -450,11 +450,14 @@ class Session:
     def _under_lock(self, lock: ConversationLock) -> tuple[LoadedConversation, ConversationStream]:
         """The conversation under ``lock``: the stream in memory while its files are the ones it came from,
         else read again (another process wrote: the fingerprints decide which answers still apply)."""
-        if self._current is not None and files_identity(self.ref) == self._current[2]:
+        before = files_identity(self.ref)
+        if self._current is not None and before == self._current[2]:
             loaded, stream, _ = self._current
             return replace(loaded, lock=lock), stream
         fresh = read_conversation(self.ref, self.new_id, lock)
-        return fresh, ensure_first_turn_start(fresh.stream)
+        prepared = ensure_first_turn_start(fresh.stream)
+        self.adopt(fresh, prepared, before if files_identity(self.ref) == before else None)
+        return fresh, prepared
 
     def _note(self, text: str) -> None:
         if text not in self.report.notes:
