@@ -182,8 +182,8 @@ def main() -> None:
 
                 fresh()
                 (ref,) = _conversations(workspace)
-                timings[(form, turns, "dry")] = best(lambda ref=ref: summarize(ref, dry_run=True), repeat)
-                timings[(form, turns, "real")] = best(lambda ref=ref: summarize(ref, dry_run=False), repeat, fresh)
+                timings[(form, turns, "dry")] = best(partial(summarize, ref, dry_run=True), repeat)
+                timings[(form, turns, "real")] = best(partial(summarize, ref, dry_run=False), repeat, fresh)
                 if turns == small and not legacy:
                     scratch_copy = root / "copy.json"
                     floor = best(partial(plain_read_write, ref, scratch_copy), 5)

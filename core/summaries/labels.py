@@ -97,9 +97,9 @@ def label_turns(
     True
     """
     positions: dict[str, int] = {}
-    for position, entry in enumerate(stream.entries):
+    for index, entry in enumerate(stream.entries):
         if isinstance(entry.payload, TurnStart) and entry.event_id in texts:
-            positions.setdefault(entry.event_id, position)
+            positions.setdefault(entry.event_id, index)
     failed: dict[str, TurnSummaryError] = {}
     entries = stream.entries.evolver()
     for turn_id, text in texts.items():

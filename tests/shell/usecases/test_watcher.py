@@ -272,12 +272,12 @@ def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
 ) -> None:
     """JP's save lands after the watcher heard of the last change but before its catch-up reads the file: the
     turn it adds is complete, yet has not rested, so the catch-up leaves it for a later pass."""
-    from turnmark.shell.storage import conversations
+    from turnmark.shell.storage import conversations, files
 
     directory = new_conversation(workspace, 17900000009, 1)
     events = directory / "events.json"
     armed, landed = threading.Event(), threading.Event()
-    real_read = conversations.read_file
+    real_read = files.read_file
 
     def jp_saves_just_before_the_read(path: Path, limit: int) -> bytes | None:
         if armed.is_set() and not landed.is_set() and path == events and threading.current_thread() is watching:
@@ -295,7 +295,7 @@ def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
     written: list[dict[str, str]] = []
     with Running(workspace) as running:
         watching = running.thread
-        running.watcher.log = lambda event: written.append(dict(event.details.get("summaries", {})))  # type: ignore[arg-type]
+        running.watcher.log = lambda event: written.append(dict(event.details.get("summaries") or {}))  # type: ignore[call-overload]
         assert wait_for(lambda: summaries(workspace, "17900000009") == ["Do step 0 of the plan"])
         assert wait_for(lambda: running.watcher.pending(17900000009) == 0)
         written.clear()
