@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,18 +75,24 @@ def test_batches_follow_batch_size_newest_first(workspace: Path, server: ModelSe
     assert len(report.written) == 3
 
 
+def edit_while_answering(events: Path, old: str, new: str) -> Callable[[dict[str, Any]], str]:
+    """A model's answer (``S <turn ID>`` for each turn asked) given after another process edited ``events``."""
+
+    def answer(body: dict[str, Any]) -> str:
+        events.write_text(events.read_text().replace(old, new))
+        return json.dumps({"summaries": {turn_id: f"S {turn_id}" for turn_id in requested_ids(body)}})
+
+    return answer
+
+
 def test_an_edit_to_a_turn_between_request_and_sync_leaves_its_summary_empty(
     workspace: Path, server: ModelServer
 ) -> None:
     use_model(workspace, server)
     ref = pick_conversation(workspace, CLEAN)
     events = ref.directories[0] / "events.json"
-
-    def edit_while_answering(body: dict[str, Any]) -> str:
-        events.write_text(events.read_text().replace("And the locks?", "And where do the locks live?"))
-        return json.dumps({"summaries": {turn_id: f"S {turn_id}" for turn_id in requested_ids(body)}})
-
-    server.queue.append(Behaviour(content=edit_while_answering))
+    edit = edit_while_answering(events, "And the locks?", "And where do the locks live?")
+    server.queue.append(Behaviour(content=edit))
     report = run(ref)
     assert report.dropped == {"a1turn0": "the turn changed while its summary was written"}
     state = summaries(ref)
@@ -517,12 +523,8 @@ def test_a_write_by_another_process_between_two_saves_is_kept(
     use_model(workspace, server)
     ref = pick_conversation(workspace, CLEAN)
     events = ref.directories[0] / "events.json"
-
-    def edit_while_answering(body: dict[str, Any]) -> str:
-        events.write_text(events.read_text().replace("Show me the lock code.", "Show me the locking code."))
-        return json.dumps({"summaries": {turn_id: f"S {turn_id}" for turn_id in requested_ids(body)}})
-
-    server.queue.extend([Behaviour(), Behaviour(content=edit_while_answering)])
+    edit = edit_while_answering(events, "Show me the lock code.", "Show me the locking code.")
+    server.queue.extend([Behaviour(), Behaviour(content=edit)])
     monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: True)
     reads = counting(monkeypatch, "read_conversation")
     report = run(ref, cfg=ONE_PER_BATCH)

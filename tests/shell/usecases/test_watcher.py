@@ -267,6 +267,15 @@ def test_a_save_landing_while_the_watcher_finishes_its_own_write_is_still_seen(
         assert wait_for(lambda: summaries(workspace, "17900000008")[-1] is not None), running.lines
 
 
+def turn(n: int, request: str, answer: str) -> list[dict[str, Any]]:
+    """Turn ``n`` as JP writes it: its start, the request and the answer."""
+    return [
+        {"event_id": f"t{n}", "timestamp": TS, "type": "turn_start"},
+        {"event_id": f"r{n}", "timestamp": TS, "type": "chat_request", "content": request},
+        {"event_id": f"m{n}", "request_id": f"r{n}", "timestamp": TS, "type": "chat_response", "message": answer},
+    ]
+
+
 def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -282,13 +291,7 @@ def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
     def jp_saves_just_before_the_read(path: Path, limit: int) -> bytes | None:
         if armed.is_set() and not landed.is_set() and path == events and threading.current_thread() is watching:
             landed.set()
-            entries = json.loads(events.read_text())
-            entries += [
-                {"event_id": "t2", "timestamp": TS, "type": "turn_start"},
-                {"event_id": "r2", "timestamp": TS, "type": "chat_request", "content": "Tag the release"},
-                {"event_id": "m2", "request_id": "r2", "timestamp": TS, "type": "chat_response", "message": "Done."},
-            ]
-            write_like_jp(events, entries)
+            write_like_jp(events, json.loads(events.read_text()) + turn(2, "Tag the release", "Done."))
         return real_read(path, limit)
 
     monkeypatch.setattr(conversations, "read_file", jp_saves_just_before_the_read)
@@ -300,13 +303,7 @@ def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
         assert wait_for(lambda: running.watcher.pending(17900000009) == 0)
         written.clear()
         armed.set()
-        entries = json.loads(events.read_text())
-        entries += [
-            {"event_id": "t1", "timestamp": TS, "type": "turn_start"},
-            {"event_id": "r1", "timestamp": TS, "type": "chat_request", "content": "Write the changelog"},
-            {"event_id": "m1", "request_id": "r1", "timestamp": TS, "type": "chat_response", "message": "Written."},
-        ]
-        write_like_jp(events, entries)
+        write_like_jp(events, json.loads(events.read_text()) + turn(1, "Write the changelog", "Written."))
         assert wait_for(lambda: len(summaries(workspace, "17900000009")) == 3)
         assert wait_for(lambda: None not in summaries(workspace, "17900000009"))
     assert landed.is_set()
