@@ -25,9 +25,16 @@ EXTRACTIVE = "builtin/extractive"
 
 
 def needs_turn_start(stream: ConversationStream) -> bool:
-    """The first turn has requests but no ``turn_start`` to hold its summary (older conversations)."""
-    turns = stream.turns()
-    return bool(turns) and turns[0].start is None and bool(turns[0].requests())
+    """The first turn has requests but no ``turn_start`` to hold its summary (older conversations).
+
+    Only the first turn is read: the entries before the first ``turn_start``.
+    """
+    for entry in stream.entries:
+        if isinstance(entry.payload, TurnStart):
+            return False
+        if isinstance(entry.payload, ChatRequest):
+            return True
+    return False
 
 
 def ensure_first_turn_start(stream: ConversationStream) -> ConversationStream:
