@@ -25,8 +25,9 @@ turns for the next run.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -94,30 +95,39 @@ from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.storage.workspace_cache import file_identity
 
 
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cycle collector off inside (as it was, after): a catch-up allocates millions of objects
-    that hold no cycles, and each full collection would walk all of a long conversation's (10x the turns
-    cost 25x the time with it, 12x without). Model calls run with it (``collector_running``)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+class _Collector:
+    """Pauses of Python's cycle collector, counted across threads: the first pause turns it off, the last
+    one to end restores it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pauses = 0
+        self._was_enabled = False
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        with self._lock:
+            if self._pauses == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._pauses += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._pauses -= 1
+                if self._pauses == 0 and self._was_enabled:
+                    gc.enable()
 
 
-@contextmanager
-def collector_running() -> Iterator[None]:
-    """The cycle collector on inside (network code makes cycles), as it was after."""
-    was = gc.isenabled()
-    gc.enable()
-    try:
-        yield
-    finally:
-        if not was:
-            gc.disable()
+_COLLECTOR = _Collector()
+
+
+def collector_paused() -> AbstractContextManager[None]:
+    """Python's cycle collector off inside: a catch-up's reading, planning, labelling and writing allocate
+    millions of objects that hold no cycles, and each full collection would walk all of a long
+    conversation's (10x the turns cost 25x the time with it, 12x without). Model calls run outside it."""
+    return _COLLECTOR.paused()
 
 
 FilesIdentity = tuple[FileIdentity | None, ...]
@@ -233,10 +243,9 @@ def catch_up(
     """Summarize what one conversation still lacks; never raises for a model or lock problem."""
     report = CatchupReport(ref.display_id)
     try:
-        with collector_paused():
-            return _catch_up(
-                ref, options, new_id, on_batch=on_batch, should_stop=should_stop, report=report, run=run or CatchupRun()
-            )
+        return _catch_up(
+            ref, options, new_id, on_batch=on_batch, should_stop=should_stop, report=report, run=run or CatchupRun()
+        )
     except ConversationError as error:
         report.error = str(error)
         report.conversation_problem = True
@@ -410,7 +419,8 @@ class Session:
         try:
             if self.provider is None:
                 if self._offline is None or self._offline[0] is not stream:
-                    self._offline = (stream, extractive_labels(stream.turns(), excluded_ids(stream)))
+                    with collector_paused():
+                        self._offline = (stream, extractive_labels(stream.turns(), excluded_ids(stream)))
                 text = extractive_answer(stream, ids, self._offline[1], known)
             else:
                 text = self._complete(build_summary_request(packing.packed, self.window), should_stop)
@@ -464,13 +474,11 @@ class Session:
         """The model's answer; one cut off by the token limit is asked once more with twice the room."""
         assert self.provider is not None
         try:
-            with collector_running():
-                return self.provider.complete(request, should_stop)
+            return self.provider.complete(request, should_stop)
         except ModelTruncated:
             larger = replace(request, answer_tokens=request.answer_tokens * 2)
             try:
-                with collector_running():
-                    return self.provider.complete(larger, should_stop)
+                return self.provider.complete(larger, should_stop)
             except ModelTruncated as error:
                 raise ModelTruncated(f"{error} (also with {larger.answer_tokens} answer tokens)") from None
 
@@ -501,7 +509,7 @@ class Session:
             return True
         fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
         try:
-            with hold_lock(self.ref) as lock:
+            with collector_paused(), hold_lock(self.ref) as lock:
                 loaded, stream = self._under_lock(lock)
                 applied = apply_summaries(
                     stream,
@@ -547,17 +555,18 @@ def _catch_up(
     report: CatchupReport,
     run: CatchupRun,
 ) -> CatchupReport:
-    before = files_identity(ref)
-    loaded = read_conversation(ref, new_id)
-    files = before if files_identity(ref) == before else None
-    stream = ensure_first_turn_start(loaded.stream)
-    locked = is_locked(ref)
-    open_turn = options.last_turn_open or locked
-    if not open_turn and options.settled_for is not None:
-        report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
-        open_turn = report.unsettled is not None
-    if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
-        return report
+    with collector_paused():
+        before = files_identity(ref)
+        loaded = read_conversation(ref, new_id)
+        files = before if files_identity(ref) == before else None
+        stream = ensure_first_turn_start(loaded.stream)
+        locked = is_locked(ref)
+        open_turn = options.last_turn_open or locked
+        if not open_turn and options.settled_for is not None:
+            report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
+            open_turn = report.unsettled is not None
+        if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+            return report
     if locked and not options.dry_run:
         holder = lock_holder(ref)
         report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
@@ -566,9 +575,10 @@ def _catch_up(
     session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
     if session is None:
         return report
-    runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
-    if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
-        report.save_refused = str(refusal)
+    with collector_paused():
+        runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
+        if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
+            report.save_refused = str(refusal)
     if options.dry_run or not runnable:
         return report
     session.adopt(loaded, stream, files)
