@@ -118,7 +118,7 @@ def main() -> None:
 
         def search() -> finding.FindResult:
             query = parse_query(options.word).unwrap()
-            return finding.find(workspace, query, finding.FindOptions(DEFAULT_SCOPES), random_event_ids())
+            return finding.find(workspace, query, finding.FindOptions(DEFAULT_SCOPES))
 
         def build() -> None:
             shutil.rmtree(cache_path(workspace).parent, ignore_errors=True)

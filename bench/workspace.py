@@ -1,16 +1,20 @@
 """Big workspaces (issue 24): commands over many conversations against a floor, in one run.
 
-The workspace holds ``--conversations`` (default 10,000) copies of the corpus and fixture conversations under
-new IDs (``bench/find.py``'s generator: hard links, every copy its own path). The floor is a Python process
-that reads and ``msgspec``-decodes every conversation's files and does nothing else. Each row runs a real
-``turnmark`` process and is reported as a ratio to the floor, with its target:
+Each workspace holds copies of the corpus and fixture conversations under new IDs (``bench/find.py``'s
+generator: hard links, every copy its own path; turnmark's writes replace files, so the copies' sources
+are never changed). The floor is a Python process that reads and ``msgspec``-decodes every
+conversation's files and does nothing else. Each row runs real ``turnmark`` processes (default ``--jobs``:
+one per core) and is reported as a ratio to the floor of the same workspace, with its target:
 
-- ``conversations`` cold (no cache file): <= 1.5x;
-- ``conversations`` warm (nothing changed): <= 0.05x;
-- ``conversations`` after one conversation changed (JP's rewrite with one more turn): <= 0.1x;
-- ``summarize --all --dry-run`` (offline model) cold, warm and after one change, with the same targets.
+- ``conversations`` cold (no cache file) <= 1.5x, warm (nothing changed) <= 0.05x, after one conversation
+  changed (JP's rewrite with one more turn) <= 0.1x;
+- ``summarize --all --dry-run --model builtin/extractive``: the same three rows and targets;
+- ``summarize --all --model builtin/extractive`` on the smallest workspace <= 3x;
+- growth from the smallest to the largest workspace of the cold rows, against the growth of the floor's
+  size (within 5.5x for 10,000 vs 2,000 conversations: linear).
 
-Each row is the better of ``--repeat`` runs (default 2). Run: ``python bench/workspace.py [--conversations N]``.
+Each row is the better of ``--repeat`` runs (default 2). Run:
+``python bench/workspace.py [--conversations 2000,10000]``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.find import change_one, generate
 from turnmark.core.search.freshness import RACY_NS
-from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.workspace import require_workspace
 from turnmark.shell.usecases import listing
@@ -46,6 +49,7 @@ for name in sorted(os.listdir(root)):
         except FileNotFoundError:
             pass
 """
+OFFLINE = ("--model", "builtin/extractive")
 
 
 def timed(*args: str) -> float:
@@ -60,58 +64,88 @@ def timed(*args: str) -> float:
 def report(label: str, seconds: float, floor: float, target: float) -> None:
     ratio = seconds / floor
     verdict = "met" if ratio <= target else "NOT met"
-    print(f"{label:<44}{seconds:8.3f} s  {ratio:6.3f}x floor  (target <= {target}x: {verdict})")
+    print(f"{label:<60}{seconds:8.3f} s  {ratio:6.3f}x floor  (target <= {target}x: {verdict})")
+
+
+class Workspace:
+    """A generated workspace, its floor and the commands run on it."""
+
+    def __init__(self, root: Path, count: int, repeat: int) -> None:
+        self.root, self.count, self.repeat = root, count, repeat
+        size = generate(root, count)
+        time.sleep(RACY_NS / 1e9 + 0.1)  # files older than the racy window, as in a workspace in use
+        self.folder = root / ".jp" / "conversations"
+        self.directories = sorted(self.folder.iterdir())
+        self.floor = min(timed(sys.executable, "-c", FLOOR, str(self.folder)) for _ in range(repeat))
+        self.database = cache_path(require_workspace(root)).parent
+        self.changes = 0
+        print(
+            f"\n{count} conversations, {size / 1e6:.1f} MB; floor (read + msgspec-decode every file) {self.floor:.3f} s"
+        )
+
+    def command(self, *args: str) -> tuple[str, ...]:
+        return (TURNMARK, "--workspace", str(self.root), *args)
+
+    def cold(self, command: tuple[str, ...]) -> float:
+        def once() -> float:
+            shutil.rmtree(self.database, ignore_errors=True)
+            return timed(*command)
+
+        return min(once() for _ in range(self.repeat))
+
+    def after_change(self, command: tuple[str, ...]) -> float:
+        times = []
+        for _ in range(self.repeat):
+            self.changes += 1
+            change_one(self.directories[self.changes * 7 % len(self.directories)], self.changes)
+            times.append(timed(*command))
+        return min(times)
+
+    def three_rows(self, name: str, command: tuple[str, ...]) -> float:
+        """Cold, warm and after-one-change rows of ``command``; its cold time."""
+        cold = self.cold(command)
+        report(f"{name}, cold (no cache)", cold, self.floor, 1.5)
+        report(f"{name}, warm (nothing changed)", min(timed(*command) for _ in range(self.repeat)), self.floor, 0.05)
+        report(f"{name}, after one conversation changed", self.after_change(command), self.floor, 0.1)
+        return cold
+
+
+def offline_summaries(root: Path, count: int) -> None:
+    """``summarize --all`` with the offline summarizer on a workspace of its own (it writes)."""
+    space = Workspace(root, count, 1)
+    seconds = timed(*space.command("summarize", "--all", *OFFLINE))
+    report("summarize --all --model builtin/extractive", seconds, space.floor, 3.0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conversations", type=int, default=10_000)
+    parser.add_argument("--conversations", default="2000,10000", help="workspace sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=2)
     options = parser.parse_args()
+    sizes = sorted(int(size) for size in options.conversations.split(","))
+    cold: dict[int, tuple[float, float, float]] = {}
     with tempfile.TemporaryDirectory(prefix="turnmark-workspace-") as temporary:
-        root = Path(temporary)
-        size = generate(root, options.conversations)
-        time.sleep(RACY_NS / 1e9 + 0.1)  # files older than the racy window, as in a workspace in use
-        folder = root / ".jp" / "conversations"
-        print(f"{options.conversations} conversations, {size / 1e6:.1f} MB")
-        floor = min(timed(sys.executable, "-c", FLOOR, str(folder)) for _ in range(options.repeat))
-        print(f"{'floor: read + msgspec-decode every file':<44}{floor:8.3f} s")
-        listed = (TURNMARK, "--workspace", str(root), "conversations")
-        database = cache_path(require_workspace(root)).parent
-
-        def cold_run(command: tuple[str, ...]) -> float:
-            shutil.rmtree(database, ignore_errors=True)
-            return timed(*command)
-
-        report("conversations, cold (no cache)", min(cold_run(listed) for _ in range(options.repeat)), floor, 1.5)
-        warm = min(timed(*listed) for _ in range(options.repeat))
-        report("conversations, warm (nothing changed)", warm, floor, 0.05)
-        changed = []
-        directories = sorted(folder.iterdir())
-        for attempt in range(options.repeat):
-            change_one(directories[attempt * 7 % len(directories)], attempt)
-            changed.append(timed(*listed))
-        report("conversations, after one conversation changed", min(changed), floor, 0.1)
-        planning = (
-            TURNMARK,
-            "--workspace",
-            str(root),
-            "summarize",
-            "--all",
-            "--dry-run",
-            "--model",
-            "builtin/extractive",
-        )
-        report("summarize --all --dry-run, cold (no cache)", cold_run(planning), floor, 1.5)
-        report("summarize --all --dry-run, warm", min(timed(*planning) for _ in range(options.repeat)), floor, 0.05)
-        change_one(directories[1], 99)
-        report("summarize --all --dry-run, after one change", timed(*planning), floor, 0.1)
-        waiting = sum(
-            1
-            for item in listing.list_workspace(require_workspace(root), sequential_ids(), print)
-            if item.row.facts is not None and item.row.facts.waiting.may_need_summaries(upgrade=False)
-        )
-        print(f"  ({waiting} of {options.conversations} conversations have turns waiting: the dry run reads those)")
+        for count in sizes:
+            root = Path(temporary) / f"w{count}"
+            space = Workspace(root, count, options.repeat)
+            listed = space.three_rows("conversations", space.command("conversations"))
+            planned = space.three_rows(
+                "summarize --all --dry-run", space.command("summarize", "--all", "--dry-run", *OFFLINE)
+            )
+            cold[count] = (space.floor, listed, planned)
+            idle = listing.settled(require_workspace(root), print, upgrade=False)
+            print(f"  ({count - len(idle)} of {count} conversations have turns waiting: the dry run plans those)")
+            shutil.rmtree(root)
+        offline_summaries(Path(temporary) / "offline", sizes[0])
+    if len(sizes) > 1:
+        small, large = sizes[0], sizes[-1]
+        print(f"\ngrowth from {small} to {large} conversations ({large / small:.1f}x the conversations):")
+        print(f"  {'floor':<58}{cold[large][0] / cold[small][0]:6.2f}x")
+        target = 1.1 * large / small
+        for index, name in ((1, "conversations, cold"), (2, "summarize --all --dry-run, cold")):
+            growth = cold[large][index] / cold[small][index]
+            verdict = "met" if growth <= target else "NOT met"
+            print(f"  {name:<58}{growth:6.2f}x  (target <= {target:.1f}x: {verdict})")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from turnmark.core.stream.event_ids import IdSource, sequential_ids
+
+settings.register_profile("turnmark", deadline=None)
+settings.load_profile("turnmark")
+"""No time limit per example: tests assert what happens, not how fast (a loaded machine made one flaky)."""
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "workspace"

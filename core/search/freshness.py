@@ -11,14 +11,15 @@ hashed, never trusted.
 """
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 RACY_NS = 2_000_000_000
 """Modification times this close to the look (2 s, the coarsest common file-system clock) prove nothing."""
 
 
-@dataclass(frozen=True, slots=True)
-class FileIdentity:
+class FileIdentity(NamedTuple):
+    """A file's identity as ``stat`` gives it (a tuple: a workspace of thousands compares many)."""
+
     device: int
     inode: int
     size: int

@@ -29,6 +29,7 @@ from turnmark.core.summaries.labels import EXTRACTIVE, USER, label_turns
 from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
 from turnmark.core.summaries.request import PROMPT_TOKENS
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, turn_transcript
+from turnmark.core.summaries.waiting import Waiting
 
 
 def turn_is_complete(turn: Turn) -> bool:
@@ -99,23 +100,6 @@ def _wanting(stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade
         if stored is not None and not (upgrade and source == EXTRACTIVE):
             continue
         yield turn_id, turn
-
-
-@dataclass(frozen=True, slots=True)
-class Waiting:
-    """How many turns could still want a summary (what the workspace cache keeps instead of reading again).
-
-    ``before_last``: turns before the last one with a request and no summary; ``last``: the last turn
-    is such a turn and is complete; ``extractive``: turns whose summary ``--upgrade`` would rewrite.
-    """
-
-    before_last: int = 0
-    last: bool = False
-    extractive: int = 0
-
-    def may_need_summaries(self, *, upgrade: bool) -> bool:
-        """False only when ``summary_candidates`` finds nothing, whatever the lock and the transcript limit."""
-        return self.before_last > 0 or self.last or (upgrade and self.extractive > 0)
 
 
 def waiting(stream: ConversationStream) -> Waiting:

@@ -46,7 +46,7 @@ class TurnRow:
 
     @property
     def label_source(self) -> LabelSource | None:
-        if self.summary is not None and normalize_summary(self.summary) is not None:
+        if shows_summary(self.summary):
             return "summary"
         return "fallback" if self.fallback is not None else None
 
@@ -64,6 +64,26 @@ class TurnRow:
             "requests": self.requests,
             "events": self.events,
         }
+
+
+def shows_summary(summary: str | None) -> bool:
+    """A turn with this stored summary is labelled by it (not by its fallback)."""
+    return summary is not None and normalize_summary(summary) is not None
+
+
+def summarized_turns(stream: ConversationStream) -> tuple[int, int]:
+    """How many turns ``stream`` has and how many of them are labelled by their summary (the ``turns`` and
+    ``summarized_turns`` of ``conversations``), without making their rows.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> stream = stream.start_turn(ChatRequest(ts, "Fix it")).push(ChatResponse(ts, "message", "Done."))
+    >>> summarized_turns(stream), summarized_turns(stream.set_turn_summary("e000001", "Fix it").unwrap())
+    ((1, 0), (1, 1))
+    """
+    turns = stream.turns()
+    return len(turns), sum(1 for turn in turns if shows_summary(turn.summary()))
 
 
 def turn_row(turn: Turn, failure: str | None = None) -> TurnRow:

@@ -71,6 +71,8 @@ class Settings:
     new_id: IdSource = field(default_factory=_random_event_ids)
     environ: Mapping[str, str] | None = None
     http: HttpSettings = field(default_factory=_http_settings)
+    jobs: int | None = None
+    """Processes for work over many conversations (``--jobs``; ``None``: one per core)."""
 
     def run(self, model: str | None = None) -> RunSettings:
         """What a use case is given: ``model`` (``--model``), and the global ``--cfg``, environment and HTTP."""
@@ -162,6 +164,19 @@ def main_callback(
         OutputFormat,
         typer.Option("--format", "-F", metavar="FORMAT", help="Output format for every command: text or json."),
     ] = OutputFormat.text,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            metavar="N",
+            help=(
+                "Processes for work over many conversations: reading what the workspace cache lacks, "
+                "summarize --all with builtin/extractive (default: one per core)."
+            ),
+        ),
+    ] = None,
     version: Annotated[
         bool,
         typer.Option("--version", is_eager=True, callback=show_version, help="Print turnmark's version and exit."),
@@ -171,6 +186,7 @@ def main_callback(
     settings.workspace = workspace
     settings.cfg = list(cfg or [])
     settings.format = output_format
+    settings.jobs = jobs
     ctx.obj = settings
 
 

@@ -86,7 +86,9 @@ def _json(result: FindResult, text: str, scopes: tuple[str, ...], regex: bool, s
     }
 
 
-def _options(text: str, scopes: str | None, regex: bool, since: str | None, limit: int) -> finding.FindOptions:
+def _options(
+    text: str, scopes: str | None, regex: bool, since: str | None, limit: int, jobs: int | None
+) -> finding.FindOptions:
     chosen = search_scopes.parse_scopes(scopes)
     if not isinstance(chosen, tuple):
         raise QueryError(chosen.describe())
@@ -103,7 +105,7 @@ def _options(text: str, scopes: str | None, regex: bool, since: str | None, limi
         except re.error as error:
             position = (error.pos or 0) + 1
             raise QueryError(f"regex: {error.msg} at position {position}") from None
-    return finding.FindOptions(chosen, limit, moment, pattern)
+    return finding.FindOptions(chosen, limit, moment, pattern, jobs)
 
 
 @app.command(epilog=FIND_HELP)
@@ -139,7 +141,7 @@ def find(
 ) -> None:
     """Search every turn of the workspace, ranked; each hit is a turn you can open with the next command."""
     settings = settings_of(ctx)
-    options = _options(text, scopes, regex, since, limit)
+    options = _options(text, scopes, regex, since, limit, settings.jobs)
     workspace = settings.workspace_root()
     refs = [pick(settings, wanted) for wanted in conversations] if conversations else None
     if regex:
@@ -149,9 +151,7 @@ def find(
         query = parsed.value_or(None)
         if query is None:
             raise QueryError(parsed.failure().describe())
-        result = finding.find(
-            workspace, query, options, settings.new_id, refs=refs, note=lambda line: chrome(f"note: {line}")
-        )
+        result = finding.find(workspace, query, options, refs=refs, note=lambda line: chrome(f"note: {line}"))
     for conversation, error in result.skipped:
         chrome(f"note: skipped {conversation}: {error}")
     if result.skipped:

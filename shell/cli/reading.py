@@ -206,7 +206,7 @@ def _checked(
     if conversation is not None:
         chosen(settings, conversation, all_conversations)
     workspace = settings.workspace_root()
-    for listed in listing.list_workspace(workspace, settings.new_id, chrome, checks=True):
+    for listed in listing.list_workspace(workspace, chrome, checks=True, jobs=settings.jobs):
         row = _listing_json(workspace, listed)
         report = listed.report()
         if row["error"] is not None or report is None:
@@ -366,7 +366,7 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     workspace = settings.workspace_root()
     rows: list[dict[str, object]] = []
     errors = 0
-    for listed in listing.list_workspace(workspace, settings.new_id, chrome):
+    for listed in listing.list_workspace(workspace, chrome, jobs=settings.jobs):
         row = _listing_json(workspace, listed)
         if row["error"] is not None:
             chrome(f"error: {row['error']}")
@@ -377,9 +377,8 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"workspace": str(workspace.root), "conversations": rows})
     else:
-        emit_line(f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE")
-        for row in rows:
-            emit_line(_conversation_line(row))
+        header = f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE"
+        emit_line("\n".join([header, *map(_conversation_line, rows)]))
     if errors:
         raise typer.Exit(2)
 

@@ -34,13 +34,14 @@ with lazy_imports():
     from turnmark.shell.cli import progress
     from turnmark.shell.storage import config_files, conversations
     from turnmark.shell.usecases import finding as finding_usecase
-    from turnmark.shell.usecases import listing
+    from turnmark.shell.usecases import listing, summarize_all
     from turnmark.shell.usecases import summarize as summarize_usecase
 
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
     from turnmark.core.stream.event_ids import IdSource
     from turnmark.shell.storage.workspace import ConversationRef
+    from turnmark.shell.storage.workspace_cache import ConversationRow
     from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport
 
 SUMMARIZE_HELP = """
@@ -154,12 +155,10 @@ def summarize(
     options = summarize_usecase.CatchupOptions.using(
         settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed
     )
-    idle = (
-        listing.settled(settings.workspace_root(), settings.new_id, chrome, upgrade=upgrade)
-        if all_conversations
-        else set()
-    )
-    reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle)
+    listed = listing.list_workspace(settings.workspace_root(), chrome, jobs=settings.jobs) if all_conversations else []
+    idle = listing.idle(listed, upgrade=upgrade)
+    rows = {item.ref.display_id: item.row for item in listed}
+    reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle, rows, settings.jobs)
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json(
             {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
@@ -177,13 +176,17 @@ def summarize(
 
 
 def _catch_up_all(
-    refs: list[ConversationRef], options: CatchupOptions, new_id: IdSource, idle: set[str]
+    refs: list[ConversationRef],
+    options: CatchupOptions,
+    new_id: IdSource,
+    idle: set[str],
+    rows: dict[str, ConversationRow],
+    jobs: int | None,
 ) -> tuple[list[CatchupReport], bool]:
-    """Catch up each conversation in turn under a progress bar; the reports so far, and whether Ctrl-C stopped it.
+    """Catch up each conversation under a progress bar; the reports so far, and whether Ctrl-C stopped it.
 
     The ``idle`` conversations (the workspace cache says no turn of theirs can want a summary) are not read.
     """
-    run = summarize_usecase.CatchupRun()
     reports: list[CatchupReport] = []
     with progress.progress_bar() as bar:
         overall = bar.add_task("conversations", total=len(refs))
@@ -192,17 +195,17 @@ def _catch_up_all(
         def on_batch(done: int, total: int) -> None:
             bar.update(batches, completed=done, total=total)
 
+        done = summarize_all.catch_up_all(
+            refs, options, new_id, idle, on_batch=on_batch, jobs=jobs, rows=rows, note=chrome
+        )
         try:
-            for ref in refs:
-                bar.update(overall, description=ref.display_id)
-                if ref.display_id in idle:
-                    report = summarize_usecase.CatchupReport(ref.display_id)
-                else:
-                    report = summarize_usecase.catch_up(ref, options, new_id, on_batch=on_batch, run=run)
+            for report in done:
+                bar.update(overall, description=report.conversation)
                 _report_chrome(report)
                 reports.append(report)
                 bar.advance(overall)
         except KeyboardInterrupt:
+            done.close()
             return reports, True
     return reports, False
 
@@ -306,7 +309,7 @@ def label(
         persist_ids=True,
         announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
     )
-    problem = finding_usecase.refresh_conversation(ref, settings.new_id)
+    problem = finding_usecase.refresh_conversation(ref)
     if problem:
         chrome(f"note: {problem}")
     turn_id = chosen[-1]

@@ -30,7 +30,7 @@ from turnmark.shell.output import chrome
 
 CommandFunction = TypeVar("CommandFunction", bound=Callable[..., Any])
 
-GLOBAL_VALUE_OPTIONS = ("--workspace", "-w", "--cfg", "-c", "--format", "-F")
+GLOBAL_VALUE_OPTIONS = ("--workspace", "-w", "--cfg", "-c", "--format", "-F", "--jobs", "-j")
 GLOBAL_FLAGS = ("--version",)
 OWN_OPTIONS = {
     "watch": {"--workspace", "-w"},
@@ -259,12 +259,13 @@ def global_options(ctx: _click.Context) -> list[tuple[str, str]]:
     own = {name for param in ctx.command.params for name in getattr(param, "opts", ())}
     movable = {*GLOBAL_VALUE_OPTIONS, *GLOBAL_FLAGS}
     return [
-        record
+        (names, RANGE_NOTE.sub("", text))
         for param in ctx.parent.command.get_params(ctx.parent)
         if isinstance(param, TyperOption)
         and movable.intersection(param.opts)
         and not own.intersection(param.opts)
         and (record := param.get_help_record(ctx.parent))
+        for names, text in [record]
     ]
 
 
@@ -331,6 +332,17 @@ class TurnmarkGroup(TyperGroup):
         for param in params:  # typer adds the completion and help options after __init__
             plain_coercion(param)
         return params
+
+    def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        rows = [
+            (names, RANGE_NOTE.sub("", text))
+            for param in self.get_params(ctx)
+            if not getattr(param, "hidden", False) and (record := param.get_help_record(ctx))
+            for names, text in [record]
+        ]
+        with formatter.section("Options"):
+            formatter.write_dl(rows)
+        self.format_commands(ctx, formatter)
 
     def format_commands(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         listed = set()

@@ -9,7 +9,7 @@ schema version is removed and built again, with a note; a conversation's rows ar
 its files keep the identity they had (``core/search/freshness.py``). The folder is reached from the
 anchor without following a link (``files.open_directory``) and the database and its side files must
 be absent or regular files with one name before SQLite opens them, so nothing is written through a
-link. Readers never wait: the journal is a write-ahead log. Writers take the index's lock, an
+link. Readers never wait: the journal is a write-ahead log. Writers take the cache's lock, an
 ``flock`` on the ``.turnmark`` folder, so one process writes at a time and a rebuild never removes a
 file another writer is filling.
 """
@@ -34,7 +34,7 @@ from turnmark.shell.storage.workspace import Workspace
 DIRECTORY = ".turnmark"
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 T = TypeVar("T")
 BATCH = 64
 """Conversations written per transaction while the cache is built (readers see progress, the log stays small)."""
@@ -60,6 +60,11 @@ SCHEMA = (
         waiting_before_last INTEGER, waiting_last INTEGER, waiting_extractive INTEGER,
         check_report TEXT
     )""",
+    """CREATE TABLE plans (
+        conversation TEXT PRIMARY KEY,
+        inputs TEXT NOT NULL,
+        report TEXT NOT NULL
+    )""",
     """CREATE TABLE turns (
         id INTEGER PRIMARY KEY,
         conversation TEXT NOT NULL,
@@ -75,11 +80,11 @@ SCHEMA = (
     f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE turns_all_fts USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
-"""Schema version 2 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+"""Schema version 3 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 
 
 class CacheBusy(FileFault):
-    """Another process kept the index's lock longer than ``LOCK_WAIT``."""
+    """Another process kept the cache's lock longer than ``LOCK_WAIT``."""
 
 
 def damaged(error: sqlite3.Error) -> bool:
@@ -188,13 +193,13 @@ class CacheDb:
 
     @contextlib.contextmanager
     def writing(self, wait: float | None = None) -> Iterator[None]:
-        """Hold the index's lock (``CacheBusy`` after ``wait`` seconds, ``LOCK_WAIT`` by default); a file
+        """Hold the cache's lock (``CacheBusy`` after ``wait`` seconds, ``LOCK_WAIT`` by default); a file
         rebuilt meanwhile is reopened."""
         if self._directory_fd is None or self._writing:
             yield
             return
         if not self._lock(LOCK_WAIT if wait is None else wait):
-            raise CacheBusy(f"{self.path}: another turnmark is writing the search index; try again when it is done")
+            raise CacheBusy(f"{self.path}: another turnmark is writing the workspace cache; try again when it is done")
         self._writing = True
         self._reopened = False
         try:
@@ -228,7 +233,7 @@ class CacheDb:
             self.connection.close()
             _remove_files(self._directory_fd)
             self._reopen()
-        self.notes.append(f"the search index {self.path} could not be used ({why}); it was built again")
+        self.notes.append(f"the workspace cache {self.path} could not be used ({why}); it was built again")
 
     def guarded(self, action: Callable[[], T]) -> T:
         """Run ``action``; when SQLite finds the file damaged, build it again and run ``action`` once more."""

@@ -44,11 +44,16 @@ from turnmark.shell.storage.files import (
     write_together,
 )
 from turnmark.shell.storage.locking import ConversationLock, lock_holder, try_lock
-from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
+from turnmark.shell.storage.workspace import (
+    BASE_CONFIG,
+    EVENTS,
+    METADATA,
+    ConversationRef,
+    Workspace,
+    list_conversations,
+    newest_copy,
+)
 
-EVENTS = "events.json"
-BASE_CONFIG = "base_config.json"
-METADATA = "metadata.json"
 BUILDING = ".turnmark-new-"
 """The start of the hidden name a new conversation is built under before it is renamed into place."""
 STALE_SECONDS = 600
@@ -58,26 +63,6 @@ NAME_TRIES = 100
 
 Along = Callable[[bytes], list[tuple[Path, bytes | None]]]
 """Files to commit together with a conversation's ``events.json``, given its bytes (undo's record)."""
-
-
-def _mtime(path: Path) -> int:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return -1
-
-
-def _newest(directories: tuple[Path, ...], names: tuple[str, ...]) -> Path:
-    """The directory whose files are newest; the first (user-local) wins ties."""
-    if len(directories) == 1:
-        return directories[0]
-    return max(directories, key=lambda d: (max(_mtime(d / name) for name in names), -directories.index(d)))
-
-
-def newest_copy(ref: ConversationRef, name: str) -> Path:
-    """The file ``name`` (``events.json``, ``metadata.json``) of the copy a read would pick."""
-    names = (name,) if name == METADATA else (EVENTS, BASE_CONFIG)
-    return _newest(ref.directories, names) / name
 
 
 @dataclass(frozen=True, slots=True)

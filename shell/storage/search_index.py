@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
@@ -132,7 +132,7 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
                 _write_turn(connection, row.conversation, document, digest, rowid, every_scope=every_scope)
                 written += 1
         _delete_turns(connection, (rowid for rowid, _ in existing.values()))
-        workspace_cache.save(connection, replace(row, indexed=True))
+        workspace_cache.save(connection, row._replace(indexed=True))
         connection.execute("RELEASE record")
     except BaseException:
         connection.execute("ROLLBACK TO record")

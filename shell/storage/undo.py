@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Protocol
 
 from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage.conversations import BASE_CONFIG, EVENTS, Along, LoadedConversation, hold_lock
+from turnmark.shell.storage.conversations import Along, LoadedConversation, hold_lock
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
@@ -26,7 +26,7 @@ from turnmark.shell.storage.files import (
     write_together,
 )
 from turnmark.shell.storage.locking import lock_path
-from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 
 KEEP = 5
 AFTER = "after.sha256"

@@ -12,6 +12,10 @@ from turnmark.shell.storage.files import SMALL_FILE_LIMIT, read_file
 
 STORAGE_DIR = ".jp"
 
+EVENTS = "events.json"
+BASE_CONFIG = "base_config.json"
+METADATA = "metadata.json"
+
 
 def user_data_dir() -> Path:
     """JP's user data directory: ``$JP_USER_DATA_DIR``, ``$XDG_DATA_HOME/jp``, else ``~/.local/share/jp``."""
@@ -125,6 +129,26 @@ class ConversationRef:
                 "turnmark writes only the conversations of a workspace"
             )
         return self.workspace.anchor_of(path)
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return -1
+
+
+def _newest(directories: tuple[Path, ...], names: tuple[str, ...]) -> Path:
+    """The directory whose files are newest; the first (user-local) wins ties."""
+    if len(directories) == 1:
+        return directories[0]
+    return max(directories, key=lambda d: (max(_mtime(d / name) for name in names), -directories.index(d)))
+
+
+def newest_copy(ref: ConversationRef, name: str) -> Path:
+    """The file ``name`` (``events.json``, ``metadata.json``) of the copy a read would pick."""
+    names = (name,) if name == METADATA else (EVENTS, BASE_CONFIG)
+    return _newest(ref.directories, names) / name
 
 
 def _live_dirs(conversations: Path) -> dict[int, Path]:

@@ -15,28 +15,28 @@ import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
-from turnmark.core.summaries.catchup import Waiting
+from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.errors import FileFault
-from turnmark.shell.storage.conversations import EVENTS, METADATA, LoadedConversation, newest_copy
+from turnmark.shell.storage import plan_cache
 from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
-from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.storage.workspace import EVENTS, METADATA, ConversationRef, newest_copy
+
+if TYPE_CHECKING:
+    from turnmark.shell.storage.conversations import LoadedConversation
 
 
-@dataclass(frozen=True, slots=True)
-class Identity:
+class Identity(NamedTuple):
     """A file as it was read: its identity and the hash of its bytes."""
 
     file: FileIdentity
     sha256: str
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(NamedTuple):
     """What ``conversations`` lists beside the title and counts (the format and the link problems), and what
     ``summarize --all`` needs to know that a conversation has nothing to summarize."""
 
@@ -49,9 +49,8 @@ class Facts:
     """Turns that could still want a summary: ``summarize --all`` reads only conversations that have some."""
 
 
-@dataclass(frozen=True, slots=True)
-class ConversationRow:
-    """What the cache keeps about a conversation."""
+class ConversationRow(NamedTuple):
+    """What the cache keeps about a conversation (tuples: a warm listing of a big workspace builds many)."""
 
     conversation: str
     directory: str
@@ -77,8 +76,7 @@ class ConversationRow:
 # Files and their identities -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Look:
+class Look(NamedTuple):
     """A conversation's files as they are now (stat only), in the copy a read picks."""
 
     events_file: str
@@ -161,7 +159,7 @@ def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | No
         return None
     events = Identity(seen.events, row.events.sha256) if seen.events and row.events else None
     metadata = Identity(seen.metadata, row.metadata.sha256) if seen.metadata and row.metadata else None
-    return replace(row, directory=seen.directory, events=events, metadata=metadata, checked_ns=now)
+    return row._replace(directory=seen.directory, events=events, metadata=metadata, checked_ns=now)
 
 
 def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> ConversationRow:
@@ -256,7 +254,7 @@ def _identity_values(identity: Identity | None) -> tuple[object, ...]:
 def _identity(values: Sequence[Any]) -> Identity | None:
     if values[0] is None:
         return None
-    return Identity(FileIdentity(values[0], values[1], values[2], values[3], values[4]), values[5])
+    return Identity(FileIdentity._make(values[:5]), values[5])
 
 
 def _row(values: Sequence[Any]) -> ConversationRow:
@@ -271,7 +269,7 @@ def _row(values: Sequence[Any]) -> ConversationRow:
         waiting = Waiting(before_last, bool(last_waits), extractive)
         facts = Facts(bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error), waiting)
     texts: tuple[Any, ...] = (values[1], title, last, forked, problem)
-    if any(isinstance(text, bytes) for text in texts):
+    if bytes in map(type, texts):
         texts = tuple(_read_text(text) for text in texts)
     directory, title, last, forked, problem = texts
     return ConversationRow(
@@ -360,5 +358,7 @@ def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
 
 def forget_rows(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
     """Drop the rows of conversations that no longer exist (inside the caller's transaction)."""
-    for conversation in conversations:
+    gone = list(conversations)
+    for conversation in gone:
         connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))
+    plan_cache.forget_plans(connection, gone)

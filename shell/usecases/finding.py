@@ -22,11 +22,13 @@ from turnmark.core.search.terms import Query
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.clock import now_ns
+from turnmark.shell.entropy import random_event_ids
 from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
 from turnmark.shell.storage import cache_db, search_index, workspace_cache
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import ConversationRow
+from turnmark.shell.usecases import parallel
 
 Note = Callable[[str], None]
 
@@ -41,6 +43,8 @@ class FindOptions:
     limit: int = 20
     since: int | None = None
     regex: re.Pattern[str] | None = None
+    jobs: int | None = None
+    """Processes that read the conversations the index lacks (``None``: one per core)."""
 
 
 @dataclass(frozen=True)
@@ -76,18 +80,20 @@ class FindResult:
 # Indexing -------------------------------------------------------------------------------------------
 
 
-def _index(connection: sqlite3.Connection, ref: ConversationRef, new_id: IdSource) -> int:
-    """Read one conversation and store its documents; the number of turn rows written."""
+def _read_documents(ref: ConversationRef) -> tuple[ConversationRow, Sequence[TurnDocument]]:
+    """Read one conversation for its row and turn documents (a worker process may run it: the IDs a read
+    assigns in memory are derived from the entries, never new)."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
-        loaded = read_conversation(ref, new_id)
+        loaded = read_conversation(ref, random_event_ids())
     except ConversationError as error:
-        return search_index.record(connection, workspace_cache.unreadable(ref, seen, checked, str(error)), [])
+        return workspace_cache.unreadable(ref, seen, checked, str(error)), ()
     documents = conversation_documents(loaded.stream, loaded.title)
     summarized = sum(1 for document in documents if document.label_source == "summary")
-    row = workspace_cache.loaded_row(loaded, seen, checked, turns=len(documents), summarized_turns=summarized)
-    return search_index.record(connection, row, documents)
+    return workspace_cache.loaded_row(
+        loaded, seen, checked, turns=len(documents), summarized_turns=summarized
+    ), documents
 
 
 def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness:
@@ -96,24 +102,26 @@ def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness
     return Freshness.CHANGED if decision is Freshness.SAME and row is not None and not row.indexed else decision
 
 
-def _update(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None, new_id: IdSource) -> int:
-    """Bring one conversation up to date (under the index's lock); the number of turn rows written."""
+def _must_read(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None) -> bool:
+    """Whether the conversation must be read again (under the index's lock); the same bytes under a new
+    identity only update the identity."""
     seen = workspace_cache.look(ref)
     decision = _stale(row, seen)
     if decision is Freshness.SAME:
-        return 0
+        return False
     if decision is Freshness.VERIFY and row is not None and row.indexed:
         kept = workspace_cache.verified(row, seen, now_ns())
         if kept is not None:
             workspace_cache.touch(connection, kept)
-            return 0
-    return _index(connection, ref, new_id)
+            return False
+    return True
 
 
 def _bring_up_to_date(
-    db: cache_db.CacheDb, refs: Sequence[ConversationRef], new_id: IdSource, *, everything: bool
+    db: cache_db.CacheDb, refs: Sequence[ConversationRef], *, everything: bool, jobs: int | None
 ) -> tuple[int, dict[str, ConversationRow]]:
-    """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone).
+    """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone); the conversations
+    to read are read on ``jobs`` processes while this one writes what they found.
 
     The number of turn rows written, and the conversations as the index now holds them.
     """
@@ -125,8 +133,9 @@ def _bring_up_to_date(
     written = 0
     with db.writing(), cache_db.batch(db.connection) as checkpoint:
         rows = workspace_cache.stored(db.connection)
-        for count, ref in enumerate(stale, 1):
-            written += _update(db.connection, ref, rows.get(ref.display_id), new_id)
+        unread = [ref for ref in stale if _must_read(db.connection, ref, rows.get(ref.display_id))]
+        for count, (row, documents) in enumerate(parallel.each(_read_documents, unread, jobs), 1):
+            written += search_index.record(db.connection, row, documents)
             if count % cache_db.BATCH == 0:
                 checkpoint()
         if missing:
@@ -164,7 +173,6 @@ def _search(
     everything: bool,
     query: Query,
     options: FindOptions,
-    new_id: IdSource,
     note: Note,
 ) -> FindResult:
     if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
@@ -172,7 +180,7 @@ def _search(
             search_index.include_all_scopes(db.connection)
         if not db.in_memory:
             note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
-    written, stored = _bring_up_to_date(db, refs, new_id, everything=everything)
+    written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs)
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:
@@ -198,7 +206,6 @@ def find(
     workspace: Workspace,
     query: Query,
     options: FindOptions,
-    new_id: IdSource,
     *,
     refs: Sequence[ConversationRef] | None = None,
     note: Note = _ignore,
@@ -215,9 +222,7 @@ def find(
     try:
         try:
             return db.guarded(
-                lambda: _search(
-                    db, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note
-                )
+                lambda: _search(db, chosen, everything=everything, query=query, options=options, note=note)
             )
         except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
             if db.in_memory:
@@ -226,7 +231,7 @@ def find(
     finally:
         db.close()
     with cache_db.memory_cache() as memory:
-        return _search(memory, chosen, everything=everything, query=query, options=options, new_id=new_id, note=note)
+        return _search(memory, chosen, everything=everything, query=query, options=options, note=note)
 
 
 # The scan (--regex) ------------------------------------------------------------------------------
@@ -274,7 +279,7 @@ def scan(
 # Keeping it fresh from other commands --------------------------------------------------------------
 
 
-def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
+def refresh_conversation(ref: ConversationRef) -> str | None:
     """After a write (``watch``, ``label``): re-index this conversation's changed turns, if an index exists.
 
     Never waits for another writer and never fails the command: a problem is returned as one line.
@@ -287,7 +292,7 @@ def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
         if db is None:
             return None
         with db:
-            db.guarded(lambda: _refresh_now(db, ref, new_id))
+            db.guarded(lambda: _refresh_now(db, ref))
     except cache_db.CacheBusy:
         return None
     except (FileFault, sqlite3.Error) as error:
@@ -295,7 +300,7 @@ def refresh_conversation(ref: ConversationRef, new_id: IdSource) -> str | None:
     return None
 
 
-def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -> int:
+def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef) -> int:
     conversation = ref.display_id
     if (
         _stale(workspace_cache.stored(db.connection, conversation).get(conversation), workspace_cache.look(ref))
@@ -303,6 +308,6 @@ def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef, new_id: IdSource) -
     ):
         return 0
     with db.writing(wait=0):
-        return _update(
-            db.connection, ref, workspace_cache.stored(db.connection, conversation).get(conversation), new_id
-        )
+        if not _must_read(db.connection, ref, workspace_cache.stored(db.connection, conversation).get(conversation)):
+            return 0
+        return search_index.record(db.connection, *_read_documents(ref))

@@ -11,9 +11,9 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.turns import find_turn
 from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import WorkspaceError
-from turnmark.shell.storage.conversations import METADATA, LoadedConversation, create_conversation, refuse_unsavable
+from turnmark.shell.storage.conversations import LoadedConversation, create_conversation, refuse_unsavable
 from turnmark.shell.storage.files import METADATA_LIMIT, read_file
-from turnmark.shell.storage.workspace import ConversationRef, require_workspace
+from turnmark.shell.storage.workspace import METADATA, ConversationRef, require_workspace
 
 
 @dataclass(frozen=True)

@@ -12,19 +12,23 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
-from turnmark.core.links.check import CheckReport, check_report, report_from_json
 from turnmark.core.search.freshness import Freshness
-from turnmark.core.stream.duplicate_keys import duplicate_keys
-from turnmark.core.stream.event_ids import IdSource
-from turnmark.core.summaries.catchup import waiting
-from turnmark.core.summaries.turn_rows import turn_rows
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, workspace_cache
-from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import ConversationRow, Facts
+from turnmark.shell.usecases import parallel
+
+with lazy_imports():
+    from turnmark.core.links import check as link_check
+    from turnmark.core.stream import duplicate_keys
+    from turnmark.core.summaries import catchup, turn_rows
+    from turnmark.shell import entropy
+    from turnmark.shell.storage import conversations
 
 Note = Callable[[str], None]
 
@@ -36,32 +40,33 @@ class Listed:
     ref: ConversationRef
     row: ConversationRow
 
-    def report(self) -> CheckReport | None:
+    def report(self) -> link_check.CheckReport | None:
         """``check``'s report, when the listing was made with ``checks``."""
-        return report_from_json(json.loads(self.row.check)) if self.row.check is not None else None
+        return link_check.report_from_json(json.loads(self.row.check)) if self.row.check is not None else None
 
 
-def _read(ref: ConversationRef, new_id: IdSource, checks: bool) -> ConversationRow:
-    """Read one conversation for its row (with ``checks``, ``check``'s full report too)."""
+def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
+    """Read one conversation for its row (with ``checks``, ``check``'s full report too); a worker process may
+    run it (the IDs a read assigns in memory never show in a row)."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
-        loaded = read_conversation(ref, new_id)
+        loaded = conversations.read_conversation(ref, entropy.random_event_ids())
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
-    report = check_report(loaded.stream, duplicate_keys(loaded.events) if checks else ())
-    rows = turn_rows(loaded.stream)
-    problems = (len(report.unresolved), len(report.duplicated_ids))
-    facts = Facts(loaded.stream.is_legacy, report.entries, *problems, loaded.metadata_error, waiting(loaded.stream))
-    summarized = sum(1 for row in rows if row.label_source == "summary")
+    stream = loaded.stream
+    report = link_check.check_report(stream, duplicate_keys.duplicate_keys(loaded.events)) if checks else None
+    problems = (len(report.unresolved), len(report.duplicated_ids)) if report else link_check.link_problems(stream)
+    facts = Facts(stream.is_legacy, len(stream.entries), *problems, loaded.metadata_error, catchup.waiting(stream))
+    turns, summarized = turn_rows.summarized_turns(stream)
     return workspace_cache.loaded_row(
         loaded,
         seen,
         checked,
-        turns=len(rows),
+        turns=turns,
         summarized_turns=summarized,
         facts=facts,
-        check=json.dumps(report.to_json(), ensure_ascii=False) if checks else None,
+        check=json.dumps(report.to_json(), ensure_ascii=False) if report else None,
     )
 
 
@@ -71,21 +76,18 @@ def _usable(row: ConversationRow | None, checks: bool) -> bool:
     return row.problem is not None or (row.facts is not None and (row.check is not None or not checks))
 
 
-def _fresh(
-    ref: ConversationRef, row: ConversationRow | None, new_id: IdSource, checks: bool
-) -> tuple[ConversationRow, ConversationRow | None, bool]:
-    """The conversation's row now, the row to write back (``None``: nothing to write), and whether it was touched
-    (the same bytes under a new identity) rather than read."""
+def _kept(ref: ConversationRef, row: ConversationRow | None, checks: bool) -> tuple[ConversationRow, bool] | None:
+    """The stored row when the files are still the ones it was taken from (and whether it was touched: the same
+    bytes under a new identity, to write back); ``None``: the conversation must be read."""
     seen = workspace_cache.look(ref)
     decision = workspace_cache.decide(row, seen) if _usable(row, checks) else Freshness.CHANGED
     if decision is Freshness.SAME and row is not None:
-        return row, None, False
+        return row, False
     if decision is Freshness.VERIFY and row is not None:
         kept = workspace_cache.verified(row, seen, now_ns())
         if kept is not None:
-            return kept, kept, True
-    read = _read(ref, new_id, checks)
-    return read, read, False
+            return kept, True
+    return None
 
 
 def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]], gone: set[str]) -> None:
@@ -102,16 +104,23 @@ def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]]
 
 
 def _listed(
-    db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], new_id: IdSource, note: Note, checks: bool
+    db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], note: Note, checks: bool, jobs: int | None
 ) -> list[Listed]:
     rows = workspace_cache.stored(db.connection) if db is not None else {}
-    listed: list[Listed] = []
+    found: dict[str, ConversationRow] = {}
     written: list[tuple[ConversationRow, bool]] = []
+    unread: list[ConversationRef] = []
     for ref in refs:
-        row, changed, touched = _fresh(ref, rows.get(ref.display_id), new_id, checks)
-        listed.append(Listed(ref, row))
-        if changed is not None:
-            written.append((changed, touched))
+        kept = _kept(ref, rows.get(ref.display_id), checks)
+        if kept is None:
+            unread.append(ref)
+            continue
+        found[ref.display_id] = kept[0]
+        if kept[1]:
+            written.append(kept)
+    for ref, row in zip(unread, parallel.each(partial(_read, checks=checks), unread, jobs), strict=True):
+        found[ref.display_id] = row
+        written.append((row, False))
     gone = set(rows) - {ref.display_id for ref in refs}
     if db is not None and (written or gone):
         try:
@@ -120,34 +129,38 @@ def _listed(
             if isinstance(error, sqlite3.OperationalError) and cache_db.damaged(error):
                 raise
             note(f"the workspace cache was not updated ({error}); it is next time")
-    return listed
+    return [Listed(ref, found[ref.display_id]) for ref in refs]
 
 
-def list_workspace(workspace: Workspace, new_id: IdSource, note: Note, *, checks: bool = False) -> list[Listed]:
+def list_workspace(workspace: Workspace, note: Note, *, checks: bool = False, jobs: int | None = None) -> list[Listed]:
     """Every conversation of ``workspace`` with its row (with ``checks``: and ``check``'s report), through the
-    workspace cache."""
+    workspace cache; the conversations it lacks are read on ``jobs`` processes (``None``: one per core)."""
     refs = list_conversations(workspace)
     try:
         db = cache_db.open_cache(workspace)
     except (FileFault, sqlite3.Error) as error:
         note(f"{error}; listing without the workspace cache (slower)")
-        return _listed(None, refs, new_id, note, checks)
+        return _listed(None, refs, note, checks, jobs)
     assert db is not None
     with db:
         for line in db.notes:
             note(line)
         try:
-            return db.guarded(lambda: _listed(db, refs, new_id, note, checks))
+            return db.guarded(lambda: _listed(db, refs, note, checks, jobs))
         except sqlite3.Error as error:
             note(f"{error}; listing without the workspace cache this time (slower)")
-    return _listed(None, refs, new_id, note, checks)
+    return _listed(None, refs, note, checks, jobs)
 
 
-def settled(workspace: Workspace, new_id: IdSource, note: Note, *, upgrade: bool) -> set[str]:
-    """The conversations of ``workspace`` in which no turn can want a summary (``summarize --all`` skips
-    them unread), through the workspace cache."""
+def idle(listed: Sequence[Listed], *, upgrade: bool) -> set[str]:
+    """The listed conversations in which no turn can want a summary (``summarize --all`` skips them unread)."""
     return {
         item.ref.display_id
-        for item in list_workspace(workspace, new_id, note)
+        for item in listed
         if item.row.facts is not None and not item.row.facts.waiting.may_need_summaries(upgrade=upgrade)
     }
+
+
+def settled(workspace: Workspace, note: Note, *, upgrade: bool, jobs: int | None = None) -> set[str]:
+    """The conversations of ``workspace`` in which no turn can want a summary, through the workspace cache."""
+    return idle(list_workspace(workspace, note, jobs=jobs), upgrade=upgrade)

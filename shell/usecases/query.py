@@ -41,7 +41,6 @@ from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import effective_config
 from turnmark.shell.storage.conversations import (
-    METADATA,
     LoadedConversation,
     create_conversation,
     hold_lock,
@@ -51,7 +50,7 @@ from turnmark.shell.storage.conversations import (
 from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_together
 from turnmark.shell.storage.locking import ConversationLock
 from turnmark.shell.storage.selection import pick_conversation
-from turnmark.shell.storage.workspace import ConversationRef, Workspace, require_workspace
+from turnmark.shell.storage.workspace import METADATA, ConversationRef, Workspace, require_workspace
 from turnmark.shell.usecases.summarize import CatchupOptions
 from turnmark.shell.usecases.summary_task import TurnSummaryTask
 from turnmark.shell.usecases.tasks import TaskHandler

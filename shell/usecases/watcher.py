@@ -193,7 +193,7 @@ class Watcher:
             self._perform(conversation_id, ref, state, after_exception(str(error), state.backoff))
             return
         self._log_report(ref, report)
-        problem = refresh_conversation(ref, self.new_id)
+        problem = refresh_conversation(ref)
         if problem:
             self._say("index", ref, problem)
         if report.unsettled is not None:
@@ -270,7 +270,7 @@ class Watcher:
         upgrade = self.options.catchup.upgrade
         found: set[str] = set()
         for workspace in self.workspaces:
-            found |= settled(workspace, self.new_id, lambda text: self._say("index", None, text), upgrade=upgrade)
+            found |= settled(workspace, lambda text: self._say("index", None, text), upgrade=upgrade)
         return found
 
     def run_once(self) -> None:

@@ -46,6 +46,7 @@ def invoke(*args: str, workspace: Path | None = None) -> tuple[int, str, str]:
             "error: --settle must be greater than or equal to 0 (see 'turnmark watch --help')",
         ),
         (["watch", "--settle", "soon"], "error: --settle must be a number (see 'turnmark watch --help')"),
+        (["-j", "0", "conversations"], "error: --jobs must be greater than or equal to 1 (see 'turnmark --help')"),
         (["fork", "--first", "two"], "error: --first must be a whole number (see 'turnmark fork --help')"),
         (["turns", "--nope"], "error: turnmark turns has no option --nope (see 'turnmark turns --help')"),
         (["label"], "error: turnmark label: missing CONV (see 'turnmark label --help')"),

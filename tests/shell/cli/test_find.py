@@ -387,7 +387,7 @@ def test_while_another_writer_holds_the_index_too_long_the_search_runs_in_memory
     with holder, holder.writing():
         out, err = run("find", "flamingo", "-o", "ids")
     assert references(out) == ["jp-c17900000002:n1turn0"]
-    assert "another turnmark is writing the search index" in err
+    assert "another turnmark is writing the workspace cache" in err
     assert "searching without the index file this time (slower)" in err
     assert run("find", "flamingo", "-o", "ids") == (out, "")
 

@@ -36,7 +36,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
         seen.append(ref.display_id)
         return real(ref, new_id)
 
-    monkeypatch.setattr(listing, "read_conversation", counting)
+    monkeypatch.setattr(conversations, "read_conversation", counting)
     return seen
 
 
@@ -51,9 +51,7 @@ def settled(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def listed(workspace: Path, notes: list[str] | None = None) -> dict[str, dict[str, object]]:
-    found = listing.list_workspace(
-        require_workspace(workspace), sequential_ids(), (notes if notes is not None else []).append
-    )
+    found = listing.list_workspace(require_workspace(workspace), (notes if notes is not None else []).append)
     return {
         item.ref.display_id: {
             "title": item.row.title,
@@ -258,12 +256,12 @@ def test_check_all_keeps_its_report_until_the_files_change(settled: Path, reads:
     """A listing alone has no report: ``check --all`` reads each conversation once for it, then nothing;
     a key written twice (what only the full check sees) is found after the file changed."""
     workspace = require_workspace(settled)
-    listing.list_workspace(workspace, sequential_ids(), print)
+    listing.list_workspace(workspace, print)
     reads.clear()
-    first = listing.list_workspace(workspace, sequential_ids(), print, checks=True)
+    first = listing.list_workspace(workspace, print, checks=True)
     assert sorted(reads) == sorted(item.ref.display_id for item in first)
     reads.clear()
-    again = listing.list_workspace(workspace, sequential_ids(), print, checks=True)
+    again = listing.list_workspace(workspace, print, checks=True)
     assert reads == []
     assert [item.report() for item in again] == [item.report() for item in first]
     events = directory_of(settled, "17800000010") / "events.json"
@@ -271,10 +269,7 @@ def test_check_all_keeps_its_report_until_the_files_change(settled: Path, reads:
         events.read_bytes().replace(b'"type": "chat_request",', b'"type": "chat_request", "type": "chat_request",', 1)
     )
     reads.clear()
-    after = {
-        item.ref.display_id: item.report()
-        for item in listing.list_workspace(workspace, sequential_ids(), print, checks=True)
-    }
+    after = {item.ref.display_id: item.report() for item in listing.list_workspace(workspace, print, checks=True)}
     assert reads == ["jp-c17800000010"]
     report = after["jp-c17800000010"]
     assert report is not None
@@ -315,7 +310,7 @@ def test_summarize_all_reads_only_conversations_with_turns_waiting(
     dry = run("--dry-run")
     waiting = {
         item.ref.display_id
-        for item in listing.list_workspace(require_workspace(settled), sequential_ids(), print)
+        for item in listing.list_workspace(require_workspace(settled), print)
         if item.row.facts is not None and item.row.facts.waiting.may_need_summaries(upgrade=False)
     }
     assert sorted(caught) == sorted(waiting)
@@ -353,7 +348,7 @@ def test_watch_once_leaves_conversations_without_waiting_turns_unread(
     ).run_once()
     waiting = {
         item.ref.display_id
-        for item in listing.list_workspace(require_workspace(settled), sequential_ids(), print)
+        for item in listing.list_workspace(require_workspace(settled), print)
         if item.row.facts is not None and item.row.facts.waiting.may_need_summaries(upgrade=False)
     }
     assert sorted(caught) == sorted(waiting)

@@ -248,7 +248,7 @@ def test_a_save_landing_while_the_watcher_finishes_its_own_write_is_still_seen(
     directory = new_conversation(workspace, 17900000008, 1)
     landed = threading.Event()
 
-    def jp_saves_meanwhile(ref: Any, new_id: Any) -> str | None:
+    def jp_saves_meanwhile(ref: Any) -> str | None:
         if not landed.is_set() and summaries(workspace, "17900000008") == ["Do step 0 of the plan"]:
             landed.set()
             entries = json.loads((directory / "events.json").read_text())

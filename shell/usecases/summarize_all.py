@@ -1,0 +1,180 @@
+"""``summarize --all``: catch up every conversation of the workspace, in turn or on worker processes.
+
+Conversations the workspace cache knows to have no turn waiting are not read. With the offline
+summarizer (``--model builtin/...``) each conversation's catch-up needs nothing from the others (no
+model to remember as failed, no network), so it runs on ``jobs`` worker processes, each taking its
+conversation's lock as a single run would; with a model behind a network each conversation waits
+its turn, so a model that failed is tried once per run. An offline dry run keeps each plan in the
+cache database (``storage/plan_cache.py``) and shows it again while nothing it was made from changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Generator, Mapping, Sequence
+from functools import partial
+
+from returns.result import Success
+
+from turnmark.core.search import freshness
+from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.wire.models import resolve_summary_model
+from turnmark.shell import entropy
+from turnmark.shell.clock import now_ns
+from turnmark.shell.errors import ConfigProblem, FileFault
+from turnmark.shell.storage import cache_db, plan_cache, workspace_cache
+from turnmark.shell.storage.config_files import config_layers
+from turnmark.shell.storage.locking import is_locked
+from turnmark.shell.storage.workspace import BASE_CONFIG, ConversationRef, Workspace
+from turnmark.shell.storage.workspace_cache import ConversationRow
+from turnmark.shell.usecases import parallel, summarize
+from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun
+
+OnBatch = Callable[[int, int], None]
+Note = Callable[[str], None]
+
+
+def offline(options: CatchupOptions) -> bool:
+    """The run's model is named on the command line and is turnmark's own offline summarizer."""
+    if options.model is None:
+        return False
+    match resolve_summary_model({}, options.model):
+        case Success(model):
+            return bool(model.is_builtin)
+    return False
+
+
+def _offline_catch_up(ref: ConversationRef, options: CatchupOptions) -> CatchupReport:
+    return summarize.catch_up(ref, options, entropy.random_event_ids())
+
+
+def _digest(value: object) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+class _Plans:
+    """The stored plans of an offline dry run, and the new ones to store when it ends."""
+
+    def __init__(self, workspace: Workspace, options: CatchupOptions, rows: Mapping[str, ConversationRow]) -> None:
+        self.workspace = workspace
+        self.rows = rows
+        layers = config_layers(workspace, None, options.cfg, options.environ)
+        self.run = _digest(
+            [options.model, options.upgrade, options.retry_failed, options.last_turn_open, options.max_batches, layers]
+        )
+        self.stored: dict[str, tuple[str, str]] = {}
+        self.made: list[tuple[str, str, str]] = []
+
+    def load(self, note: Note) -> None:
+        try:
+            db = cache_db.open_cache(self.workspace)
+            if db is not None:
+                with db:
+                    self.stored = db.guarded(lambda: plan_cache.stored_plans(db.connection))
+        except (FileFault, sqlite3.Error) as error:
+            note(f"{error}; planning without the stored plans")
+
+    def inputs(self, ref: ConversationRef) -> str | None:
+        """The digest of what the conversation's plan is made from; ``None`` when it cannot be trusted."""
+        row = self.rows.get(ref.display_id)
+        if row is None or row.events is None or row.facts is None:
+            return None
+        base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
+        if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:
+            return None
+        return _digest([self.run, row.directory, row.events.sha256, base, is_locked(ref)])
+
+    def known(self, ref: ConversationRef) -> CatchupReport | None:
+        inputs = self.inputs(ref)
+        stored = self.stored.get(ref.display_id)
+        if inputs is None or stored is None or stored[0] != inputs:
+            return None
+        return _report(json.loads(stored[1]))
+
+    def remember(self, ref: ConversationRef, report: CatchupReport) -> None:
+        inputs = self.inputs(ref)
+        if inputs is not None and report.error is None and report.skipped is None:
+            self.made.append((ref.display_id, inputs, json.dumps(report.to_json(), ensure_ascii=False)))
+
+    def save(self, note: Note) -> None:
+        if not self.made:
+            return
+        try:
+            db = cache_db.open_cache(self.workspace)
+            if db is not None:
+                with db, db.writing(), cache_db.batch(db.connection):
+                    plan_cache.save_plans(db.connection, self.made)
+        except (FileFault, sqlite3.Error) as error:
+            note(f"the plans were not stored ({error}); the next dry run makes them again")
+
+
+def _report(stored: dict[str, object]) -> CatchupReport:
+    """A stored dry run's report (it has no error and skipped nothing)."""
+    return CatchupReport(
+        str(stored["conversation"]),
+        model=stored["model"],  # type: ignore[arg-type]
+        budget=stored["budget"],  # type: ignore[arg-type]
+        plan=stored["plan"],  # type: ignore[arg-type]
+        notes=stored["notes"],  # type: ignore[arg-type]
+        too_large=stored["too_large"],  # type: ignore[arg-type]
+        given_up=stored["given_up"],  # type: ignore[arg-type]
+        save_refused=stored["save_refused"],  # type: ignore[arg-type]
+    )
+
+
+def catch_up_all(
+    refs: Sequence[ConversationRef],
+    options: CatchupOptions,
+    new_id: IdSource,
+    idle: set[str],
+    *,
+    on_batch: OnBatch,
+    jobs: int | None,
+    rows: Mapping[str, ConversationRow] | None = None,
+    note: Note = lambda text: None,
+) -> Generator[CatchupReport, None, None]:
+    """Each conversation's report, in the order of ``refs``, as it is done (the ``idle`` ones, unread).
+
+    ``rows`` (the workspace cache's, from the listing that found ``idle``) let an offline dry run reuse
+    the plans it stored. Closing the iterator (or Ctrl-C while it runs) stops the conversations not yet
+    started.
+    """
+    plans = None
+    workspace = refs[0].workspace if refs else None
+    if options.dry_run and offline(options) and rows is not None and workspace is not None:
+        try:
+            plans = _Plans(workspace, options, rows)
+        except ConfigProblem:
+            plans = None
+        else:
+            plans.load(note)
+    known = {
+        ref.display_id: report
+        for ref in refs
+        if plans is not None and ref.display_id not in idle and (report := plans.known(ref)) is not None
+    }
+    busy = [ref for ref in refs if ref.display_id not in idle and ref.display_id not in known]
+    if offline(options):
+        work = partial(_offline_catch_up, options=options)
+        done: Generator[CatchupReport, None, None] = parallel.each(work, busy, jobs)
+    else:
+        run = CatchupRun()
+        done = (summarize.catch_up(ref, options, new_id, on_batch=on_batch, run=run) for ref in busy)
+    try:
+        for ref in refs:
+            if ref.display_id in idle:
+                yield CatchupReport(ref.display_id)
+            elif ref.display_id in known:
+                yield known[ref.display_id]
+            else:
+                report = next(done)
+                if plans is not None:
+                    plans.remember(ref, report)
+                yield report
+    finally:
+        done.close()
+        if plans is not None:
+            plans.save(note)

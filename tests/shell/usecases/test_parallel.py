@@ -1,0 +1,107 @@
+"""Work over many conversations on worker processes: the same results, in order, as in one process."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from turnmark.core.search.scopes import DEFAULT_SCOPES
+from turnmark.core.search.terms import parse_query
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.storage.cache_db import cache_path
+from turnmark.shell.storage.workspace import list_conversations, require_workspace
+from turnmark.shell.usecases import finding, listing, parallel, summarize_all
+from turnmark.shell.usecases.summarize import CatchupOptions
+
+
+def whose(item: int) -> tuple[int, int]:
+    return item, os.getpid()
+
+
+def refuse_seven(item: int) -> int:
+    if item == 7:
+        raise ValueError("seven")
+    return item
+
+
+def test_workers_share_the_items_and_keep_their_order() -> None:
+    results = list(parallel.each(whose, range(40), jobs=2))
+    assert [item for item, _ in results] == list(range(40))
+    assert os.getpid() not in {pid for _, pid in results}
+
+
+def test_few_items_or_one_job_stay_in_this_process() -> None:
+    assert parallel.workers_for(40, 1) == 0
+    assert parallel.workers_for(parallel.WORTH_A_WORKER, 8) == 0
+    assert parallel.workers_for(10 * parallel.WORTH_A_WORKER, 4) == 4
+    assert {pid for _, pid in parallel.each(whose, range(10), jobs=4)} == {os.getpid()}
+
+
+def test_a_workers_error_reaches_the_caller() -> None:
+    with pytest.raises(ValueError, match="seven"):
+        list(parallel.each(refuse_seven, range(40), jobs=2))
+
+
+def test_a_cold_listing_on_two_processes_lists_what_one_process_lists(workspace: Path) -> None:
+    root = require_workspace(copies(workspace, 40))
+
+    def cold(jobs: int) -> list[tuple[str, object]]:
+        shutil.rmtree(cache_path(root).parent, ignore_errors=True)
+        found = listing.list_workspace(root, print, checks=True, jobs=jobs)
+        return [(item.ref.display_id, item.row._replace(checked_ns=0)) for item in found]
+
+    alone, shared = cold(1), cold(2)
+    assert len(alone) == 44
+    assert shared == alone
+    warm = listing.list_workspace(root, print, checks=True, jobs=2)
+    assert [(item.ref.display_id, item.row._replace(checked_ns=0)) for item in warm] == alone
+
+
+def copies(workspace: Path, count: int) -> Path:
+    conversations = workspace / ".jp" / "conversations"
+    sources = sorted(conversations.iterdir())
+    for index in range(count):
+        shutil.copytree(sources[index % len(sources)], conversations / f"{17100000000 + index}-copy")
+    return workspace
+
+
+def test_offline_summaries_on_two_processes_are_the_summaries_of_one(tmp_path: Path, workspace: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(workspace, other)
+    options = CatchupOptions(model="builtin/extractive")
+    assert summarize_all.offline(options)
+    assert not summarize_all.offline(CatchupOptions(model="ollama/qwen3:4b"))
+
+    def labels(root: Path, jobs: int) -> list[tuple[str, list[str], bool]]:
+        refs = list_conversations(require_workspace(copies(root, 36)))
+        reports = summarize_all.catch_up_all(
+            refs, options, sequential_ids(), set(), on_batch=lambda *_: None, jobs=jobs
+        )
+        return [(r.conversation, sorted(r.written.values()), r.done) for r in reports]
+
+    alone, shared = labels(workspace, 1), labels(other, 2)
+    assert sum(len(written) for _, written, _ in alone) > 36
+    assert shared == alone
+
+
+def test_an_index_built_on_two_processes_finds_what_one_process_finds(workspace: Path) -> None:
+    root = require_workspace(copies(workspace, 40))
+    query = parse_query("build").unwrap()
+
+    def cold(jobs: int) -> tuple[list[tuple[object, ...]], int]:
+        shutil.rmtree(cache_path(root).parent, ignore_errors=True)
+        found = finding.find(root, query, finding.FindOptions(DEFAULT_SCOPES, limit=100, jobs=jobs))
+        with sqlite3.connect(cache_path(root)) as connection:
+            rows = connection.execute(
+                "SELECT conversation, turn_index, turn_id, label, spans, digest FROM turns ORDER BY 1, 2"
+            ).fetchall()
+        assert found.reindexed > 0
+        return rows, found.total
+
+    alone, shared = cold(1), cold(2)
+    assert alone[1] > 0
+    assert shared == alone

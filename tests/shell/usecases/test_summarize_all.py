@@ -1,0 +1,135 @@
+"""``summarize --all --dry-run`` with the offline summarizer: a plan is made again exactly when what it was made
+from changed (the conversation, its base config, the configuration, the options, a running jp's lock)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from turnmark.core.search import freshness
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage.cache_db import cache_path
+from turnmark.shell.storage.locking import try_lock
+from turnmark.shell.storage.workspace import list_conversations, require_workspace
+from turnmark.shell.usecases import summarize
+
+OLD = 1_700_000_000
+PLAN = ["summarize", "--all", "--dry-run", "--model", "builtin/extractive"]
+
+
+@pytest.fixture
+def settled(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(freshness, "RACY_NS", 0)
+    for path in (workspace / ".jp" / "conversations").rglob("*.json"):
+        os.utime(path, (OLD, OLD))
+    return workspace
+
+
+@pytest.fixture
+def planned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The conversations each run planned (read), in order."""
+    seen: list[str] = []
+    real = summarize.catch_up
+
+    def counting(ref, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(ref.display_id)
+        return real(ref, *args, **kwargs)
+
+    monkeypatch.setattr(summarize, "catch_up", counting)
+    return seen
+
+
+def plan(workspace: Path, *extra: str) -> str:
+    result = CliRunner().invoke(
+        app, ["--workspace", str(workspace), *extra, *PLAN], obj=Settings(new_id=sequential_ids())
+    )
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+def waiting_events(workspace: Path) -> Path:
+    """The events of a conversation whose plan is not empty."""
+    text = plan(workspace)
+    first = next(line.split()[0] for line in text.splitlines() if "to summarize" in line and " 0 turns" not in line)
+    ref = next(ref for ref in list_conversations(require_workspace(workspace)) if ref.display_id == first)
+    return ref.directories[0] / "events.json"
+
+
+def test_a_second_dry_run_plans_nothing_and_says_the_same(settled: Path, planned: list[str]) -> None:
+    first = plan(settled)
+    assert planned
+    planned.clear()
+    assert plan(settled) == first
+    assert planned == []
+
+
+def test_a_changed_conversation_is_planned_again_alone(settled: Path, planned: list[str]) -> None:
+    events = waiting_events(settled)
+    planned.clear()
+    entries = json.loads(events.read_bytes())
+    entries += [
+        {"timestamp": "2026-03-12 09:00:00.0", "type": "turn_start"},
+        {"timestamp": "2026-03-12 09:00:00.0", "type": "chat_request", "content": "Add a changelog entry"},
+        {"timestamp": "2026-03-12 09:00:01.0", "type": "chat_response", "message": "Added."},
+    ]
+    events.write_text(json.dumps(entries, indent=2))
+    after = plan(settled)
+    assert len(planned) == 1
+    planned.clear()
+    shutil.rmtree(cache_path(require_workspace(settled)).parent)
+    assert plan(settled) == after
+
+
+def test_other_configuration_or_a_held_lock_plans_again(settled: Path, planned: list[str]) -> None:
+    first = plan(settled)
+    events = waiting_events(settled)
+    planned.clear()
+    smaller = plan(settled, "--cfg", "conversation.turn_summary.generate.batch_size=1")
+    assert planned
+    assert smaller != first
+    planned.clear()
+    assert plan(settled) == first
+    assert planned
+    planned.clear()
+    assert plan(settled) == first
+    assert planned == []
+    ref = next(ref for ref in list_conversations(require_workspace(settled)) if events.parent in ref.directories)
+    lock = try_lock(ref)
+    assert lock is not None
+    try:
+        plan(settled)
+    finally:
+        lock.release()
+    assert planned == [ref.display_id]
+
+
+def test_a_damaged_plan_table_costs_one_slow_run(settled: Path, planned: list[str]) -> None:
+    first = plan(settled)
+    with sqlite3.connect(cache_path(require_workspace(settled))) as connection:
+        connection.execute("DROP TABLE plans")
+    planned.clear()
+    assert plan(settled) == first
+    assert planned
+    planned.clear()
+    assert plan(settled) == first
+    assert planned == []
+
+
+def test_a_rewritten_base_config_plans_again(settled: Path, planned: list[str]) -> None:
+    events = waiting_events(settled)
+    base_config = events.parent / "base_config.json"
+    if not base_config.exists():
+        base_config.write_text("{}")
+    plan(settled)
+    planned.clear()
+    base_config.write_bytes(base_config.read_bytes())
+    os.utime(base_config, (OLD + 1, OLD + 1))
+    plan(settled)
+    assert len(planned) == 1
