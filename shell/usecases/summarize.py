@@ -78,8 +78,6 @@ from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
 from turnmark.shell.storage.conversations import (
-    BASE_CONFIG,
-    EVENTS,
     EventsStamp,
     LoadedConversation,
     events_stamp,
@@ -91,7 +89,7 @@ from turnmark.shell.storage.conversations import (
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
 from turnmark.shell.storage.locking import ConversationLock, is_locked, lock_holder
 from turnmark.shell.storage.undo import saved_with_undo
-from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 from turnmark.shell.storage.workspace_cache import file_identity
 
 
