@@ -20,6 +20,7 @@ with lazy_imports():
     from turnmark.core.search import scopes as search_scopes
     from turnmark.core.search import terms as search_terms
     from turnmark.shell import clock
+    from turnmark.shell.cli import progress
     from turnmark.shell.usecases import finding
 
 if TYPE_CHECKING:
@@ -151,7 +152,10 @@ def find(
         query = parsed.value_or(None)
         if query is None:
             raise QueryError(parsed.failure().describe())
-        result = finding.find(workspace, query, options, refs=refs, note=lambda line: chrome(f"note: {line}"))
+        with progress.reading("indexing conversations") as on_read:
+            result = finding.find(
+                workspace, query, options, refs=refs, note=lambda line: chrome(f"note: {line}"), on_read=on_read
+            )
     for conversation, error in result.skipped:
         chrome(f"note: skipped {conversation}: {error}")
     if result.skipped:

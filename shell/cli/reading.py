@@ -36,6 +36,7 @@ with lazy_imports():
     from turnmark.core.stream import duplicate_keys, previews
     from turnmark.core.summaries import transcript, turn_rows
     from turnmark.core.wire import chat
+    from turnmark.shell.cli import progress
     from turnmark.shell.storage import config_files, failure_memory
     from turnmark.shell.usecases import listing
 
@@ -206,7 +207,9 @@ def _checked(
     if conversation is not None:
         chosen(settings, conversation, all_conversations)
     workspace = settings.workspace_root()
-    for listed in listing.list_workspace(workspace, chrome, checks=True, jobs=settings.jobs):
+    with progress.reading("reading conversations") as on_read:
+        found = listing.list_workspace(workspace, chrome, checks=True, jobs=settings.jobs, on_read=on_read)
+    for listed in found:
         row = _listing_json(workspace, listed)
         report = listed.report()
         if row["error"] is not None or report is None:
@@ -366,7 +369,9 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     workspace = settings.workspace_root()
     rows: list[dict[str, object]] = []
     errors = 0
-    for listed in listing.list_workspace(workspace, chrome, jobs=settings.jobs):
+    with progress.reading("reading conversations") as on_read:
+        found = listing.list_workspace(workspace, chrome, jobs=settings.jobs, on_read=on_read)
+    for listed in found:
         row = _listing_json(workspace, listed)
         if row["error"] is not None:
             chrome(f"error: {row['error']}")

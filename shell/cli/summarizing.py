@@ -155,7 +155,10 @@ def summarize(
     options = summarize_usecase.CatchupOptions.using(
         settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed
     )
-    listed = listing.list_workspace(settings.workspace_root(), chrome, jobs=settings.jobs) if all_conversations else []
+    listed = []
+    if all_conversations:
+        with progress.reading("reading conversations") as on_read:
+            listed = listing.list_workspace(settings.workspace_root(), chrome, jobs=settings.jobs, on_read=on_read)
     idle = listing.idle(listed, upgrade=upgrade)
     rows = {item.ref.display_id: item.row for item in listed}
     reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle, rows, settings.jobs)

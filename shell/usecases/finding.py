@@ -31,6 +31,11 @@ from turnmark.shell.storage.workspace_cache import ConversationRow
 from turnmark.shell.usecases import parallel
 
 Note = Callable[[str], None]
+OnRead = Callable[[int, int], None]
+
+
+def _no_progress(done: int, total: int) -> None:
+    """No progress shown."""
 
 
 def _ignore(_message: str) -> None:
@@ -118,7 +123,7 @@ def _must_read(connection: sqlite3.Connection, ref: ConversationRef, row: Conver
 
 
 def _bring_up_to_date(
-    db: cache_db.CacheDb, refs: Sequence[ConversationRef], *, everything: bool, jobs: int | None
+    db: cache_db.CacheDb, refs: Sequence[ConversationRef], *, everything: bool, jobs: int | None, on_read: OnRead
 ) -> tuple[int, dict[str, ConversationRow]]:
     """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone); the conversations
     to read are read on ``jobs`` processes while this one writes what they found.
@@ -134,8 +139,10 @@ def _bring_up_to_date(
     with db.writing(), cache_db.batch(db.connection) as checkpoint:
         rows = workspace_cache.stored(db.connection)
         unread = [ref for ref in stale if _must_read(db.connection, ref, rows.get(ref.display_id))]
+        on_read(0, len(unread))
         for count, (row, documents) in enumerate(parallel.each(_read_documents, unread, jobs), 1):
             written += search_index.record(db.connection, row, documents)
+            on_read(count, len(unread))
             if count % cache_db.BATCH == 0:
                 checkpoint()
         if missing:
@@ -174,13 +181,14 @@ def _search(
     query: Query,
     options: FindOptions,
     note: Note,
+    on_read: OnRead,
 ) -> FindResult:
     if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
         with db.writing():
             search_index.include_all_scopes(db.connection)
         if not db.in_memory:
             note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
-    written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs)
+    written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:
@@ -209,8 +217,10 @@ def find(
     *,
     refs: Sequence[ConversationRef] | None = None,
     note: Note = _ignore,
+    on_read: OnRead = _no_progress,
 ) -> FindResult:
-    """Search the workspace's turns (``refs`` only, when given) through the index."""
+    """Search the workspace's turns (``refs`` only, when given) through the index; ``on_read(done, total)``
+    follows the conversations read into it."""
     if not cache_db.fts5_available():
         raise SearchUnavailable(
             f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 full-text index, which find needs; "
@@ -222,7 +232,9 @@ def find(
     try:
         try:
             return db.guarded(
-                lambda: _search(db, chosen, everything=everything, query=query, options=options, note=note)
+                lambda: _search(
+                    db, chosen, everything=everything, query=query, options=options, note=note, on_read=on_read
+                )
             )
         except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
             if db.in_memory:
@@ -231,7 +243,7 @@ def find(
     finally:
         db.close()
     with cache_db.memory_cache() as memory:
-        return _search(memory, chosen, everything=everything, query=query, options=options, note=note)
+        return _search(memory, chosen, everything=everything, query=query, options=options, note=note, on_read=on_read)
 
 
 # The scan (--regex) ------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ with lazy_imports():
     from turnmark.shell.storage import conversations
 
 Note = Callable[[str], None]
+OnRead = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,18 @@ def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]]
             workspace_cache.forget_rows(db.connection, gone)
 
 
+def _ignore(done: int, total: int) -> None:
+    """No progress shown."""
+
+
 def _listed(
-    db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], note: Note, checks: bool, jobs: int | None
+    db: cache_db.CacheDb | None,
+    refs: Sequence[ConversationRef],
+    note: Note,
+    *,
+    checks: bool,
+    jobs: int | None,
+    on_read: OnRead,
 ) -> list[Listed]:
     rows = workspace_cache.stored(db.connection) if db is not None else {}
     found: dict[str, ConversationRow] = {}
@@ -118,9 +129,12 @@ def _listed(
         found[ref.display_id] = kept[0]
         if kept[1]:
             written.append(kept)
-    for ref, row in zip(unread, parallel.each(partial(_read, checks=checks), unread, jobs), strict=True):
+    on_read(0, len(unread))
+    reads = parallel.each(partial(_read, checks=checks), unread, jobs)
+    for done, (ref, row) in enumerate(zip(unread, reads, strict=True), 1):
         found[ref.display_id] = row
         written.append((row, False))
+        on_read(done, len(unread))
     gone = set(rows) - {ref.display_id for ref in refs}
     if db is not None and (written or gone):
         try:
@@ -132,24 +146,27 @@ def _listed(
     return [Listed(ref, found[ref.display_id]) for ref in refs]
 
 
-def list_workspace(workspace: Workspace, note: Note, *, checks: bool = False, jobs: int | None = None) -> list[Listed]:
+def list_workspace(
+    workspace: Workspace, note: Note, *, checks: bool = False, jobs: int | None = None, on_read: OnRead = _ignore
+) -> list[Listed]:
     """Every conversation of ``workspace`` with its row (with ``checks``: and ``check``'s report), through the
-    workspace cache; the conversations it lacks are read on ``jobs`` processes (``None``: one per core)."""
+    workspace cache; the conversations it lacks are read on ``jobs`` processes (``None``: one per core), with
+    ``on_read(done, total)`` after each."""
     refs = list_conversations(workspace)
     try:
         db = cache_db.open_cache(workspace)
     except (FileFault, sqlite3.Error) as error:
         note(f"{error}; listing without the workspace cache (slower)")
-        return _listed(None, refs, note, checks, jobs)
+        return _listed(None, refs, note, checks=checks, jobs=jobs, on_read=on_read)
     assert db is not None
     with db:
         for line in db.notes:
             note(line)
         try:
-            return db.guarded(lambda: _listed(db, refs, note, checks, jobs))
+            return db.guarded(lambda: _listed(db, refs, note, checks=checks, jobs=jobs, on_read=on_read))
         except sqlite3.Error as error:
             note(f"{error}; listing without the workspace cache this time (slower)")
-    return _listed(None, refs, note, checks, jobs)
+    return _listed(None, refs, note, checks=checks, jobs=jobs, on_read=on_read)
 
 
 def idle(listed: Sequence[Listed], *, upgrade: bool) -> set[str]:

@@ -1,5 +1,6 @@
 """Read commands and ``--help`` import nothing they do not use: no HTTP client, no watcher, no
-progress bars, no pydantic (typer's own coercion imports it; turnmark's plain coercion does not)."""
+progress bars (rich's consoles; its package's own small ``__init__`` loads on the way to them), no
+pydantic (typer's own coercion imports it; turnmark's plain coercion does not)."""
 
 import subprocess
 import sys
@@ -9,7 +10,8 @@ import pytest
 HEAVY = (
     "httpx",
     "watchdog",
-    "rich",
+    "rich.console",
+    "rich.progress",
     "pydantic",
     "yaml",
     "tomli_w",

@@ -62,12 +62,17 @@ def waiting_events(workspace: Path) -> Path:
     return ref.directories[0] / "events.json"
 
 
+def again(workspace: Path, planned: list[str], *extra: str) -> tuple[str, list[str]]:
+    """Another dry run: what it printed, and the conversations it planned."""
+    planned.clear()
+    printed = plan(workspace, *extra)
+    return printed, list(planned)
+
+
 def test_a_second_dry_run_plans_nothing_and_says_the_same(settled: Path, planned: list[str]) -> None:
     first = plan(settled)
     assert planned
-    planned.clear()
-    assert plan(settled) == first
-    assert planned == []
+    assert again(settled, planned) == (first, [])
 
 
 def test_a_changed_conversation_is_planned_again_alone(settled: Path, planned: list[str]) -> None:
@@ -90,16 +95,13 @@ def test_a_changed_conversation_is_planned_again_alone(settled: Path, planned: l
 def test_other_configuration_or_a_held_lock_plans_again(settled: Path, planned: list[str]) -> None:
     first = plan(settled)
     events = waiting_events(settled)
-    planned.clear()
-    smaller = plan(settled, "--cfg", "conversation.turn_summary.generate.batch_size=1")
-    assert planned
+    smaller, read = again(settled, planned, "--cfg", "conversation.turn_summary.generate.batch_size=1")
+    assert read
     assert smaller != first
-    planned.clear()
-    assert plan(settled) == first
-    assert planned
-    planned.clear()
-    assert plan(settled) == first
-    assert planned == []
+    printed, read = again(settled, planned)
+    assert printed == first
+    assert read
+    assert again(settled, planned) == (first, [])
     ref = next(ref for ref in list_conversations(require_workspace(settled)) if events.parent in ref.directories)
     lock = try_lock(ref)
     assert lock is not None
@@ -114,12 +116,10 @@ def test_a_damaged_plan_table_costs_one_slow_run(settled: Path, planned: list[st
     first = plan(settled)
     with sqlite3.connect(cache_path(require_workspace(settled))) as connection:
         connection.execute("DROP TABLE plans")
-    planned.clear()
-    assert plan(settled) == first
-    assert planned
-    planned.clear()
-    assert plan(settled) == first
-    assert planned == []
+    printed, read = again(settled, planned)
+    assert printed == first
+    assert read
+    assert again(settled, planned) == (first, [])
 
 
 def test_a_rewritten_base_config_plans_again(settled: Path, planned: list[str]) -> None:
