@@ -27,7 +27,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -124,7 +124,8 @@ _COLLECTOR = _Collector()
 def collector_paused() -> AbstractContextManager[None]:
     """Python's cycle collector off inside: a catch-up's reading, planning, labelling and writing allocate
     millions of objects that hold no cycles, and each full collection would walk all of a long
-    conversation's (10x the turns cost 25x the time with it, 12x without). Model calls run outside it."""
+    conversation's (10x the turns cost 25x the time with it, 12x without). Model calls run outside it (but
+    for the one that asks a model for its context window while a catch-up plans)."""
     return _COLLECTOR.paused()
 
 
@@ -554,38 +555,32 @@ def _catch_up(
     run: CatchupRun,
 ) -> CatchupReport:
     with collector_paused():
-        before = files_identity(ref)
-        loaded = read_conversation(ref, new_id)
-        files = before if files_identity(ref) == before else None
-        stream = ensure_first_turn_start(loaded.stream)
-        locked = is_locked(ref)
-        open_turn = options.last_turn_open or locked
-        if not open_turn and options.settled_for is not None:
-            report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
-            open_turn = report.unsettled is not None
-        if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
-            return report
-    if locked and not options.dry_run:
-        holder = lock_holder(ref)
-        report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
-        report.locked = True
+        planned = _planned(ref, options, new_id, report=report, run=run)
+    if planned is None:
         return report
-    session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
-    if session is None:
-        return report
-    with collector_paused():
-        runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
-        if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
-            report.save_refused = str(refusal)
-    if options.dry_run or not runnable:
-        return report
-    session.adopt(loaded, stream, files)
+    session, stream, runnable = planned
+    with collector_paused() if session.provider is None else nullcontext():
+        _ask_and_write(session, stream, runnable, on_batch=on_batch, should_stop=should_stop)
+    on_batch(len(runnable), len(runnable))
+    return report
+
+
+def _ask_and_write(
+    session: Session,
+    stream: ConversationStream,
+    runnable: Sequence[Packing],
+    *,
+    on_batch: Callable[[int, int], None],
+    should_stop: Callable[[], bool],
+) -> None:
+    """Ask for each batch and keep the answers, writing them together when ``write_due`` says (a model's) and
+    at the end; Ctrl-C writes the answers received, then stops the run."""
     held: list[tuple[Packing, SummaryAnswer]] = []
     since = 0.0
     try:
         for number, packing in enumerate(runnable, start=1):
             if should_stop():
-                report.notes.append("stopped before the remaining batches; retried next time")
+                session.report.notes.append("stopped before the remaining batches; retried next time")
                 break
             on_batch(number - 1, len(runnable))
             answer = session.ask(stream, packing, should_stop)
@@ -605,8 +600,40 @@ def _catch_up(
         raise
     if held:
         session.write_back(*_together(held))
-    on_batch(len(runnable), len(runnable))
-    return report
+
+
+def _planned(
+    ref: ConversationRef, options: CatchupOptions, new_id: IdSource, *, report: CatchupReport, run: CatchupRun
+) -> tuple[Session, ConversationStream, list[Packing]] | None:
+    """Read the conversation and plan its batches: the session, the stream planned and the batches to ask;
+    ``None`` when nothing is to be asked (nothing waits, it is locked, a dry run, the model fails: see
+    ``report``)."""
+    before = files_identity(ref)
+    loaded = read_conversation(ref, new_id)
+    files = before if files_identity(ref) == before else None
+    stream = ensure_first_turn_start(loaded.stream)
+    locked = is_locked(ref)
+    open_turn = options.last_turn_open or locked
+    if not open_turn and options.settled_for is not None:
+        report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
+        open_turn = report.unsettled is not None
+    if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+        return None
+    if locked and not options.dry_run:
+        holder = lock_holder(ref)
+        report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
+        report.locked = True
+        return None
+    session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
+    if session is None:
+        return None
+    runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
+    if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
+        report.save_refused = str(refusal)
+    if options.dry_run or not runnable:
+        return None
+    session.adopt(loaded, stream, files)
+    return session, stream, runnable
 
 
 def _changed_ns(files: FilesIdentity | None) -> int | None:
