@@ -24,10 +24,8 @@ turns for the next run.
 
 from __future__ import annotations
 
-import gc
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -64,6 +62,7 @@ from turnmark.core.summaries.schedule import still_settling
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.wire.models import ModelSpec, resolve_summary_model
 from turnmark.shell.clock import monotonic, now_epoch
+from turnmark.shell.collector import collector_paused
 from turnmark.shell.errors import (
     ConfigProblem,
     ConversationError,
@@ -91,43 +90,6 @@ from turnmark.shell.storage.locking import ConversationLock, is_locked, lock_hol
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 from turnmark.shell.storage.workspace_cache import file_identity
-
-
-class _Collector:
-    """Pauses of Python's cycle collector, counted across threads: the first pause turns it off, the last
-    one to end restores it."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pauses = 0
-        self._was_enabled = False
-
-    @contextmanager
-    def paused(self) -> Iterator[None]:
-        with self._lock:
-            if self._pauses == 0:
-                self._was_enabled = gc.isenabled()
-                gc.disable()
-            self._pauses += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._pauses -= 1
-                if self._pauses == 0 and self._was_enabled:
-                    gc.enable()
-
-
-_COLLECTOR = _Collector()
-
-
-def collector_paused() -> AbstractContextManager[None]:
-    """Python's cycle collector off inside: a catch-up's reading, planning, labelling and writing allocate
-    millions of objects that hold no cycles, and each full collection would walk all of a long
-    conversation's (10x the turns cost 25x the time with it, 12x without). Model calls run outside it (but
-    for the one that asks a model for its context window while a catch-up plans)."""
-    return _COLLECTOR.paused()
-
 
 FilesIdentity = tuple[FileIdentity | None, ...]
 """Each copy's ``events.json`` and ``base_config.json``: device, inode, size, mtime and ctime (``None``: absent)."""

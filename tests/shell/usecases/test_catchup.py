@@ -557,7 +557,7 @@ def test_ctrl_c_writes_the_answers_received_before_it(workspace: Path, server: M
 def test_the_cycle_collector_is_paused_across_threads_and_restored_by_the_last(workspace: Path) -> None:
     import gc
 
-    from turnmark.shell.usecases.summarize import collector_paused
+    from turnmark.shell.collector import collector_paused
 
     assert gc.isenabled()
     first, second = collector_paused(), collector_paused()
