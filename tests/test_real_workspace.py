@@ -250,5 +250,5 @@ def test_ctrl_c_shows_what_was_done_and_exits_130(cli: Cli, legacy: Path) -> Non
         out, err = process.communicate(timeout=20)
     assert process.returncode == 130, err
     assert out.startswith(f"jp-c{URLSAFE}  2 summarized with ollama/llama3.2:3b\n")
-    assert "interrupted: 1 of 6 conversations processed; the rest are left for the next run" in err
+    assert "interrupted: 1 of 6 conversations reported; the rest are left for the next run" in err
     assert "Traceback" not in err

@@ -32,10 +32,21 @@ def one_line(text: str) -> str:
     if without_escapes.isascii():
         kept = without_escapes.translate(_ASCII_CONTROLS).replace("\x1b", "")
     else:
-        kept = "".join(
-            " " if char.isspace() else char for char in without_escapes if char.isspace() or not _invisible(char)
-        )
+        kept = without_escapes.translate(_table(without_escapes))
     return _WHITESPACE.sub(" ", kept).strip()
+
+
+def _table(text: str) -> dict[int, str | None]:
+    """What ``one_line`` does to each character of ``text``: whitespace becomes a space, invisible characters go
+    (decided once per distinct character, not once per character)."""
+    table: dict[int, str | None] = {**_ASCII_CONTROLS, 0x1B: None}
+    for char in set(text):
+        if char > "\x7f":
+            if char.isspace():
+                table[ord(char)] = " "
+            elif _invisible(char):
+                table[ord(char)] = None
+    return table
 
 
 def normalize_summary(text: str) -> str | None:

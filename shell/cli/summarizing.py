@@ -171,7 +171,8 @@ def summarize(
             emit_line(line)
     if interrupted:
         chrome(
-            f"interrupted: {len(reports)} of {len(refs)} conversations processed; the rest are left for the next run"
+            f"interrupted: {len(reports)} of {len(refs)} conversations reported; the rest are left for the next run "
+            "(each saved whole or not at all)"
         )
         raise typer.Exit(130)
     if not all(report.done for report in reports):

@@ -104,6 +104,20 @@ def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]]
             workspace_cache.forget_rows(db.connection, gone)
 
 
+def _store(
+    db: cache_db.CacheDb | None, written: Sequence[tuple[ConversationRow, bool]], gone: set[str], note: Note
+) -> None:
+    """Write what was read (Ctrl-C included: a first listing of a big workspace goes on where it stopped)."""
+    if db is None or not (written or gone):
+        return
+    try:
+        _write(db, written, gone)
+    except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
+        if isinstance(error, sqlite3.OperationalError) and cache_db.damaged(error):
+            raise
+        note(f"the workspace cache was not updated ({error}); it is next time")
+
+
 def _ignore(done: int, total: int) -> None:
     """No progress shown."""
 
@@ -131,18 +145,15 @@ def _listed(
             written.append(kept)
     on_read(0, len(unread))
     reads = parallel.each(partial(_read, checks=checks), unread, jobs)
-    for done, (ref, row) in enumerate(zip(unread, reads, strict=True), 1):
-        found[ref.display_id] = row
-        written.append((row, False))
-        on_read(done, len(unread))
-    gone = set(rows) - {ref.display_id for ref in refs}
-    if db is not None and (written or gone):
-        try:
-            _write(db, written, gone)
-        except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
-            if isinstance(error, sqlite3.OperationalError) and cache_db.damaged(error):
-                raise
-            note(f"the workspace cache was not updated ({error}); it is next time")
+    try:
+        for done, (ref, row) in enumerate(zip(unread, reads, strict=True), 1):
+            found[ref.display_id] = row
+            written.append((row, False))
+            on_read(done, len(unread))
+    except KeyboardInterrupt:
+        _store(db, written, set(), note)
+        raise
+    _store(db, written, set(rows) - {ref.display_id for ref in refs}, note)
     return [Listed(ref, found[ref.display_id]) for ref in refs]
 
 

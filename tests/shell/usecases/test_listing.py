@@ -19,7 +19,7 @@ from turnmark.core.stream.event_ids import IdSource, sequential_ids
 from turnmark.shell.storage import conversations
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, cache_path
 from turnmark.shell.storage.conversations import LoadedConversation
-from turnmark.shell.storage.workspace import ConversationRef, require_workspace
+from turnmark.shell.storage.workspace import ConversationRef, list_conversations, require_workspace
 from turnmark.shell.usecases import listing
 
 OLD = 1_700_000_000
@@ -378,3 +378,20 @@ def test_a_writer_holding_the_cache_leaves_the_listing_right_and_the_update_for_
         os.close(folder)
     assert busy == fresh_listing(settled)
     assert busy.keys() == first.keys()
+
+
+def test_ctrl_c_while_reading_keeps_what_was_read(settled: Path, reads: Reads) -> None:
+    root = require_workspace(settled)
+    everyone = {ref.display_id for ref in list_conversations(root)}
+
+    def interrupt_after_two(done: int, count: int) -> None:
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        listing.list_workspace(root, print, jobs=1, on_read=interrupt_after_two)
+    first = list(reads)
+    assert len(first) == 2
+    reads.clear()
+    listing.list_workspace(root, print, jobs=1)
+    assert sorted(reads) == sorted(everyone - set(first))
