@@ -495,25 +495,29 @@ def test_a_models_answers_are_written_together_until_they_have_waited(
     assert (len(saves), len(reads)) == (1, 1)
 
 
+@pytest.mark.parametrize(("conversation", "turns"), [(CLEAN, 3), ("17790000000", 2)], ids=["current", "legacy"])
 def test_answers_that_waited_are_written_without_reading_the_unchanged_conversation_again(
-    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch, conversation: str, turns: int
 ) -> None:
     """Every answer waits past the write interval: one save per batch, each into the stream in memory,
-    writing what one save at the end would have written."""
+    writing what one save at the end would have written (a legacy conversation upgraded by the first)."""
     use_model(workspace, server)
-    ref = pick_conversation(workspace, CLEAN)
-    events = ref.directories[0] / "events.json"
-    before = events.read_bytes()
+    ref = pick_conversation(workspace, conversation)
+    folder = ref.directories[0]
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
     monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: False)
     run(ref, cfg=ONE_PER_BATCH)
-    together = events.read_bytes()
-    events.write_bytes(before)
+    together = {path.name: path.read_bytes() for path in folder.iterdir()}
+    for path in folder.iterdir():
+        path.unlink()
+    for name, data in before.items():
+        (folder / name).write_bytes(data)
     monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: True)
     saves, reads = counting(monkeypatch, "save_stream"), counting(monkeypatch, "read_conversation")
     report = run(ref, cfg=ONE_PER_BATCH)
-    assert len(report.written) == 3
-    assert (len(saves), len(reads)) == (3, 1)
-    assert events.read_bytes() == together
+    assert len(report.written) == turns
+    assert (len(saves), len(reads)) == (turns, 1)
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == together
 
 
 def test_a_write_by_another_process_between_two_saves_is_kept(
