@@ -101,12 +101,13 @@ def too_large(rows: Sequence[PlanRow], model_id: str, budget: int | None) -> dic
 
 
 def write_due(waited: float, last_save: float) -> bool:
-    """Whether answers that have waited ``waited`` seconds are written now (``last_save``: how long the
-    last save of the conversation took, 0 before the first).
+    """Whether answers are written now that the oldest would have waited ``waited`` seconds by the next
+    answer (``last_save``: how long the last save of the conversation took, 0 before the first).
 
     A catch-up asks batch after batch and keeps the answers in memory; it writes them all in one save
-    once the oldest has waited ``WRITE_EVERY_SECONDS`` (or ``SAVE_SHARE`` times the last save), and at
-    the end. So a long conversation is written a bounded number of times, not once per batch.
+    before the oldest would wait ``WRITE_EVERY_SECONDS`` (or ``SAVE_SHARE`` times the last save), and
+    at the end. So a long conversation is written a bounded number of times, not once per batch, and a
+    slow model's every answer is written as it comes.
 
     >>> write_due(3.0, 0.0), write_due(10.0, 0.2), write_due(12.0, 1.5), write_due(15.0, 1.5)
     (False, True, False, True)

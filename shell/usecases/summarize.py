@@ -6,10 +6,11 @@
 2. Nominate completed turns without a summary and pack them into batches, once.
 3. For each batch, call the model with no lock held (a running ``jp`` never
    waits for a summary) and keep its answer in memory. Answers are written
-   together once the oldest has waited ``WRITE_EVERY_SECONDS`` (or ten times
-   as long as the last save took), at the end, on Ctrl-C, and when the model
-   fails; the offline summarizer's, which cost nothing to ask again, at the
-   end only. So a crash loses at most the answers of those last seconds.
+   together before the oldest would wait ``WRITE_EVERY_SECONDS`` for the next
+   answer (taking as long as the last; or ten times as long as the last save
+   took), at the end, on Ctrl-C, and when the model fails; the offline
+   summarizer's, which cost nothing to ask again, at the end only. So a crash
+   loses at most about those last seconds of answers.
 4. To write: take the lock without waiting (locked: stop, the turns are
    retried next time). When the conversation's files are still the ones read
    or last written (same device, inode, size, mtime and ctime), the answers go
@@ -535,8 +536,9 @@ def _ask_and_write(
     on_batch: Callable[[int, int], None],
     should_stop: Callable[[], bool],
 ) -> None:
-    """Ask for each batch and keep the answers, writing them together when ``write_due`` says (a model's) and
-    at the end; Ctrl-C writes the answers received, then stops the run."""
+    """Ask for each batch and keep the answers, writing them together when ``write_due`` says (a model's: the
+    oldest would wait that long by the next answer, if it takes as long as the last) and at the end; Ctrl-C
+    writes the answers received, then stops the run."""
     held: list[tuple[Packing, SummaryAnswer]] = []
     since = 0.0
     try:
@@ -545,14 +547,17 @@ def _ask_and_write(
                 session.report.notes.append("stopped before the remaining batches; retried next time")
                 break
             on_batch(number - 1, len(runnable))
+            started = monotonic()
             answer = session.ask(stream, packing, should_stop)
+            answered = monotonic()
             if answer is None:
                 if session.model_failed:
                     break
                 continue
-            since = since if held else monotonic()
+            since = since if held else answered
             held.append((packing, answer))
-            if session.provider is not None and write_due(monotonic() - since, session.last_save_seconds):
+            waited = answered - since + (answered - started)
+            if session.provider is not None and write_due(waited, session.last_save_seconds):
                 written, held = session.write_back(*_together(held)), []
                 if not written:
                     break
