@@ -30,7 +30,7 @@ and needs no network, so it is the default wherever no model is configured.
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import chain
 
 from turnmark.core.stream.json_value import Json
@@ -198,6 +198,7 @@ def _paths(arguments: Json) -> list[str]:
     return [path.rstrip("/").rsplit("/", 1)[-1] for path in found if path.strip()]
 
 
+@lru_cache(maxsize=1024)
 def is_follow_up(request: str) -> bool:
     """True when a request says little by itself: short assent, "continue", "thanks", a paste."""
     stripped = request.strip()
