@@ -799,8 +799,7 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
     used: set[tuple[str, ...]] = set()
     labels: dict[str, str] = {}
     previous: tuple[str | None, TurnFacts | None] = (None, None)
-    older: list[TurnFacts] = []
-    """The turns before the previous one (shared, not copied per turn: labelling stays linear)."""
+    older: list[TurnFacts] = []  # the turns before the previous one, shared rather than copied for each turn
     documents = {name for fact in facts.values() for name in fact.documents}
     plan = next(iter(documents)) if len(documents) == 1 else None
     for turn in turns:
