@@ -20,6 +20,7 @@ SHELL_LAYERS = {
     "secrets": 0,
     "entropy": 0,
     "clock": 0,
+    "collector": 0,
     "output": 0,
     "settings": 0,
     "lazy": 0,

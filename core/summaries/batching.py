@@ -5,6 +5,7 @@ more fits. A turn too large for the budget on its own is never packed: the plan
 lists it as excluded, and ``too_large`` says why it waits for a larger model.
 """
 
+from collections import deque
 from collections.abc import Sequence
 
 from turnmark.core.stream.config import TURN_SUMMARY, lookup
@@ -19,6 +20,12 @@ PlanRow = dict[str, object]
 
 UNLIMITED_WINDOW = 1 << 40
 """The offline summarizer reads turns of any size."""
+
+WRITE_EVERY_SECONDS = 10.0
+"""A model's answers wait at most this long before they are written (what a crash can lose)..."""
+SAVE_SHARE = 10
+"""...or this many times as long as the last save took, when that is longer: saving takes at most a
+tenth of a catch-up however long the conversation."""
 
 
 def batch_size(config: JsonObject) -> int:
@@ -46,21 +53,20 @@ def batches(wanted: tuple[Candidate, ...], window: int | None, size: int) -> tup
     budget = plan_summaries((), window, size).budget
     newest_first = sorted(wanted, key=lambda c: c.index, reverse=True)
     too_big = tuple((c, "too_large") for c in newest_first if c.tokens > budget)
-    waiting = [c for c in newest_first if c.tokens <= budget]
+    waiting = deque(c for c in newest_first if c.tokens <= budget)
     found: list[Packing] = []
     while waiting:
         packed: list[Candidate] = []
         passed: list[Candidate] = []
-        used = position = 0
-        while position < len(waiting) and len(packed) < size:
-            candidate = waiting[position]
-            position += 1
+        used = 0
+        while waiting and len(packed) < size:
+            candidate = waiting.popleft()
             if used + candidate.tokens > budget:
                 passed.append(candidate)
             else:
                 packed.append(candidate)
                 used += candidate.tokens
-        waiting = passed + waiting[position:]
+        waiting.extendleft(reversed(passed))
         found.append(Packing(tuple(reversed(packed)), (), budget))
     if not found:
         return (Packing((), too_big, budget),)  # type: ignore[arg-type]
@@ -92,3 +98,18 @@ def too_large(rows: Sequence[PlanRow], model_id: str, budget: int | None) -> dic
         for row in rows
         if row.get("excluded") == "too_large"
     }
+
+
+def write_due(waited: float, last_save: float) -> bool:
+    """Whether answers are written now that the oldest would have waited ``waited`` seconds by the next
+    answer (``last_save``: how long the last save of the conversation took, 0 before the first).
+
+    A catch-up asks batch after batch and keeps the answers in memory; it writes them all in one save
+    before the oldest would wait ``WRITE_EVERY_SECONDS`` (or ``SAVE_SHARE`` times the last save), and
+    at the end. So a long conversation is written a bounded number of times, not once per batch, and a
+    slow model's every answer is written as it comes.
+
+    >>> write_due(3.0, 0.0), write_due(10.0, 0.2), write_due(12.0, 1.5), write_due(15.0, 1.5)
+    (False, True, False, True)
+    """
+    return waited >= max(WRITE_EVERY_SECONDS, SAVE_SHARE * last_save)

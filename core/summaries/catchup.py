@@ -11,10 +11,8 @@ the next run. Every written summary records who wrote it in the
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-
-from returns.result import Failure
 
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
@@ -26,8 +24,8 @@ from turnmark.core.stream.payloads import (
 )
 from turnmark.core.stream.turns import Turn, summary_source
 from turnmark.core.summaries.extractive import extractive_labels
-from turnmark.core.summaries.fingerprint import turn_fingerprint
-from turnmark.core.summaries.labels import EXTRACTIVE, USER, label_turn
+from turnmark.core.summaries.fingerprint import transcript_fingerprint, turn_fingerprint
+from turnmark.core.summaries.labels import EXTRACTIVE, USER, label_turns
 from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
 from turnmark.core.summaries.request import PROMPT_TOKENS
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, turn_transcript
@@ -76,9 +74,22 @@ def summary_candidates(
     >>> [c.turn_id for c in summary_candidates(stream, last_turn_may_be_open=False)]
     ['e000004']
     """
-    turns = stream.turns()
     excluded = excluded_ids(stream)
     found: list[Candidate] = []
+    for turn_id, turn in _wanting(stream, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade):
+        text = turn_transcript(turn, excluded, max_message_chars)
+        shown = transcript_fingerprint(text, turn, excluded)
+        found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), shown))
+    return tuple(found)
+
+
+def wants_summaries(stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade: bool = False) -> bool:
+    """Whether ``summary_candidates`` finds a turn (no transcript is made)."""
+    return any(_wanting(stream, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade))
+
+
+def _wanting(stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade: bool) -> Iterator[tuple[str, Turn]]:
+    turns = stream.turns()
     for position, turn in enumerate(turns):
         turn_id = turn.id()
         if turn_id is None or not turn.requests():
@@ -88,10 +99,7 @@ def summary_candidates(
         stored, source = turn.summary(), summary_source(turn)
         if stored is not None and not (upgrade and source == EXTRACTIVE):
             continue
-        text = turn_transcript(turn, excluded, max_message_chars)
-        shown = turn_fingerprint(turn, excluded, max_message_chars)
-        found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), shown))
-    return tuple(found)
+        yield turn_id, turn
 
 
 def waiting(stream: ConversationStream) -> Waiting:
@@ -141,12 +149,16 @@ def plan_summaries(candidates: tuple[Candidate, ...], context_window: int | None
 
 
 def extractive_answer(
-    stream: ConversationStream, turn_ids: tuple[str, ...], labels: Mapping[str, str] | None = None
+    stream: ConversationStream,
+    turn_ids: tuple[str, ...],
+    labels: Mapping[str, str] | None = None,
+    known: Collection[str] | None = None,
 ) -> str:
     """What ``builtin/extractive`` answers for these turns, in the shape a model answers in.
 
     The offline summarizer (``core/extractive.py``): an instruction is labelled by itself, a short
-    follow-up by what the turn did.
+    follow-up by what the turn did. ``labels`` and ``known`` (the stream's turn IDs), when given, are
+    the stream's, made once for all the batches of a catch-up.
 
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, extractive_answer, sequential_ids
     >>> ts = "2026-01-02 10:00:00.0"
@@ -157,10 +169,17 @@ def extractive_answer(
     >>> extractive_answer(stream, ("e000001", "e000004"))
     '{"summaries": {"e000001": "Fix the build", "e000004": "Add a test for the parser"}}'
     """
-    turns = stream.turns()
-    labels = extractive_labels(turns, excluded_ids(stream)) if labels is None else labels
-    summaries = {turn_id: labels.get(turn_id, "") for turn_id in turn_ids if any(t.id() == turn_id for t in turns)}
+    if labels is None or known is None:
+        turns = stream.turns()
+        labels = extractive_labels(turns, excluded_ids(stream)) if labels is None else labels
+        known = turn_ids_of(turns) if known is None else known
+    summaries = {turn_id: labels.get(turn_id, "") for turn_id in turn_ids if turn_id in known}
     return json.dumps({"summaries": summaries}, ensure_ascii=False)
+
+
+def turn_ids_of(turns: Sequence[Turn]) -> frozenset[str]:
+    """The IDs of the turns that have one (every turn but an implicit turn 0)."""
+    return frozenset(turn_id for turn in turns if (turn_id := turn.id()) is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,9 +220,9 @@ def apply_summaries(
     >>> [turn.summary() for turn in applied.stream.turns()]
     ['Build fixed', None]
     """
-    turns = {turn.id(): turn for turn in stream.turns() if turn.id() is not None}
+    turns = {turn_id: turn for turn in stream.turns() if (turn_id := turn.id()) is not None and turn_id in summaries}
     excluded = excluded_ids(stream)
-    written: list[str] = []
+    wanted: dict[str, str] = {}
     dropped: dict[str, str] = {}
     for turn_id, text in summaries.items():
         turn = turns.get(turn_id)
@@ -217,10 +236,8 @@ def apply_summaries(
         if turn.summary() is not None and not (upgrade and current == EXTRACTIVE):
             dropped[turn_id] = "the turn got a summary meanwhile" if current != USER else "the user's summary is kept"
             continue
-        labelled = label_turn(stream, turn_id, text, source)
-        if isinstance(labelled, Failure):
-            dropped[turn_id] = labelled.failure().describe()
-            continue
-        stream = labelled.unwrap()
-        written.append(turn_id)
-    return Applied(stream, tuple(written), dropped)
+        wanted[turn_id] = text
+    labelled, failed = label_turns(stream, wanted, source)
+    dropped.update({turn_id: failure.describe() for turn_id, failure in failed.items()})
+    written = tuple(turn_id for turn_id in wanted if turn_id not in failed)
+    return Applied(labelled, written, {turn_id: dropped[turn_id] for turn_id in summaries if turn_id in dropped})

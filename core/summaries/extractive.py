@@ -28,8 +28,10 @@ and needs no network, so it is the default wherever no model is configured.
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from itertools import chain
 
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
@@ -123,6 +125,11 @@ class TurnFacts:
     def words(self) -> list[str]:
         return [word.lower() for word in _WORD.findall(f"{self.request} {self.answer} {' '.join(self.edited)}")]
 
+    @cached_property
+    def issues(self) -> dict[str, str]:
+        """The issues the answer lists ("Issue 5: …"), by number, read once however many turns look back at it."""
+        return answer_items(self.answer, "issue")
+
 
 def turn_facts(turn: Turn, excluded: frozenset[str] = frozenset()) -> TurnFacts:
     """The request, the final answer, the files the turn changed and the tools it ran (failures too)."""
@@ -191,6 +198,7 @@ def _paths(arguments: Json) -> list[str]:
     return [path.rstrip("/").rsplit("/", 1)[-1] for path in found if path.strip()]
 
 
+@lru_cache(maxsize=1024)
 def is_follow_up(request: str) -> bool:
     """True when a request says little by itself: short assent, "continue", "thanks", a paste."""
     stripped = request.strip()
@@ -247,7 +255,7 @@ def sentence_subject(sentence: str) -> str | None:
 def _specific(word: str) -> bool:
     """A word that names something of the turn (not a function word, an everyday word or a verb)."""
     lowered = word.lower().strip(".,;:!?()\"'`")
-    return bool(lowered) and not ({lowered} & (STOP | GENERIC | COMMON | _PHRASE_STOP | VAGUE))
+    return bool(lowered) and lowered not in _NOT_SPECIFIC
 
 
 _OPTION = re.compile(r"\boption\s+([A-Za-z]\b|\d{1,2}\b)", re.IGNORECASE)
@@ -325,12 +333,15 @@ _ISSUE = re.compile(r"\bissues?\s+(\d{1,2})\b(?!\.\d)", re.IGNORECASE)
 """A request's pointer to an issue an earlier answer listed ("and issue 5, what can we do there?")."""
 
 
-def picked_issue(facts: TurnFacts, earlier: Sequence[TurnFacts]) -> str | None:
+def picked_issue(facts: TurnFacts, newest_first: Iterable[TurnFacts]) -> str | None:
     """A request that takes up an issue an earlier answer listed ("#### Issue 5: Three separate calls …"), as
-    addressing that issue ("Address three separate calls … (issue 5)")."""
+    addressing that issue ("Address three separate calls … (issue 5)"); ``newest_first``: the turns before it,
+    the one just before first."""
     keys = list(dict.fromkeys(_ISSUE.findall(plain(facts.request))))
-    for answer in reversed([fact.answer for fact in earlier]):
-        items = answer_items(answer, "issue")
+    if not keys:
+        return None
+    for earlier in newest_first:
+        items = earlier.issues
         chosen = [key for key in keys if key in items]
         if chosen:
             title = items[chosen[0]]
@@ -348,7 +359,7 @@ def resolved(facts: TurnFacts, before: TurnFacts | None, earlier: Sequence[TurnF
     the previous answer's offer it accepts."""
     if before is None:
         return None
-    issue = picked_issue(facts, [*earlier, before])
+    issue = picked_issue(facts, chain((before,), reversed(earlier)))
     if issue is not None:
         return issue
     keys = pointed_keys(facts.request)
@@ -702,6 +713,7 @@ _PHRASE_STOP = word_set(
     "it i we you they he she me us them not no can could should would will may might must ran got went came "
     "took gave"
 )
+_NOT_SPECIFIC = STOP | GENERIC | COMMON | _PHRASE_STOP | VAGUE
 
 
 def subject_phrase(sentence: str, best: Sequence[str]) -> str | None:
@@ -787,21 +799,22 @@ def extractive_labels(turns: Sequence[Turn], excluded: frozenset[str] = frozense
     used: set[tuple[str, ...]] = set()
     labels: dict[str, str] = {}
     previous: tuple[str | None, TurnFacts | None] = (None, None)
-    seen: list[TurnFacts] = []
+    older: list[TurnFacts] = []  # the turns before the previous one, shared rather than copied for each turn
     documents = {name for fact in facts.values() for name in fact.documents}
     plan = next(iter(documents)) if len(documents) == 1 else None
     for turn in turns:
         turn_id = turn.id()
         if turn_id is None:
             continue
-        line = label_of(facts[turn_id], spread, len(facts), previous, earlier=seen[:-1], plan=plan)
+        line = label_of(facts[turn_id], spread, len(facts), previous, earlier=older, plan=plan)
         if line is not None:
             if same_words(line) in used:
                 line = _distinct(line, facts[turn_id], spread, len(facts), used)
             used.add(same_words(line))
             labels[turn_id] = line
+        if previous[1] is not None:
+            older.append(previous[1])
         previous = (line, facts[turn_id])
-        seen.append(facts[turn_id])
     return labels
 
 

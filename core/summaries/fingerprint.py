@@ -35,8 +35,13 @@ def turn_fingerprint(
     >>> turn_fingerprint(stream.push(ChatResponse(ts, "message", "Also the tests.")).turns()[0]) == before
     False
     """
+    return transcript_fingerprint(turn_transcript(turn, excluded, max_message_chars), turn, excluded)
+
+
+def transcript_fingerprint(transcript: str, turn: Turn, excluded: frozenset[str] = frozenset()) -> str:
+    """``turn_fingerprint`` of a turn whose ``transcript`` was made already (catch-up makes it once for both)."""
     digest = hashlib.blake2b(digest_size=16, person=b"turnmark-turn")
-    digest.update(turn_transcript(turn, excluded, max_message_chars).encode("utf-8"))
+    digest.update(transcript.encode("utf-8"))
     for entry in described_events(turn, excluded):
         digest.update(b"\x00" + entry.event_id.encode("utf-8"))
     return digest.hexdigest()

@@ -181,6 +181,27 @@ def cut_off(summary: str) -> bool:
     return len(summary) >= HARD_LIMIT and summary[-1].isalnum()
 
 
+class FoldedIds(frozenset[str]):
+    """Turn IDs case-folded once: a long conversation's IDs are checked against each of its summaries."""
+
+
+def folded_ids(turn_ids: Iterable[str]) -> FoldedIds:
+    """``turn_ids`` case-folded (as they are, when they already are)."""
+    return turn_ids if isinstance(turn_ids, FoldedIds) else FoldedIds(turn_id.casefold() for turn_id in turn_ids)
+
+
+def known_ids(request_ids: Iterable[str], conversation_ids: Iterable[str]) -> FoldedIds:
+    """The IDs no summary may be: the request's and the conversation's, folded (the conversation's as given,
+    unfolded again, when they hold the request's, as a catch-up's do).
+
+    >>> sorted(known_ids(("A1turn0",), ("b2turn0",))), sorted(known_ids(("a1turn0",), folded_ids(("A1TURN0",))))
+    (['a1turn0', 'b2turn0'], ['a1turn0'])
+    """
+    folded = folded_ids(conversation_ids)
+    request = [turn_id.casefold() for turn_id in request_ids]
+    return folded if all(turn_id in folded for turn_id in request) else FoldedIds(folded.union(request))
+
+
 def _is_turn_id(summary: str, turn_ids: Collection[str]) -> bool:
     trimmed = _EDGE_PUNCTUATION.sub("", summary).casefold()
     if trimmed in turn_ids:
@@ -208,7 +229,7 @@ def refusal(summary: str, turn_ids: Collection[str], prompt: str) -> str | None:
     refused: "concise and factual" is copied from the instructions
     None
     """
-    folded = {turn_id.casefold() for turn_id in turn_ids}
+    folded = folded_ids(turn_ids)
     shown = f'"{summary}"'
     if _is_turn_id(summary, folded):
         return f"refused: {shown} is a turn ID, not a summary"
@@ -255,6 +276,7 @@ def gate(summaries: Mapping[str, str], order: Iterable[str], turn_ids: Collectio
     accepted: dict[str, str] = {}
     refused: dict[str, str] = {}
     first_with: dict[tuple[str, ...], str] = {}
+    turn_ids = folded_ids(turn_ids)
     for turn_id in order:
         if turn_id not in summaries:
             continue

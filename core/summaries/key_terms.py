@@ -10,6 +10,7 @@ by how few other turns of the conversation use it (what is specific to this turn
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 
 from turnmark.core.summaries.label_text import PAST_TENSE, base_form, plain, sentences, word_set
 
@@ -93,21 +94,17 @@ def key_terms(request: str, answer: str, edited: Sequence[str], spread: Mapping[
     changed = " ".join(edited)
     for source, weight in ((request, WEIGHTS["request"]), (opening, WEIGHTS["answer"]), (changed, WEIGHTS["edited"])):
         for match in _TERM.finditer(source):
-            term = match.group(0).strip(".-#@_")
-            if "/" in term and "." in term.rsplit("/", 1)[-1]:
-                term = term.rsplit("/", 1)[-1]
-            key = term.lower()
-            if len(key) < 2 or key in GENERIC or key in STOP or key in COMMON or _NOISE.match(term):
+            found = _candidate(match.group(0))
+            if found is None:
                 continue
-            if " " not in key and (key in PAST_TENSE or base_form(key) is not None):
-                continue
-            identifier = bool(re.search(r"[_/:.()]|\d|[a-z][A-Z]", term)) or " " in term
+            term, key, identifier = found
             bonus = WEIGHTS["identifier"] if identifier else 0.0
             bonus += WEIGHTS["name"] if term[:1].isupper() and match.start() > 0 and not identifier else 0.0
             rarity = 1.0 + (turns - spread.get(key, 0)) / max(turns, 1)
             scores[key] = scores.get(key, 0.0) + (weight + bonus) * rarity
             shown.setdefault(key, term)
     ranked = sorted(scores, key=lambda key: -scores[key])
+    phrases = [(other, other.split(" ")) for other in ranked[:8] if " " in other]
     kinds: dict[str, int] = {}
     kept = []
     for key in ranked:
@@ -116,10 +113,29 @@ def key_terms(request: str, answer: str, edited: Sequence[str], spread: Mapping[
             kinds[kind] = kinds.get(kind, 0) + 1
             if kinds[kind] > 2:
                 continue
-        if any(key != other and key in other.split(" ") for other in ranked[:8] if " " in other):
+        if any(key != other and key in words for other, words in phrases):
             continue
         kept.append(shown[key])
     return kept
+
+
+_IGNORED = GENERIC | STOP | COMMON
+_IDENTIFIER = re.compile(r"[_/:.()]|\d|[a-z][A-Z]")
+
+
+@lru_cache(maxsize=4096)
+def _candidate(matched: str) -> tuple[str, str, bool] | None:
+    """A matched word as a term (as shown, its key, whether it is an identifier), or ``None`` when it cannot
+    be one; kept for the words seen last, which a conversation repeats."""
+    term = matched.strip(".-#@_")
+    if "/" in term and "." in term.rsplit("/", 1)[-1]:
+        term = term.rsplit("/", 1)[-1]
+    key = term.lower()
+    if len(key) < 2 or key in _IGNORED or _NOISE.match(term):
+        return None
+    if " " not in key and (key in PAST_TENSE or base_form(key) is not None):
+        return None
+    return term, key, bool(_IDENTIFIER.search(term)) or " " in term
 
 
 def word_spread(texts: Iterable[Sequence[str]]) -> Counter[str]:

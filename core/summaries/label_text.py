@@ -7,6 +7,7 @@ cutting a word.
 """
 
 import re
+from functools import lru_cache
 
 from turnmark.core.text.summary_text import one_line
 
@@ -131,9 +132,12 @@ QUESTION = re.compile(
 )
 
 
+@lru_cache(maxsize=1024)
 def plain(text: str) -> str:
     """``text`` without the material that is not prose: code blocks, quoted lines (the assistant's words
-    being answered), tables, tag lines, link targets (a GitHub pull request or issue stays as ``PR #N``)."""
+    being answered), tables, tag lines, link targets (a GitHub pull request or issue stays as ``PR #N``).
+
+    Kept for the last texts asked: labelling a turn reads its request and answer many times."""
     text = _CODE_BLOCK.sub("\n", text)
     text = _QUOTE_LINE.sub("", text)
     text = _TABLE_LINE.sub("", text)
@@ -165,6 +169,11 @@ def clean_line(line: str) -> str:
 def sentences(text: str) -> list[str]:
     """The prose sentences of ``text``, each on one clean line; a line that ends with ``:`` (a preamble
     to a list or a paste) stays a sentence of its own."""
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=1024)
+def _sentences(text: str) -> tuple[str, ...]:
     found = []
     for paragraph in _SENTENCE.split(plain(text)):
         if not paragraph or not paragraph.strip():
@@ -173,7 +182,7 @@ def sentences(text: str) -> list[str]:
         joined = one_line(" ".join(line for line in lines if line))
         if joined:
             found.append(joined)
-    return found
+    return tuple(found)
 
 
 _TAG = re.compile(r"^(?:\[[^\]\n]{1,20}\]\s*)+")

@@ -6,14 +6,17 @@ Every stored summary records its author in the ``turn_start``'s ``metadata``
 never replaces a summary whose source is ``user``.
 """
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import TurnSummaryError
 from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import ChatRequest, TurnStart, is_conversation_event
 from turnmark.core.stream.turns import SOURCE_KEY
+from turnmark.core.text.summary_text import normalize_summary
 
 USER = "user"
 """The source of a summary the user set (``turnmark label``)."""
@@ -22,9 +25,16 @@ EXTRACTIVE = "builtin/extractive"
 
 
 def needs_turn_start(stream: ConversationStream) -> bool:
-    """The first turn has requests but no ``turn_start`` to hold its summary (older conversations)."""
-    turns = stream.turns()
-    return bool(turns) and turns[0].start is None and bool(turns[0].requests())
+    """The first turn has requests but no ``turn_start`` to hold its summary (older conversations).
+
+    Only the first turn is read: the entries before the first ``turn_start``.
+    """
+    for entry in stream.entries:
+        if isinstance(entry.payload, TurnStart):
+            return False
+        if isinstance(entry.payload, ChatRequest):
+            return True
+    return False
 
 
 def ensure_first_turn_start(stream: ConversationStream) -> ConversationStream:
@@ -77,6 +87,45 @@ def label_turn(
     return Success(_with_source(stored.unwrap(), turn_id, source))
 
 
+def label_turns(
+    stream: ConversationStream, texts: Mapping[str, str], source: str
+) -> tuple[ConversationStream, dict[str, TurnSummaryError]]:
+    """``label_turn`` for many turns in one pass over the stream (catch-up writes thousands at once); the
+    labelled stream and the turns not labelled, with why.
+
+    >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
+    >>> stream = stream.start_turn(ChatRequest(ts, "Add a test"))
+    >>> labelled, failed = label_turns(stream, {"e000001": "Build fixed", "e000003": " ", "e000009": "x"}, "user")
+    >>> [turn.summary() for turn in labelled.turns()], {turn_id: e.reason for turn_id, e in failed.items()}
+    (['Build fixed', None], {'e000003': 'blank_summary', 'e000009': 'unknown_turn'})
+    >>> labelled == label_turn(stream, "e000001", "Build fixed", "user").unwrap()
+    True
+    """
+    positions: dict[str, int] = {}
+    for index, entry in enumerate(stream.entries):
+        if isinstance(entry.payload, TurnStart) and entry.event_id in texts:
+            positions.setdefault(entry.event_id, index)
+    failed: dict[str, TurnSummaryError] = {}
+    entries = stream.entries.evolver()
+    for turn_id, text in texts.items():
+        position = positions.get(turn_id)
+        summary = normalize_summary(text)
+        if position is None or summary is None:
+            failed[turn_id] = TurnSummaryError("unknown_turn" if position is None else "blank_summary", turn_id)
+            continue
+        entry = entries[position]
+        payload = entry.payload
+        assert isinstance(payload, TurnStart)
+        updated = replace(payload, summary=summary, metadata=_sourced(payload.metadata, source))
+        if updated != payload:
+            entries[position] = replace(entry, payload=updated)
+    if not entries.is_dirty():
+        return stream, failed
+    return replace(stream, entries=entries.persistent()), failed
+
+
 def unlabel_turn(stream: ConversationStream, turn_id: str) -> Result[ConversationStream, TurnSummaryError]:
     """Remove a summary and its provenance (``turnmark label --clear``).
 
@@ -97,10 +146,19 @@ def _with_source(stream: ConversationStream, turn_id: str, source: str | None) -
     entry = stream.entries[position]
     payload = entry.payload
     assert isinstance(payload, TurnStart)
-    metadata = {key: value for key, value in (payload.metadata or {}).items() if key != SOURCE_KEY}
-    if source is not None:
-        metadata[SOURCE_KEY] = source
-    if metadata == (payload.metadata or {}):
+    metadata = _sourced(payload.metadata, source)
+    if metadata == payload.metadata:
         return stream
-    updated = replace(payload, metadata=metadata or None)
+    updated = replace(payload, metadata=metadata)
     return replace(stream, entries=stream.entries.set(position, replace(entry, payload=updated)))
+
+
+def _sourced(metadata: JsonObject | None, source: str | None) -> JsonObject | None:
+    """A ``turn_start``'s ``metadata`` naming ``source`` as the summary's author (``None``: no author); the
+    same object when nothing changes."""
+    kept = {key: value for key, value in (metadata or {}).items() if key != SOURCE_KEY}
+    if source is not None:
+        kept[SOURCE_KEY] = source
+    if kept == (metadata or {}):
+        return metadata
+    return kept or None

@@ -7,6 +7,7 @@ the labels that name three identifiers or more.
 """
 
 import re
+from functools import lru_cache
 
 _EDGES = "\"'`,;:!?[]{}<>«»“”‘’"
 _CALL = re.compile(r"^[A-Za-z_][\w:.<>-]*\(\)$")
@@ -20,6 +21,7 @@ MAX_IDENTIFIERS = 2
 """The most identifiers a label names; a third makes it a list."""
 
 
+@lru_cache(maxsize=4096)
 def identifier_like(token: str) -> bool:
     """A token that is code rather than a word: ``snake_case``, ``CamelCase``, ``a::b``, ``f()``,
     ``file.ext``, a path.

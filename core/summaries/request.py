@@ -24,7 +24,7 @@ from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import AnswerError
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.summaries.gate import HARD_LIMIT, gate
+from turnmark.core.summaries.gate import HARD_LIMIT, gate, known_ids
 from turnmark.core.summaries.packing import (
     ANSWER_OVERHEAD_TOKENS,
     ANSWER_TOKENS_PER_TURN,
@@ -195,7 +195,7 @@ def parse_summaries(
             refused[turn_id] = "not a string" if not isinstance(text, str) else "blank"
         else:
             salvaged[turn_id] = kept
-    gated = gate(salvaged, turn_ids, {*turn_ids, *conversation_turn_ids}, FIXED_PROMPT)
+    gated = gate(salvaged, turn_ids, known_ids(turn_ids, conversation_turn_ids), FIXED_PROMPT)
     refused.update(gated.refused)
     in_order = {turn_id: refused[turn_id] for turn_id in turn_ids if turn_id in refused}
     return Success(SummaryAnswer(gated.accepted, in_order))

@@ -143,6 +143,27 @@ def next_step(
     return Step(Action.FORGET, 0.0, remember_written=written)
 
 
+def still_settling(changed_ns: int | None, settle: float, now: float) -> float | None:
+    """Seconds until files last changed at ``changed_ns`` (their newest mtime or ctime; ``None``: they
+    changed while they were read) have rested for ``settle``, or ``None`` when they have.
+
+    The watcher hears of a change a moment after it lands; a catch-up that begins in that moment would
+    read a turn that has not rested. So the last turn is judged by the files as read: one the clock
+    cannot judge (a file more than ``settle`` in its future) is left to the watcher's own timing.
+
+    >>> still_settling(100 * 10**9, 5.0, 103.0), still_settling(100 * 10**9, 5.0, 106.0), still_settling(None, 5.0, 1.0)
+    (2.0, None, 5.0)
+    >>> still_settling(100 * 10**9, 5.0, 98.0), still_settling(100 * 10**9, 5.0, 90.0)
+    (5.0, None)
+    """
+    if changed_ns is None:
+        return settle
+    age = now - changed_ns / 1e9
+    if age >= settle or age < -settle:
+        return None
+    return settle - age if age >= 0 else settle
+
+
 def after_exception(error: str, backoff: float) -> Step:
     """The step after a catch-up that raised ``error``: log it and look again after ``BACKOFF_FIRST``.
 

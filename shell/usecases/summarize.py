@@ -3,12 +3,21 @@
 1. Read the conversation, in memory inserting the ``turn_start`` its first
    turn may lack (IDs assigned at load, and this one, are derived from the
    entries, so the turns the model is shown are the turns found again later).
-2. Nominate completed turns without a summary and pack them into batches.
+2. Nominate completed turns without a summary and pack them into batches, once.
 3. For each batch, call the model with no lock held (a running ``jp`` never
-   waits for a summary), then take the lock without waiting (locked: stop,
-   the turns are retried next time), re-read, and write only the summaries
-   whose turn still has the fingerprint the model was shown. Only then are
-   IDs, the inserted ``turn_start`` and a legacy upgrade written, with them.
+   waits for a summary) and keep its answer in memory. Answers are written
+   together before the oldest would wait ``WRITE_EVERY_SECONDS`` for the next
+   answer (taking as long as the last; or ten times as long as the last save
+   took), at the end, on Ctrl-C, and when the model fails; the offline
+   summarizer's, which cost nothing to ask again, at the end only. So a crash
+   loses at most about those last seconds of answers.
+4. To write: take the lock without waiting (locked: stop, the turns are
+   retried next time). When the conversation's files are still the ones read
+   or last written (same device, inode, size, mtime and ctime), the answers go
+   into the stream already in memory; otherwise the files are read again and
+   only the summaries whose turn still has the fingerprint the model was shown
+   are written. Only then are IDs, the inserted ``turn_start`` and a legacy
+   upgrade written, with them.
 
 A catch-up that stores no summary writes nothing; a model failure leaves its
 turns for the next run.
@@ -17,25 +26,44 @@ turns for the next run.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 from returns.result import Failure
 
 from turnmark.core.links.exclusion import excluded_ids
+from turnmark.core.search.freshness import FileIdentity
 from turnmark.core.stream.config import merge_all
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.summaries.batching import UNLIMITED_WINDOW, batch_size, batches, plan_rows, too_large
-from turnmark.core.summaries.catchup import apply_summaries, extractive_answer, summary_candidates
+from turnmark.core.summaries.batching import (
+    UNLIMITED_WINDOW,
+    batch_size,
+    batches,
+    plan_rows,
+    too_large,
+    write_due,
+)
+from turnmark.core.summaries.catchup import (
+    apply_summaries,
+    extractive_answer,
+    summary_candidates,
+    turn_ids_of,
+    wants_summaries,
+)
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.failures import counted, forgotten, given_up
+from turnmark.core.summaries.gate import FoldedIds, folded_ids
 from turnmark.core.summaries.labels import EXTRACTIVE, ensure_first_turn_start
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, build_summary_request, parse_summaries
+from turnmark.core.summaries.schedule import still_settling
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.wire.models import ModelSpec, resolve_summary_model
+from turnmark.shell.clock import monotonic, now_epoch
+from turnmark.shell.collector import collector_paused
 from turnmark.shell.errors import (
     ConfigProblem,
     ConversationError,
@@ -51,6 +79,7 @@ from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
 from turnmark.shell.storage.conversations import (
     EventsStamp,
+    LoadedConversation,
     events_stamp,
     hold_lock,
     read_conversation,
@@ -58,9 +87,19 @@ from turnmark.shell.storage.conversations import (
     save_stream,
 )
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
-from turnmark.shell.storage.locking import is_locked, lock_holder
+from turnmark.shell.storage.locking import ConversationLock, is_locked, lock_holder
 from turnmark.shell.storage.undo import saved_with_undo
-from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
+from turnmark.shell.storage.workspace_cache import file_identity
+
+FilesIdentity = tuple[FileIdentity | None, ...]
+"""Each copy's ``events.json`` and ``base_config.json``: device, inode, size, mtime and ctime (``None``: absent)."""
+
+
+def files_identity(ref: ConversationRef) -> FilesIdentity:
+    """How the files a catch-up reads and writes stand now: any write, JP's rename or in place, changes it."""
+    names = (EVENTS, BASE_CONFIG)
+    return tuple(file_identity(str(directory / name)) for directory in ref.directories for name in names)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +112,9 @@ class CatchupOptions(RunSettings):
     """Whether the last turn may still be in progress; ``None``: only when another process holds the lock."""
     retry_failed: bool = False
     """Also ask for turns whose answers failed too often (``summarize --retry-failed``)."""
+    settled_for: float | None = None
+    """The last turn counts as finished only once the files as read have not changed for this long
+    (``watch --settle``; ``None``: no such wait)."""
     max_batches: int | None = None
     """Ask for at most this many batches (``edit -i`` summarizes only the newest turn)."""
     undo_as: str | None = None
@@ -105,6 +147,8 @@ class CatchupReport:
     """``error`` was already reported for another conversation of this run."""
     save_refused: str | None = None
     """Why a real run would not save what it summarized (a dry run's prediction, by the rule the save applies)."""
+    unsettled: float | None = field(default=None, compare=False)
+    """Seconds until the files as read have rested for ``settled_for`` (their last turn was left alone)."""
     last_write: EventsStamp | None = field(default=None, compare=False)
     """How ``events.json`` stood right after turnmark's last write, under the lock (the watcher ignores that write)."""
 
@@ -255,9 +299,16 @@ class Session:
     max_message_chars: int = MAX_MESSAGE_CHARS
     """``conversation.turn_summary.transcript.max_message_chars``, read once: planning and writing back
     take every fingerprint with it."""
+    last_save_seconds: float = 0.0
+    """How long the last save took (``write_due`` waits longer between saves of a larger conversation)."""
     _failures: JsonObject | None = None
     _offline: tuple[ConversationStream, dict[str, str]] | None = None
     """builtin/extractive's labels for the stream being caught up, made once for all its batches."""
+    _turn_ids: tuple[ConversationStream, frozenset[str], FoldedIds] | None = None
+    """The turn IDs of the stream being caught up, as they are and case-folded, taken once for all its answers."""
+    _current: tuple[LoadedConversation, ConversationStream, FilesIdentity] | None = None
+    """The conversation as read, the stream written last (or as read, prepared) and the identity of the
+    files holding it: a write that finds the same files applies its answers to that stream, unread."""
 
     @classmethod
     def open(
@@ -326,11 +377,13 @@ class Session:
     ) -> SummaryAnswer | None:
         """The checked answer for one batch (no lock is held); ``None`` with ``report.error`` on failure."""
         ids = tuple(c.turn_id for c in packing.packed)
+        known, folded = self._known(stream)
         try:
             if self.provider is None:
                 if self._offline is None or self._offline[0] is not stream:
-                    self._offline = (stream, extractive_labels(stream.turns(), excluded_ids(stream)))
-                text = extractive_answer(stream, ids, self._offline[1])
+                    with collector_paused():
+                        self._offline = (stream, extractive_labels(stream.turns(), excluded_ids(stream)))
+                text = extractive_answer(stream, ids, self._offline[1], known)
             else:
                 text = self._complete(build_summary_request(packing.packed, self.window), should_stop)
         except ModelError as error:
@@ -343,8 +396,7 @@ class Session:
             elif isinstance(error, ModelRejected) and error.status in SAME_FOR_EVERY_REQUEST:
                 self.run.remember(self.model.id, f"{self.model.id} refused the request (HTTP {error.status})")
             return None
-        known = tuple(turn_id for turn in stream.turns() if (turn_id := turn.id()) is not None)
-        parsed = parse_summaries(text, ids, known)
+        parsed = parse_summaries(text, ids, folded)
         if isinstance(parsed, Failure):
             self.report.error = f"{self.model.id}: {parsed.failure().message}; nothing written"
             self._count_failures(packing, dict.fromkeys(ids, parsed.failure().message))
@@ -353,6 +405,12 @@ class Session:
         self.report.refused.update(answer.refused)
         self._count_failures(packing, answer.refused)
         return answer
+
+    def _known(self, stream: ConversationStream) -> tuple[frozenset[str], FoldedIds]:
+        if self._turn_ids is None or self._turn_ids[0] is not stream:
+            known = turn_ids_of(stream.turns())
+            self._turn_ids = (stream, known, folded_ids(known))
+        return self._turn_ids[1], self._turn_ids[2]
 
     @property
     def failures(self) -> JsonObject:
@@ -386,30 +444,53 @@ class Session:
             except ModelTruncated as error:
                 raise ModelTruncated(f"{error} (also with {larger.answer_tokens} answer tokens)") from None
 
+    def adopt(self, loaded: LoadedConversation, stream: ConversationStream, files: FilesIdentity | None) -> None:
+        """Start from ``loaded`` as read, prepared as ``stream``, when ``files`` (their identity around the read)
+        says what was read is what the files hold; ``None``: the first write reads them again."""
+        self._current = None if files is None else (loaded, stream, files)
+
+    def _under_lock(self, lock: ConversationLock) -> tuple[LoadedConversation, ConversationStream]:
+        """The conversation under ``lock``: the stream in memory while its files are the ones it came from,
+        else read again (another process wrote: the fingerprints decide which answers still apply)."""
+        before = files_identity(self.ref)
+        if self._current is not None and before == self._current[2]:
+            loaded, stream, _ = self._current
+            return replace(loaded, lock=lock), stream
+        fresh = read_conversation(self.ref, self.new_id, lock)
+        prepared = ensure_first_turn_start(fresh.stream)
+        self.adopt(fresh, prepared, before if files_identity(self.ref) == before else None)
+        return fresh, prepared
+
+    def _note(self, text: str) -> None:
+        if text not in self.report.notes:
+            self.report.notes.append(text)
+
     def write_back(self, packing: Packing, answer: SummaryAnswer) -> bool:
         """Write the answer under the lock, for turns still as the model saw them; ``False`` to stop."""
         if not answer.summaries:
             return True
         fingerprints = {c.turn_id: c.fingerprint for c in packing.packed}
         try:
-            with hold_lock(self.ref) as lock:
-                fresh = read_conversation(self.ref, self.new_id, lock)
-                upgrade = self.options.upgrade
+            with collector_paused(), hold_lock(self.ref) as lock:
+                loaded, stream = self._under_lock(lock)
                 applied = apply_summaries(
-                    ensure_first_turn_start(fresh.stream),
+                    stream,
                     answer.summaries,
                     fingerprints,
                     self.model.id,
-                    upgrade=upgrade,
+                    upgrade=self.options.upgrade,
                     max_message_chars=self.max_message_chars,
                 )
                 if applied.written:
-                    save = partial(save_stream, lock, fresh, applied.stream, announce=self.report.notes.append)
+                    started = monotonic()
+                    save = partial(save_stream, lock, loaded, applied.stream, announce=self._note)
                     if self.options.undo_as is None:
                         save()
                     else:
-                        saved_with_undo(fresh, save, self.options.undo_as)
+                        saved_with_undo(loaded, save, self.options.undo_as)
+                    self.last_save_seconds = monotonic() - started
                     self.report.last_write = events_stamp(self.ref)
+                    self._current = (loaded, applied.stream, files_identity(self.ref))
         except ConversationLocked as error:
             self.report.skipped = f"results not written: {error}; retried next time"
             self.report.locked = True
@@ -436,49 +517,102 @@ def _catch_up(
     report: CatchupReport,
     run: CatchupRun,
 ) -> CatchupReport:
-    loaded = read_conversation(ref, new_id)
-    stream = ensure_first_turn_start(loaded.stream)
-    locked = is_locked(ref)
-    open_turn = options.last_turn_open or locked
-    if not summary_candidates(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+    with collector_paused():
+        planned = _planned(ref, options, new_id, report=report, run=run)
+    if planned is None:
         return report
-    if locked and not options.dry_run:
-        holder = lock_holder(ref)
-        report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
-        report.locked = True
-        return report
-    session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
-    if session is None:
-        return report
-    runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
-    if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
-        report.save_refused = str(refusal)
-    if options.dry_run or not runnable:
-        return report
-    held: list[tuple[Packing, SummaryAnswer]] = []
-    for number, packing in enumerate(runnable, start=1):
-        if should_stop():
-            report.notes.append("stopped before the remaining batches; retried next time")
-            break
-        on_batch(number - 1, len(runnable))
-        answer = session.ask(stream, packing, should_stop)
-        if answer is None:
-            if session.model_failed:
-                break
-            continue
-        if session.provider is None:
-            held.append((packing, answer))
-        elif not session.write_back(packing, answer):
-            break
-    if held:
-        session.write_back(*_together(held))
+    session, stream, runnable = planned
+    with collector_paused() if session.provider is None else nullcontext():
+        _ask_and_write(session, stream, runnable, on_batch=on_batch, should_stop=should_stop)
     on_batch(len(runnable), len(runnable))
     return report
 
 
+def _ask_and_write(
+    session: Session,
+    stream: ConversationStream,
+    runnable: Sequence[Packing],
+    *,
+    on_batch: Callable[[int, int], None],
+    should_stop: Callable[[], bool],
+) -> None:
+    """Ask for each batch and keep the answers, writing them together when ``write_due`` says (a model's: the
+    oldest would wait that long by the next answer, if it takes as long as the last) and at the end; Ctrl-C
+    writes the answers received, then stops the run."""
+    held: list[tuple[Packing, SummaryAnswer]] = []
+    since = 0.0
+    try:
+        for number, packing in enumerate(runnable, start=1):
+            if should_stop():
+                session.report.notes.append("stopped before the remaining batches; retried next time")
+                break
+            on_batch(number - 1, len(runnable))
+            started = monotonic()
+            answer = session.ask(stream, packing, should_stop)
+            answered = monotonic()
+            if answer is None:
+                if session.model_failed:
+                    break
+                continue
+            since = since if held else answered
+            held.append((packing, answer))
+            waited = answered - since + (answered - started)
+            if session.provider is not None and write_due(waited, session.last_save_seconds):
+                written, held = session.write_back(*_together(held)), []
+                if not written:
+                    break
+    except KeyboardInterrupt:
+        if held:
+            session.write_back(*_together(held))
+        raise
+    if held:
+        session.write_back(*_together(held))
+
+
+def _planned(
+    ref: ConversationRef, options: CatchupOptions, new_id: IdSource, *, report: CatchupReport, run: CatchupRun
+) -> tuple[Session, ConversationStream, list[Packing]] | None:
+    """Read the conversation and plan its batches: the session, the stream planned and the batches to ask;
+    ``None`` when nothing is to be asked (nothing waits, it is locked, a dry run, the model fails: see
+    ``report``)."""
+    before = files_identity(ref)
+    loaded = read_conversation(ref, new_id)
+    files = before if files_identity(ref) == before else None
+    stream = ensure_first_turn_start(loaded.stream)
+    locked = is_locked(ref)
+    open_turn = options.last_turn_open or locked
+    if not open_turn and options.settled_for is not None:
+        report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
+        open_turn = report.unsettled is not None
+    if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+        return None
+    if locked and not options.dry_run:
+        holder = lock_holder(ref)
+        report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
+        report.locked = True
+        return None
+    session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
+    if session is None:
+        return None
+    runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
+    if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
+        report.save_refused = str(refusal)
+    if options.dry_run or not runnable:
+        return None
+    session.adopt(loaded, stream, files)
+    return session, stream, runnable
+
+
+def _changed_ns(files: FilesIdentity | None) -> int | None:
+    """When the files were last changed (``None``: while they were read)."""
+    if files is None:
+        return None
+    return max((max(file.mtime_ns, file.ctime_ns) for file in files if file is not None), default=0)
+
+
 def _together(answers: Sequence[tuple[Packing, SummaryAnswer]]) -> tuple[Packing, SummaryAnswer]:
-    """The offline summarizer's answers as one: its batches cost nothing to ask again, so they are written
-    in one save (one lock, one read, one write) instead of one per batch."""
+    """Answers kept in memory as one, written in one save (one lock, one look at the files, one write)
+    instead of one per batch."""
     packed = tuple(candidate for packing, _ in answers for candidate in packing.packed)
     summaries = {turn_id: text for _, answer in answers for turn_id, text in answer.summaries.items()}
     return Packing(packed, (), answers[0][0].budget), SummaryAnswer(summaries, {})

@@ -63,7 +63,15 @@ class _Plans:
         self.rows = rows
         layers = config_layers(workspace, None, options.cfg, options.environ)
         self.run = _digest(
-            [options.model, options.upgrade, options.retry_failed, options.last_turn_open, options.max_batches, layers]
+            [
+                options.model,
+                options.upgrade,
+                options.retry_failed,
+                options.last_turn_open,
+                options.max_batches,
+                options.settled_for,
+                layers,
+            ]
         )
         self.stored: dict[str, tuple[str, str]] = {}
         self.made: list[tuple[str, str, str]] = []

@@ -166,7 +166,9 @@ class Watcher:
         with self._lock:
             return sorted(cid for cid, state in self._states.items() if state.due <= now)
 
-    def _process(self, conversation_id: int) -> None:
+    def _process(self, conversation_id: int, *, now_settled: bool = False) -> None:
+        """Catch one conversation up; ``now_settled``: every turn counts as settled (a ``--once`` pass),
+        else the last only once the files as read have rested for the settle period."""
         ref = self._refs.get(conversation_id)
         if ref is None:
             self._refresh_refs()
@@ -182,7 +184,8 @@ class Watcher:
             self._forget(conversation_id, state)
             return
         settled = self.clock() - state.last_change >= self.options.settle
-        options = replace(self.options.catchup, last_turn_open=not settled)
+        settle_for = None if now_settled else self.options.settle
+        options = replace(self.options.catchup, last_turn_open=not settled, settled_for=settle_for)
         self.catchups[conversation_id] += 1
         try:
             report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set, run=self._run)
@@ -193,6 +196,9 @@ class Watcher:
         problem = refresh_conversation(ref)
         if problem:
             self._say("index", ref, problem)
+        if report.unsettled is not None:
+            self._mark(conversation_id, self.options.settle - report.unsettled)
+            settled = False
         if report.done:
             self.not_done.discard(conversation_id)
         else:
@@ -277,7 +283,7 @@ class Watcher:
                 continue
             past = self.clock() - self.options.settle - 1
             self._states[conversation_id] = _State(past, past)
-            self._process(conversation_id)
+            self._process(conversation_id, now_settled=True)
         self._states.clear()
 
     def pending(self, conversation_id: int | None = None) -> int:

@@ -242,7 +242,7 @@ def test_the_offline_summarizer_passes_the_same_gate(workspace: Path, monkeypatc
     """A label builtin/extractive makes is refused like a model's: no summary, reported, not remembered."""
     from turnmark.shell.usecases import summarize as catchup
 
-    def offline_garbage(stream: object, turn_ids: tuple[str, ...], labels: object = None) -> str:
+    def offline_garbage(stream: object, turn_ids: tuple[str, ...], labels: object = None, known: object = None) -> str:
         return json.dumps({"summaries": {i: "6656mis" if i == "a2turn0" else f"Offline {i}" for i in turn_ids}})
 
     monkeypatch.setattr(catchup, "extractive_answer", offline_garbage)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,18 +75,24 @@ def test_batches_follow_batch_size_newest_first(workspace: Path, server: ModelSe
     assert len(report.written) == 3
 
 
+def edit_while_answering(events: Path, old: str, new: str) -> Callable[[dict[str, Any]], str]:
+    """A model's answer (``S <turn ID>`` for each turn asked) given after another process edited ``events``."""
+
+    def answer(body: dict[str, Any]) -> str:
+        events.write_text(events.read_text().replace(old, new))
+        return json.dumps({"summaries": {turn_id: f"S {turn_id}" for turn_id in requested_ids(body)}})
+
+    return answer
+
+
 def test_an_edit_to_a_turn_between_request_and_sync_leaves_its_summary_empty(
     workspace: Path, server: ModelServer
 ) -> None:
     use_model(workspace, server)
     ref = pick_conversation(workspace, CLEAN)
     events = ref.directories[0] / "events.json"
-
-    def edit_while_answering(body: dict[str, Any]) -> str:
-        events.write_text(events.read_text().replace("And the locks?", "And where do the locks live?"))
-        return json.dumps({"summaries": {turn_id: f"S {turn_id}" for turn_id in requested_ids(body)}})
-
-    server.queue.append(Behaviour(content=edit_while_answering))
+    edit = edit_while_answering(events, "And the locks?", "And where do the locks live?")
+    server.queue.append(Behaviour(content=edit))
     report = run(ref)
     assert report.dropped == {"a1turn0": "the turn changed while its summary was written"}
     state = summaries(ref)
@@ -456,3 +462,104 @@ def test_a_lock_taken_between_the_answer_and_the_write_back_writes_nothing(
     assert report.locked
     assert "results not written" in str(report.skipped)
     assert events.read_bytes() == before
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Count the calls ``summarize`` makes to one of the storage functions it imports."""
+    from turnmark.shell.usecases import summarize as shell_catchup
+
+    calls: list[int] = []
+    real = getattr(shell_catchup, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(shell_catchup, name, counted)
+    return calls
+
+
+ONE_PER_BATCH = ("conversation.turn_summary.generate.batch_size=1",)
+
+
+def test_a_models_answers_are_written_together_until_they_have_waited(
+    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three batches answered before the first answer waited long enough make one save; one parse."""
+    use_model(workspace, server)
+    monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: False)
+    saves, reads = counting(monkeypatch, "save_stream"), counting(monkeypatch, "read_conversation")
+    report = run(pick_conversation(workspace, CLEAN), cfg=ONE_PER_BATCH)
+    assert len(server.posts()) == 3
+    assert len(report.written) == 3
+    assert (len(saves), len(reads)) == (1, 1)
+
+
+@pytest.mark.parametrize(("conversation", "turns"), [(CLEAN, 3), ("17790000000", 2)], ids=["current", "legacy"])
+def test_answers_that_waited_are_written_without_reading_the_unchanged_conversation_again(
+    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch, conversation: str, turns: int
+) -> None:
+    """Every answer waits past the write interval: one save per batch, each into the stream in memory,
+    writing what one save at the end would have written (a legacy conversation upgraded by the first)."""
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, conversation)
+    folder = ref.directories[0]
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: False)
+    run(ref, cfg=ONE_PER_BATCH)
+    together = {path.name: path.read_bytes() for path in folder.iterdir()}
+    for path in folder.iterdir():
+        path.unlink()
+    for name, data in before.items():
+        (folder / name).write_bytes(data)
+    monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: True)
+    saves, reads = counting(monkeypatch, "save_stream"), counting(monkeypatch, "read_conversation")
+    report = run(ref, cfg=ONE_PER_BATCH)
+    assert len(report.written) == turns
+    assert (len(saves), len(reads)) == (turns, 1)
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == together
+
+
+def test_a_write_by_another_process_between_two_saves_is_kept(
+    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second save finds other files than its first wrote: it reads them again and writes by fingerprint."""
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+    edit = edit_while_answering(events, "Show me the lock code.", "Show me the locking code.")
+    server.queue.extend([Behaviour(), Behaviour(content=edit)])
+    monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: True)
+    reads = counting(monkeypatch, "read_conversation")
+    report = run(ref, cfg=ONE_PER_BATCH)
+    assert len(reads) == 2
+    assert "Show me the locking code." in events.read_text(), "the other process's edit is kept"
+    assert set(report.written) | set(report.dropped) == {"a1turn0", "a2turn0", "a3turn0"}
+    assert summaries(ref)["a3turn0"] == ("Summary of a3turn0", "ollama/llama3.2:3b"), "the first save stays"
+
+
+def test_ctrl_c_writes_the_answers_received_before_it(workspace: Path, server: ModelServer) -> None:
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+
+    def interrupt_the_third(done: int, total: int) -> None:
+        if done == 2 and total == 3:
+            raise KeyboardInterrupt
+
+    options = CatchupOptions(environ={}, http=FAST, cfg=ONE_PER_BATCH)
+    with pytest.raises(KeyboardInterrupt):
+        catch_up(ref, options, sequential_ids("n"), on_batch=interrupt_the_third)
+    assert len(server.posts()) == 2
+    state = summaries(ref)
+    assert [state[turn][0] for turn in ("a1turn0", "a2turn0", "a3turn0")] == [
+        None,
+        "Summary of a2turn0",
+        "Summary of a3turn0",
+    ]
+
+
+def test_a_catch_up_leaves_the_cycle_collector_on(workspace: Path) -> None:
+    import gc
+
+    run(pick_conversation(workspace, CLEAN), model="builtin/extractive")
+    assert gc.isenabled()

@@ -265,3 +265,47 @@ def test_a_save_landing_while_the_watcher_finishes_its_own_write_is_still_seen(
         assert wait_for(landed.is_set), running.lines
         assert wait_for(lambda: len(summaries(workspace, "17900000008")) == 2)
         assert wait_for(lambda: summaries(workspace, "17900000008")[-1] is not None), running.lines
+
+
+def turn(n: int, request: str, answer: str) -> list[dict[str, Any]]:
+    """Turn ``n`` as JP writes it: its start, the request and the answer."""
+    return [
+        {"event_id": f"t{n}", "timestamp": TS, "type": "turn_start"},
+        {"event_id": f"r{n}", "timestamp": TS, "type": "chat_request", "content": request},
+        {"event_id": f"m{n}", "request_id": f"r{n}", "timestamp": TS, "type": "chat_response", "message": answer},
+    ]
+
+
+def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JP's save lands after the watcher heard of the last change but before its catch-up reads the file: the
+    turn it adds is complete, yet has not rested, so the catch-up leaves it for a later pass."""
+    from turnmark.shell.storage import conversations, files
+
+    directory = new_conversation(workspace, 17900000009, 1)
+    events = directory / "events.json"
+    armed, landed = threading.Event(), threading.Event()
+    real_read = files.read_file
+
+    def jp_saves_just_before_the_read(path: Path, limit: int) -> bytes | None:
+        if armed.is_set() and not landed.is_set() and path == events and threading.current_thread() is watching:
+            landed.set()
+            write_like_jp(events, json.loads(events.read_text()) + turn(2, "Tag the release", "Done."))
+        return real_read(path, limit)
+
+    monkeypatch.setattr(conversations, "read_file", jp_saves_just_before_the_read)
+    written: list[dict[str, str]] = []
+    with Running(workspace) as running:
+        watching = running.thread
+        running.watcher.log = lambda event: written.append(dict(event.details.get("summaries") or {}))  # type: ignore[call-overload]
+        assert wait_for(lambda: summaries(workspace, "17900000009") == ["Do step 0 of the plan"])
+        assert wait_for(lambda: running.watcher.pending(17900000009) == 0)
+        written.clear()
+        armed.set()
+        write_like_jp(events, json.loads(events.read_text()) + turn(1, "Write the changelog", "Written."))
+        assert wait_for(lambda: len(summaries(workspace, "17900000009")) == 3)
+        assert wait_for(lambda: None not in summaries(workspace, "17900000009"))
+    assert landed.is_set()
+    catchups = [list(summaries) for summaries in written if summaries]
+    assert catchups[:2] == [["t1"], ["t2"]], "the turn that landed as the file was read waited for its settle period"
