@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.shell.storage.conversations import no_cycle_collection
+from turnmark.shell.collector import collector_paused
 
 TURNMARK = str(Path(sys.executable).parent / "turnmark")
 CONVERSATION_ID = 17900000000
@@ -238,7 +238,7 @@ def measure_load_save(megabytes: float, repeat: int) -> None:
     def load_save() -> float:
         """As ``read_conversation`` and ``save_stream`` do it (the cycle collector waits)."""
         start = time.perf_counter()
-        with no_cycle_collection():
+        with collector_paused():
             stream = ConversationStream.from_json(events, None, new_id=sequential_ids()).unwrap()
             stream.to_json()
         return time.perf_counter() - start

@@ -40,3 +40,10 @@ _COLLECTOR = _Collector()
 def collector_paused() -> AbstractContextManager[None]:
     """The cycle collector off inside (for work that makes no cycles: not a network call, which does)."""
     return _COLLECTOR.paused()
+
+
+def promote() -> None:
+    """Move every object alive now to the oldest generation: what a load made while the collector was
+    paused would otherwise be walked by the next young collections, all of it, once per generation."""
+    gc.freeze()
+    gc.unfreeze()

@@ -15,12 +15,10 @@ first save. A new conversation is built in a hidden folder and renamed into plac
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import secrets
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +32,7 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import Metadata, parse_metadata
 from turnmark.core.stream.save_rule import refusal, save_blockers
 from turnmark.shell.clock import now_epoch
+from turnmark.shell.collector import collector_paused, promote
 from turnmark.shell.errors import ConversationError, ConversationLocked, FileFault, SaveRefused
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
@@ -111,29 +110,14 @@ def describe(path: Path, error: StreamError) -> str:
     return f"{file}: {error.describe()}"
 
 
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """A load or a save makes objects by the million and none is garbage: the cycle collector, which would
-    walk the growing heap again and again (half of a big load), waits until it is done, and what was made
-    goes straight to the oldest generation (young collections would each walk all of it once more)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.unfreeze()
-        if enabled:
-            gc.enable()
-
-
 def read_conversation(
     ref: ConversationRef, new_id: IdSource, lock: ConversationLock | None = None, *, digest: bool = False
 ) -> LoadedConversation:
     """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message.
 
     Pass the conversation's held ``lock`` to be able to save what was read, ``digest`` for the SHA-256 of
-    the ``events.json`` read. The bytes are dropped once the stream is made from them.
+    the ``events.json`` read. A big file's bytes are let go of as soon as its entries are read (a file up
+    to ``WHOLE_FILE`` keeps them until a save or ``check`` asks for the keys written twice).
     """
     events_path = newest_copy(ref, EVENTS)
     directory = events_path.parent
@@ -142,7 +126,7 @@ def read_conversation(
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
     sha256 = hashlib.sha256(events).hexdigest() if digest else None
     base_config = read_file(directory / BASE_CONFIG, BASE_CONFIG_LIMIT)
-    with no_cycle_collection():
+    with collector_paused():
         match ConversationStream.read_json(events, base_config):
             case Failure(problem):
                 raise ConversationError(describe(events_path, problem))
@@ -150,6 +134,7 @@ def read_conversation(
                 del events
                 stream = ConversationStream.from_read(read, new_id=new_id, conversation=ref.display_id)
                 del read
+        promote()
     metadata, metadata_error = read_metadata(ref)
     return LoadedConversation(ref, directory, sha256, stream, metadata, metadata_error, lock)
 
@@ -214,7 +199,7 @@ def save_stream(
     if stream == loaded.stream and not (persist_ids and any(entry.transient_id for entry in stream.entries)):
         return []
     current = stream.upgraded()
-    with no_cycle_collection():
+    with collector_paused():
         events = current.to_json()
     written = write_documents(lock, loaded, current.base_config_json(), events, saving=stream, along=along)
     repairs = persisted_repairs(loaded.stream, current)
