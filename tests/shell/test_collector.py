@@ -3,7 +3,7 @@
 import gc
 import threading
 
-from turnmark.shell.collector import collector_paused
+from turnmark.shell.collector import collector_paused, promote
 
 
 def test_the_last_pause_to_end_restores_the_collector() -> None:
@@ -40,3 +40,11 @@ def test_a_collector_turned_off_before_stays_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_promote_leaves_nothing_young_and_nothing_frozen() -> None:
+    made = [[index] for index in range(5_000)]
+    promote()
+    assert gc.get_count()[0] < 100, "what was made is old now"
+    assert gc.get_freeze_count() == 0
+    assert all(gc.is_tracked(item) for item in made[:3])
