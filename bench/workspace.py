@@ -14,7 +14,10 @@ one per core) and is reported as a ratio to the floor of the same workspace, wit
   size (within 5.5x for 10,000 vs 2,000 conversations: linear).
 
 Each row is the better of ``--repeat`` runs (default 2). Run:
-``python bench/workspace.py [--conversations 2000,10000]``.
+``python bench/workspace.py [--conversations 2000,10000] [--all]``; ``--all`` then runs the rest of issue 24's
+table, each against its own floor: ``bench/huge.py`` (a 200 MB conversation: time, peak memory, growth
+with the turns, load + save of 100 MB), ``bench/catchup.py`` (linear catch-up) and ``bench/watch.py
+--latency`` (change to summary past the settle time).
 """
 
 from __future__ import annotations
@@ -121,6 +124,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", default="2000,10000", help="workspace sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--all", action="store_true", help="then the other benchmarks of issue 24's table")
     options = parser.parse_args()
     sizes = sorted(int(size) for size in options.conversations.split(","))
     cold: dict[int, tuple[float, float, float]] = {}
@@ -146,6 +150,10 @@ def main() -> None:
             growth = cold[large][index] / cold[small][index]
             verdict = "met" if growth <= target else "NOT met"
             print(f"  {name:<58}{growth:6.2f}x  (target <= {target:.1f}x: {verdict})")
+    if options.all:
+        for bench in (["huge.py"], ["catchup.py"], ["watch.py", "--latency"]):
+            print(f"\n$ python bench/{' '.join(bench)}", flush=True)
+            subprocess.run([sys.executable, str(Path(__file__).parent / bench[0]), *bench[1:]], check=True)
 
 
 if __name__ == "__main__":
