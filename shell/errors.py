@@ -47,6 +47,10 @@ class QueryError(TurnmarkError):
     """The query cannot run; ``str()`` is one line."""
 
 
+class WorkerDied(TurnmarkError):
+    """A worker process (``--jobs``) ended without finishing its conversation: killed, or out of memory."""
+
+
 class SearchUnavailable(TurnmarkError):
     """This Python's SQLite cannot hold ``find``'s index (no FTS5)."""
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from turnmark.shell.lazy import lazy_imports
+from turnmark.shell.usecases import parallel
 
 with lazy_imports():
     from rich import console as rich_console
@@ -29,13 +30,12 @@ def progress_bar() -> Progress:
     )
 
 
-OnRead = Callable[[int, int], None]
 WORTH_A_BAR = 50
 """Fewer conversations to read than this show no bar (they take a moment)."""
 
 
 @contextmanager
-def reading(description: str) -> Iterator[OnRead]:
+def reading(description: str) -> Iterator[parallel.OnRead]:
     """A ``(done, total)`` callback for reading many conversations: a bar appears on a terminal once there are
     at least ``WORTH_A_BAR`` to read, and disappears at the end."""
     shown: list[Progress] = []

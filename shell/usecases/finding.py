@@ -31,11 +31,6 @@ from turnmark.shell.storage.workspace_cache import ConversationRow
 from turnmark.shell.usecases import parallel
 
 Note = Callable[[str], None]
-OnRead = Callable[[int, int], None]
-
-
-def _no_progress(done: int, total: int) -> None:
-    """No progress shown."""
 
 
 def _ignore(_message: str) -> None:
@@ -123,7 +118,12 @@ def _must_read(connection: sqlite3.Connection, ref: ConversationRef, row: Conver
 
 
 def _bring_up_to_date(
-    db: cache_db.CacheDb, refs: Sequence[ConversationRef], *, everything: bool, jobs: int | None, on_read: OnRead
+    db: cache_db.CacheDb,
+    refs: Sequence[ConversationRef],
+    *,
+    everything: bool,
+    jobs: int | None,
+    on_read: parallel.OnRead,
 ) -> tuple[int, dict[str, ConversationRow]]:
     """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone); the conversations
     to read are read on ``jobs`` processes while this one writes what they found.
@@ -181,7 +181,7 @@ def _search(
     query: Query,
     options: FindOptions,
     note: Note,
-    on_read: OnRead,
+    on_read: parallel.OnRead,
 ) -> FindResult:
     if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
         with db.writing():
@@ -217,7 +217,7 @@ def find(
     *,
     refs: Sequence[ConversationRef] | None = None,
     note: Note = _ignore,
-    on_read: OnRead = _no_progress,
+    on_read: parallel.OnRead = parallel.no_progress,
 ) -> FindResult:
     """Search the workspace's turns (``refs`` only, when given) through the index; ``on_read(done, total)``
     follows the conversations read into it."""

@@ -16,7 +16,7 @@ from functools import partial
 
 from turnmark.core.search.freshness import Freshness
 from turnmark.shell.clock import now_ns
-from turnmark.shell.errors import ConversationError, FileFault
+from turnmark.shell.errors import ConversationError, FileFault, WorkerDied
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, workspace_cache
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
@@ -30,7 +30,6 @@ with lazy_imports():
     from turnmark.shell.storage import conversations
 
 Note = Callable[[str], None]
-OnRead = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -106,7 +105,7 @@ def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]]
 def _store(
     db: cache_db.CacheDb | None, written: Sequence[tuple[ConversationRow, bool]], gone: set[str], note: Note
 ) -> None:
-    """Write what was read (Ctrl-C included: a first listing of a big workspace goes on where it stopped)."""
+    """Write what was read (after Ctrl-C too: a first listing of a big workspace goes on where it stopped)."""
     if db is None or not (written or gone):
         return
     try:
@@ -117,10 +116,6 @@ def _store(
         note(f"the workspace cache was not updated ({error}); it is next time")
 
 
-def _ignore(done: int, total: int) -> None:
-    """No progress shown."""
-
-
 def _listed(
     db: cache_db.CacheDb | None,
     refs: Sequence[ConversationRef],
@@ -128,7 +123,7 @@ def _listed(
     *,
     checks: bool,
     jobs: int | None,
-    on_read: OnRead,
+    on_read: parallel.OnRead,
 ) -> list[Listed]:
     rows = workspace_cache.stored(db.connection) if db is not None else {}
     found: dict[str, ConversationRow] = {}
@@ -149,7 +144,7 @@ def _listed(
             found[ref.display_id] = row
             written.append((row, False))
             on_read(done, len(unread))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, WorkerDied):
         _store(db, written, set(), note)
         raise
     _store(db, written, set(rows) - {ref.display_id for ref in refs}, note)
@@ -157,7 +152,12 @@ def _listed(
 
 
 def list_workspace(
-    workspace: Workspace, note: Note, *, checks: bool = False, jobs: int | None = None, on_read: OnRead = _ignore
+    workspace: Workspace,
+    note: Note,
+    *,
+    checks: bool = False,
+    jobs: int | None = None,
+    on_read: parallel.OnRead = parallel.no_progress,
 ) -> list[Listed]:
     """Every conversation of ``workspace`` with its row (with ``checks``: and ``check``'s report), through the
     workspace cache; the conversations it lacks are read on ``jobs`` processes (``None``: one per core), with

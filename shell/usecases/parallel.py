@@ -1,25 +1,34 @@
-"""Independent work over many conversations on several cores: a pool of worker processes.
+"""Independent work over many conversations on several cores.
 
-Used where each conversation's work needs nothing from the others: reading the conversations a cold
-workspace cache lacks, and ``summarize --all`` with the offline summarizer. Workers are started fresh
-(``spawn``: a watcher's threads are never forked), each takes its conversation's lock itself as a
-single process would, and results come back in the order of the items; the caller writes the cache.
-Few items, or one job, run in this process: starting workers costs more than they save.
+Used where each conversation's work needs nothing from the others: reading the conversations the
+workspace cache or the ``find`` index lacks, and ``summarize --all`` with the offline summarizer. Each
+worker takes a conversation's lock itself, as a single process would; results come back in the order of
+the items and the caller writes the cache. Few items, or one job, run in this process: starting workers
+costs more than they save (and a warm run never loads the pool, ``worker_pool.py``).
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from typing import TypeVar
+
+from turnmark.shell.lazy import lazy_imports
+
+with lazy_imports():
+    from turnmark.shell.usecases import worker_pool
 
 T = TypeVar("T")
 R = TypeVar("R")
+OnRead = Callable[[int, int], None]
+"""``(done, total)`` after each conversation read, for a progress bar."""
 
 WORTH_A_WORKER = 16
 """Fewer items per worker than this run in this process (a worker's start-up is about 0.2 s)."""
+
+
+def no_progress(done: int, total: int) -> None:
+    """An ``OnRead`` that shows nothing."""
 
 
 def default_jobs() -> int:
@@ -40,16 +49,12 @@ def workers_for(items: int, jobs: int | None) -> int:
 def each(work: Callable[[T], R], items: Sequence[T], jobs: int | None) -> Generator[R, None, None]:
     """``work`` of every item, in order, spread over worker processes when that pays.
 
-    ``work`` must be a module-level function and items and results picklable. Closing the iterator
-    early (or Ctrl-C) cancels what has not started; a worker's exception is raised here.
+    ``work`` must be a module-level function (or a ``partial`` of one) and items and results picklable.
+    Closing the generator (Ctrl-C included) hands out nothing more and waits for the few items already
+    handed out; a worker's exception is raised here, and a worker that died is ``WorkerDied``.
     """
     workers = workers_for(len(items), jobs)
     if workers == 0:
         yield from map(work, items)
-        return
-    chunk = max(1, min(64, len(items) // (workers * 8)))
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        try:
-            yield from pool.map(work, items, chunksize=chunk)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        yield from worker_pool.results(work, items, workers)

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
 from turnmark.core.search.scopes import DEFAULT_SCOPES
 from turnmark.core.search.terms import parse_query
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.errors import WorkerDied
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.workspace import list_conversations, require_workspace
-from turnmark.shell.usecases import finding, listing, parallel, summarize_all
+from turnmark.shell.usecases import finding, listing, parallel, summarize_all, worker_pool
 from turnmark.shell.usecases.summarize import CatchupOptions
 
 
@@ -105,3 +112,60 @@ def test_an_index_built_on_two_processes_finds_what_one_process_finds(workspace:
     alone, shared = cold(1), cold(2)
     assert alone[1] > 0
     assert shared == alone
+
+
+def mark(folder: str, item: int) -> int:
+    Path(folder, str(item)).touch()
+    time.sleep(0.05)
+    return item
+
+
+def die_at_seven(item: int) -> int:
+    if item == 7:
+        os._exit(3)
+    return item
+
+
+def test_closing_early_hands_out_no_more_work(tmp_path: Path) -> None:
+    results = parallel.each(partial(mark, str(tmp_path)), range(200), jobs=2)
+    assert next(results) == 0
+    results.close()
+    started = len(list(tmp_path.iterdir()))
+    assert 1 <= started <= 2 * worker_pool.AHEAD + 2
+
+
+def test_a_worker_that_dies_is_one_error(tmp_path: Path) -> None:
+    with pytest.raises(WorkerDied, match="--jobs 1"):
+        list(parallel.each(die_at_seven, range(40), jobs=2))
+
+
+CTRL_C = """
+import sys
+from functools import partial
+from tests.shell.usecases.test_parallel import mark
+from turnmark.shell.usecases import parallel
+try:
+    for item in parallel.each(partial(mark, sys.argv[1]), range(400), jobs=2):
+        print(item, flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+def test_ctrl_c_stops_the_workers_after_what_they_were_handed(tmp_path: Path) -> None:
+    runner = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=REPO,
+    )
+    assert runner.stdout is not None
+    printed = [runner.stdout.readline() for _ in range(3)]
+    os.killpg(runner.pid, signal.SIGINT)
+    out, err = runner.communicate(timeout=60)
+    assert printed == ["0\n", "1\n", "2\n"]
+    assert out.splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err
+    assert len(list(tmp_path.iterdir())) <= len(out.splitlines()) + 2 * worker_pool.AHEAD + 2
