@@ -152,8 +152,10 @@ class KeysWrittenTwice:
         return keys
 
     def found(self) -> tuple[DuplicateKey, ...]:
-        if self._events is not None:
-            self._found, self._events = found_in(self._events), None
+        events = self._events
+        if events is not None:
+            self._found = found_in(events)
+            self._events = None
         return self._found
 
 

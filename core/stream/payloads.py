@@ -118,8 +118,10 @@ class StoredText:
         self._text = ""
 
     def text(self) -> str:
-        if self._decode is not None:
-            self._text, self._decode = self._decode(self.stored), None
+        decode = self._decode
+        if decode is not None:
+            self._text = decode(self.stored)
+            self._decode = None
         return self._text
 
 

@@ -86,7 +86,10 @@ def watch(
     catchup = summarize.CatchupOptions.using(settings.run(model))
     log = _log_json if settings.format is OutputFormat.json else _log_text
     watcher = watcher_service.Watcher(
-        roots, watcher_service.WatchOptions(settle=settle, once=once, catchup=catchup), settings.new_id, log
+        roots,
+        watcher_service.WatchOptions(settle=settle, once=once, catchup=catchup, jobs=settings.jobs),
+        settings.new_id,
+        log,
     )
     if once:
         watcher.run_once()

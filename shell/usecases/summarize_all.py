@@ -22,7 +22,7 @@ from returns.result import Success
 from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.wire.models import resolve_summary_model
-from turnmark.shell import entropy
+from turnmark.shell import entropy, version
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConfigProblem, FileFault
 from turnmark.shell.storage import cache_db, plan_cache, workspace_cache
@@ -34,6 +34,9 @@ from turnmark.shell.usecases import parallel, summarize
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun
 
 OnBatch = Callable[[int, int], None]
+PLAN_RULES = 1
+"""Part of every stored plan's inputs, with turnmark's version: raise it when a change to catch-up makes other
+plans from the same conversation (candidates, transcripts, packing), so plans stored before are not shown."""
 Note = Callable[[str], None]
 
 
@@ -64,6 +67,8 @@ class _Plans:
         layers = config_layers(workspace, None, options.cfg, options.environ)
         self.run = _digest(
             [
+                PLAN_RULES,
+                version.installed(),
                 options.model,
                 options.upgrade,
                 options.retry_failed,
@@ -75,6 +80,8 @@ class _Plans:
         )
         self.stored: dict[str, tuple[str, str]] = {}
         self.made: list[tuple[str, str, str]] = []
+        self.asked: dict[str, tuple[str, bool]] = {}
+        """The inputs each conversation's plan was looked up with, and whether jp held it then."""
 
     def load(self, note: Note) -> None:
         try:
@@ -93,7 +100,10 @@ class _Plans:
         base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
         if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:
             return None
-        return _digest([self.run, row.directory, row.events.sha256, base, is_locked(ref)])
+        locked = is_locked(ref)
+        inputs = _digest([self.run, row.directory, row.events.sha256, base, locked])
+        self.asked[ref.display_id] = (inputs, locked)
+        return inputs
 
     def known(self, ref: ConversationRef) -> CatchupReport | None:
         inputs = self.inputs(ref)
@@ -103,9 +113,11 @@ class _Plans:
         return _report(json.loads(stored[1]))
 
     def remember(self, ref: ConversationRef, report: CatchupReport) -> None:
-        inputs = self.inputs(ref)
-        if inputs is not None and report.error is None and report.skipped is None:
-            self.made.append((ref.display_id, inputs, json.dumps(report.to_json(), ensure_ascii=False)))
+        """Keep a plan under the inputs it was looked up with, unless jp took or left the lock meanwhile."""
+        asked = self.asked.get(ref.display_id)
+        if asked is None or report.error is not None or report.skipped is not None or is_locked(ref) != asked[1]:
+            return
+        self.made.append((ref.display_id, asked[0], json.dumps(report.to_json(), ensure_ascii=False)))
 
     def save(self, note: Note) -> None:
         if not self.made:
@@ -147,8 +159,9 @@ def catch_up_all(
     """Each conversation's report, in the order of ``refs``, as it is done (the ``idle`` ones, unread).
 
     ``rows`` (the workspace cache's, from the listing that found ``idle``) let an offline dry run reuse
-    the plans it stored. Closing the iterator (or Ctrl-C while it runs) stops the conversations not yet
-    started.
+    the plans it stored. ``new_id`` serves catch-ups with a network model; the offline summarizer's, which
+    may run on workers, take fresh random IDs. Closing the iterator (or Ctrl-C while it runs) stops the
+    conversations not yet started.
     """
     plans = None
     workspace = refs[0].workspace if refs else None

@@ -75,6 +75,8 @@ class WatchOptions:
     settle: float = 5.0
     once: bool = False
     catchup: CatchupOptions = field(default_factory=CatchupOptions)
+    jobs: int | None = None
+    """Processes that read what the workspace cache lacks at start (``--jobs``; ``None``: one per core)."""
 
 
 @dataclass
@@ -270,7 +272,9 @@ class Watcher:
         upgrade = self.options.catchup.upgrade
         found: set[str] = set()
         for workspace in self.workspaces:
-            found |= settled(workspace, lambda text: self._say("index", None, text), upgrade=upgrade)
+            found |= settled(
+                workspace, lambda text: self._say("index", None, text), upgrade=upgrade, jobs=self.options.jobs
+            )
         return found
 
     def run_once(self) -> None:

@@ -20,7 +20,7 @@ from turnmark.shell.storage import conversations
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, cache_path
 from turnmark.shell.storage.conversations import LoadedConversation
 from turnmark.shell.storage.workspace import ConversationRef, list_conversations, require_workspace
-from turnmark.shell.usecases import listing
+from turnmark.shell.usecases import listing, parallel
 
 OLD = 1_700_000_000
 Reads = list[str]
@@ -28,7 +28,7 @@ Reads = list[str]
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
-    """The conversations each listing parsed, in order."""
+    """The conversations each listing parsed, in order (all in this process, so that none goes uncounted)."""
     seen: Reads = []
     real = conversations.read_conversation
 
@@ -39,6 +39,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
         return real(ref, new_id, digest=digest)
 
     monkeypatch.setattr(conversations, "read_conversation", counting)
+    monkeypatch.setattr(parallel, "workers_for", lambda items, jobs: 0)
     return seen
 
 

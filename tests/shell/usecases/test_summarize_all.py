@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell import version
 from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.locking import try_lock
@@ -48,7 +49,7 @@ def planned(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def plan(workspace: Path, *extra: str) -> str:
     result = CliRunner().invoke(
-        app, ["--workspace", str(workspace), *extra, *PLAN], obj=Settings(new_id=sequential_ids())
+        app, ["--workspace", str(workspace), "--jobs", "1", *extra, *PLAN], obj=Settings(new_id=sequential_ids())
     )
     assert result.exit_code in (0, 1), result.output
     return result.stdout
@@ -133,3 +134,11 @@ def test_a_rewritten_base_config_plans_again(settled: Path, planned: list[str]) 
     os.utime(base_config, (OLD + 1, OLD + 1))
     plan(settled)
     assert len(planned) == 1
+
+
+def test_another_turnmark_plans_again(settled: Path, planned: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    first = plan(settled)
+    monkeypatch.setattr(version, "installed", lambda: "99.0")
+    printed, read = again(settled, planned)
+    assert printed == first
+    assert read
