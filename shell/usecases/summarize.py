@@ -25,6 +25,7 @@ turns for the next run.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
@@ -33,7 +34,7 @@ from functools import partial
 from returns.result import Failure
 
 from turnmark.core.links.exclusion import excluded_ids
-from turnmark.core.search.freshness import FileIdentity
+from turnmark.core.search.freshness import FileIdentity, Freshness, freshness
 from turnmark.core.stream.config import merge_all
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
@@ -62,7 +63,7 @@ from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, build
 from turnmark.core.summaries.schedule import still_settling
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.wire.models import ModelSpec, resolve_summary_model
-from turnmark.shell.clock import monotonic, now_epoch
+from turnmark.shell.clock import monotonic, now_epoch, now_ns
 from turnmark.shell.collector import collector_paused
 from turnmark.shell.errors import (
     ConfigProblem,
@@ -87,6 +88,7 @@ from turnmark.shell.storage.conversations import (
     save_stream,
 )
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
+from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, read_file
 from turnmark.shell.storage.locking import ConversationLock, is_locked, lock_holder
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
@@ -100,6 +102,51 @@ def files_identity(ref: ConversationRef) -> FilesIdentity:
     """How the files a catch-up reads and writes stand now: any write, JP's rename or in place, changes it."""
     names = (EVENTS, BASE_CONFIG)
     return tuple(file_identity(str(directory / name)) for directory in ref.directories for name in names)
+
+
+@dataclass(frozen=True)
+class FilesSeen:
+    """The files' identity as taken at ``at_ns`` (wall clock) and, when that identity cannot prove a later one
+    the same (they changed within ``RACY_NS`` of it, as right after a write), the SHA-256 of their bytes."""
+
+    identity: FilesIdentity
+    at_ns: int
+    digest: str | None
+
+    def unchanged(self, ref: ConversationRef) -> bool:
+        """Whether the files provably hold what they held then (``core/search/freshness``: the same identity
+        long enough after their last change, else the same bytes)."""
+        now = files_identity(ref)
+        if len(now) != len(self.identity):
+            return False
+        decisions = [freshness(then, self.at_ns, current) for then, current in zip(self.identity, now, strict=True)]
+        if all(decision is Freshness.SAME for decision in decisions):
+            return True
+        return Freshness.CHANGED not in decisions and self.digest is not None and files_digest(ref) == self.digest
+
+    def holds(self, later: FilesSeen | None) -> bool:
+        """``later`` looked at the same files (around a read: nothing changed while it read)."""
+        return later is not None and (later.identity, later.digest) == (self.identity, self.digest)
+
+
+def files_digest(ref: ConversationRef) -> str:
+    """The SHA-256 of every file ``files_identity`` looks at, in its order (an absent one counts as absent)."""
+    digest = hashlib.sha256()
+    for directory in ref.directories:
+        for name, limit in ((EVENTS, EVENTS_LIMIT), (BASE_CONFIG, BASE_CONFIG_LIMIT)):
+            data = read_file(directory / name, limit)
+            digest.update(b"-" if data is None else b"+%d:" % len(data))
+            digest.update(data or b"")
+    return digest.hexdigest()
+
+
+def files_seen(ref: ConversationRef) -> FilesSeen | None:
+    """How the files stand now (their bytes too, when their identity is too young to prove anything later);
+    ``None`` when they changed while being looked at."""
+    identity, at_ns = files_identity(ref), now_ns()
+    young = any(freshness(file, at_ns, file) is not Freshness.SAME for file in identity)
+    digest = files_digest(ref) if young else None
+    return FilesSeen(identity, at_ns, digest) if files_identity(ref) == identity else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -306,7 +353,7 @@ class Session:
     """builtin/extractive's labels for the stream being caught up, made once for all its batches."""
     _turn_ids: tuple[ConversationStream, frozenset[str], FoldedIds] | None = None
     """The turn IDs of the stream being caught up, as they are and case-folded, taken once for all its answers."""
-    _current: tuple[LoadedConversation, ConversationStream, FilesIdentity] | None = None
+    _current: tuple[LoadedConversation, ConversationStream, FilesSeen] | None = None
     """The conversation as read, the stream written last (or as read, prepared) and the identity of the
     files holding it: a write that finds the same files applies its answers to that stream, unread."""
 
@@ -444,7 +491,7 @@ class Session:
             except ModelTruncated as error:
                 raise ModelTruncated(f"{error} (also with {larger.answer_tokens} answer tokens)") from None
 
-    def adopt(self, loaded: LoadedConversation, stream: ConversationStream, files: FilesIdentity | None) -> None:
+    def adopt(self, loaded: LoadedConversation, stream: ConversationStream, files: FilesSeen | None) -> None:
         """Start from ``loaded`` as read, prepared as ``stream``, when ``files`` (their identity around the read)
         says what was read is what the files hold; ``None``: the first write reads them again."""
         self._current = None if files is None else (loaded, stream, files)
@@ -452,13 +499,13 @@ class Session:
     def _under_lock(self, lock: ConversationLock) -> tuple[LoadedConversation, ConversationStream]:
         """The conversation under ``lock``: the stream in memory while its files are the ones it came from,
         else read again (another process wrote: the fingerprints decide which answers still apply)."""
-        before = files_identity(self.ref)
-        if self._current is not None and before == self._current[2]:
+        if self._current is not None and self._current[2].unchanged(self.ref):
             loaded, stream, _ = self._current
             return replace(loaded, lock=lock), stream
+        before = files_seen(self.ref)
         fresh = read_conversation(self.ref, self.new_id, lock)
         prepared = ensure_first_turn_start(fresh.stream)
-        self.adopt(fresh, prepared, before if files_identity(self.ref) == before else None)
+        self.adopt(fresh, prepared, before if before is not None and before.holds(files_seen(self.ref)) else None)
         return fresh, prepared
 
     def _note(self, text: str) -> None:
@@ -490,7 +537,8 @@ class Session:
                         saved_with_undo(loaded, save, self.options.undo_as)
                     self.last_save_seconds = monotonic() - started
                     self.report.last_write = events_stamp(self.ref)
-                    self._current = (loaded, applied.stream, files_identity(self.ref))
+                    seen = files_seen(self.ref)
+                    self._current = None if seen is None else (loaded, applied.stream, seen)
         except ConversationLocked as error:
             self.report.skipped = f"results not written: {error}; retried next time"
             self.report.locked = True
@@ -517,8 +565,7 @@ def _catch_up(
     report: CatchupReport,
     run: CatchupRun,
 ) -> CatchupReport:
-    with collector_paused():
-        planned = _planned(ref, options, new_id, report=report, run=run)
+    planned = _planned(ref, options, new_id, report=report, run=run)
     if planned is None:
         return report
     session, stream, runnable = planned
@@ -574,18 +621,20 @@ def _planned(
 ) -> tuple[Session, ConversationStream, list[Packing]] | None:
     """Read the conversation and plan its batches: the session, the stream planned and the batches to ask;
     ``None`` when nothing is to be asked (nothing waits, it is locked, a dry run, the model fails: see
-    ``report``)."""
-    before = files_identity(ref)
-    loaded = read_conversation(ref, new_id)
-    files = before if files_identity(ref) == before else None
-    stream = ensure_first_turn_start(loaded.stream)
-    locked = is_locked(ref)
-    open_turn = options.last_turn_open or locked
-    if not open_turn and options.settled_for is not None:
-        report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
-        open_turn = report.unsettled is not None
-    if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
-        return None
+    ``report``). The collector is paused while reading and packing, not while a model server is asked for
+    its context window."""
+    with collector_paused():
+        before = files_seen(ref)
+        loaded = read_conversation(ref, new_id)
+        files = before if before is not None and before.holds(files_seen(ref)) else None
+        stream = ensure_first_turn_start(loaded.stream)
+        locked = is_locked(ref)
+        open_turn = options.last_turn_open or locked
+        if not open_turn and options.settled_for is not None:
+            report.unsettled = still_settling(_changed_ns(files), options.settled_for, now_epoch())
+            open_turn = report.unsettled is not None
+        if not wants_summaries(stream, last_turn_may_be_open=open_turn, upgrade=options.upgrade):
+            return None
     if locked and not options.dry_run:
         holder = lock_holder(ref)
         report.skipped = f"locked by {holder or 'another process'} (a running jp?); retried next time"
@@ -594,20 +643,21 @@ def _planned(
     session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
     if session is None:
         return None
-    runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
-    if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
-        report.save_refused = str(refusal)
+    with collector_paused():
+        runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
+        if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
+            report.save_refused = str(refusal)
     if options.dry_run or not runnable:
         return None
     session.adopt(loaded, stream, files)
     return session, stream, runnable
 
 
-def _changed_ns(files: FilesIdentity | None) -> int | None:
+def _changed_ns(files: FilesSeen | None) -> int | None:
     """When the files were last changed (``None``: while they were read)."""
     if files is None:
         return None
-    return max((max(file.mtime_ns, file.ctime_ns) for file in files if file is not None), default=0)
+    return max((max(file.mtime_ns, file.ctime_ns) for file in files.identity if file is not None), default=0)
 
 
 def _together(answers: Sequence[tuple[Packing, SummaryAnswer]]) -> tuple[Packing, SummaryAnswer]:

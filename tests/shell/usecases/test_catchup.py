@@ -16,6 +16,7 @@ from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.summaries.labels import label_turn
 from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.settings import HttpSettings
+from turnmark.shell.storage import workspace_cache
 from turnmark.shell.storage.conversations import edit_conversation, read_conversation
 from turnmark.shell.storage.failure_memory import load_memory
 from turnmark.shell.storage.locking import lock_path
@@ -536,6 +537,29 @@ def test_a_write_by_another_process_between_two_saves_is_kept(
     assert "Show me the locking code." in events.read_text(), "the other process's edit is kept"
     assert set(report.written) | set(report.dropped) == {"a1turn0", "a2turn0", "a3turn0"}
     assert summaries(ref)["a3turn0"] == ("Summary of a3turn0", "ollama/llama3.2:3b"), "the first save stays"
+
+
+def test_a_rewrite_the_file_times_cannot_show_is_seen_by_its_bytes(
+    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a file system whose clock tick hides a same-size rewrite in place (the identity never changes here),
+    files changed so recently are compared by their bytes: the second save reads them again."""
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    events = ref.directories[0] / "events.json"
+    edit = edit_while_answering(events, "Show me the lock code.", "Show me the lock tool.")
+    server.queue.extend([Behaviour(), Behaviour(content=edit)])
+    monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: True)
+    first_seen: dict[str, object] = {}
+    real = workspace_cache.file_identity
+    monkeypatch.setattr(
+        "turnmark.shell.usecases.summarize.file_identity", lambda path: first_seen.setdefault(path, real(path))
+    )
+    reads = counting(monkeypatch, "read_conversation")
+    report = run(ref, cfg=ONE_PER_BATCH)
+    assert len(reads) == 2
+    assert "Show me the lock tool." in events.read_text(), "the other process's edit is kept"
+    assert set(report.written) | set(report.dropped) == {"a1turn0", "a2turn0", "a3turn0"}
 
 
 def test_ctrl_c_writes_the_answers_received_before_it(workspace: Path, server: ModelServer) -> None:
