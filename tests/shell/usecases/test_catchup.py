@@ -521,45 +521,33 @@ def test_answers_that_waited_are_written_without_reading_the_unchanged_conversat
     assert {path.name: path.read_bytes() for path in folder.iterdir()} == together
 
 
+@pytest.mark.parametrize(
+    ("changed", "coarse_clock"), [("Show me the locking code.", False), ("Show me the lock tool.", True)]
+)
 def test_a_write_by_another_process_between_two_saves_is_kept(
-    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
+    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch, changed: str, coarse_clock: bool
 ) -> None:
-    """The second save finds other files than its first wrote: it reads them again and writes by fingerprint."""
+    """The second save finds other files than its first wrote: it reads them again and writes by fingerprint.
+    With a clock too coarse to show a same-size rewrite in place (the identity never changes), files changed
+    so recently are compared by their bytes."""
     use_model(workspace, server)
     ref = pick_conversation(workspace, CLEAN)
     events = ref.directories[0] / "events.json"
-    edit = edit_while_answering(events, "Show me the lock code.", "Show me the locking code.")
+    edit = edit_while_answering(events, "Show me the lock code.", changed)
     server.queue.extend([Behaviour(), Behaviour(content=edit)])
     monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: True)
+    if coarse_clock:
+        first_seen: dict[str, object] = {}
+        real = workspace_cache.file_identity
+        monkeypatch.setattr(
+            "turnmark.shell.usecases.summarize.file_identity", lambda path: first_seen.setdefault(path, real(path))
+        )
     reads = counting(monkeypatch, "read_conversation")
     report = run(ref, cfg=ONE_PER_BATCH)
     assert len(reads) == 2
-    assert "Show me the locking code." in events.read_text(), "the other process's edit is kept"
+    assert changed in events.read_text(), "the other process's edit is kept"
     assert set(report.written) | set(report.dropped) == {"a1turn0", "a2turn0", "a3turn0"}
     assert summaries(ref)["a3turn0"] == ("Summary of a3turn0", "ollama/llama3.2:3b"), "the first save stays"
-
-
-def test_a_rewrite_the_file_times_cannot_show_is_seen_by_its_bytes(
-    workspace: Path, server: ModelServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """On a file system whose clock tick hides a same-size rewrite in place (the identity never changes here),
-    files changed so recently are compared by their bytes: the second save reads them again."""
-    use_model(workspace, server)
-    ref = pick_conversation(workspace, CLEAN)
-    events = ref.directories[0] / "events.json"
-    edit = edit_while_answering(events, "Show me the lock code.", "Show me the lock tool.")
-    server.queue.extend([Behaviour(), Behaviour(content=edit)])
-    monkeypatch.setattr("turnmark.shell.usecases.summarize.write_due", lambda waited, last_save: True)
-    first_seen: dict[str, object] = {}
-    real = workspace_cache.file_identity
-    monkeypatch.setattr(
-        "turnmark.shell.usecases.summarize.file_identity", lambda path: first_seen.setdefault(path, real(path))
-    )
-    reads = counting(monkeypatch, "read_conversation")
-    report = run(ref, cfg=ONE_PER_BATCH)
-    assert len(reads) == 2
-    assert "Show me the lock tool." in events.read_text(), "the other process's edit is kept"
-    assert set(report.written) | set(report.dropped) == {"a1turn0", "a2turn0", "a3turn0"}
 
 
 def test_ctrl_c_writes_the_answers_received_before_it(workspace: Path, server: ModelServer) -> None:
