@@ -27,7 +27,7 @@ from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConfigProblem, FileFault
 from turnmark.shell.storage import cache_db, plan_cache, workspace_cache
 from turnmark.shell.storage.config_files import config_layers
-from turnmark.shell.storage.locking import is_locked
+from turnmark.shell.storage.locking import is_locked, lock_names
 from turnmark.shell.storage.workspace import BASE_CONFIG, ConversationRef, Workspace
 from turnmark.shell.storage.workspace_cache import ConversationRow
 from turnmark.shell.usecases import parallel, summarize
@@ -80,6 +80,7 @@ class _Plans:
         )
         self.stored: dict[str, tuple[str, str]] = {}
         self.made: list[tuple[str, str, str]] = []
+        self.lock_names = lock_names(workspace)
         self.asked: dict[str, tuple[str, bool]] = {}
         """The inputs each conversation's plan was looked up with, and whether jp held it then."""
 
@@ -100,7 +101,7 @@ class _Plans:
         base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
         if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:
             return None
-        locked = is_locked(ref)
+        locked = is_locked(ref, self.lock_names)
         inputs = _digest([self.run, row.directory, row.events.sha256, base, locked])
         self.asked[ref.display_id] = (inputs, locked)
         return inputs

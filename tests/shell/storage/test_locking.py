@@ -10,7 +10,7 @@ import pytest
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.errors import ConversationLocked
 from turnmark.shell.storage.conversations import edit_conversation
-from turnmark.shell.storage.locking import lock_path, try_lock
+from turnmark.shell.storage.locking import is_locked, lock_names, lock_path, try_lock
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import ConversationRef
 
@@ -102,3 +102,17 @@ def test_a_write_by_another_process_while_unlocked_is_never_lost(conversation: C
     edit_conversation(conversation, lambda s: s.set_turn_summary("p8q2r4b", "Label").unwrap(), sequential_ids())
     assert b"written by jp meanwhile" in events.read_bytes()
     assert b'"summary": "Label"' in events.read_bytes()
+
+
+def test_the_lock_folders_listed_once_tell_the_same_as_a_look_each(conversation: ConversationRef) -> None:
+    assert conversation.workspace is not None
+    other = pick_conversation(conversation.workspace.root, "17800000030")
+    holder = hold(lock_path(conversation))
+    try:
+        names = lock_names(conversation.workspace)
+        assert f"{conversation.display_id}.lock" in names
+        assert is_locked(conversation, names) is is_locked(conversation) is True
+        assert is_locked(other, names) is is_locked(other) is False
+    finally:
+        release(holder)
+    assert not is_locked(conversation, lock_names(conversation.workspace))
