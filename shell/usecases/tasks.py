@@ -13,9 +13,11 @@ Ctrl-C exits. A task's failure is reported and never fails the command.
 from __future__ import annotations
 
 import queue
+import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
@@ -80,6 +82,8 @@ class TaskHandler:
         self._log = log or (lambda message: chrome(message, self._stream))
         self._done: queue.Queue[tuple[Task, BaseException | None]] = queue.Queue()
         self._running: dict[int, Task] = {}
+        self._interrupted = False
+        """Ctrl-C came while draining (acted on between two waits)."""
 
     def spawn(self, task: Task) -> None:
         """Start ``task.run`` now, on its own daemon thread (abandoned threads never block exit)."""
@@ -106,6 +110,9 @@ class TaskHandler:
     ) -> None:
         label = "Cancelling background tasks…" if countdown else "Finishing background tasks…"
         while self._running and monotonic() < deadline:
+            if self._interrupted:
+                self._interrupted = False
+                raise KeyboardInterrupt
             try:
                 task, error = self._done.get(timeout=TIMER_INTERVAL)
             except queue.Empty:
@@ -125,6 +132,28 @@ class TaskHandler:
         report = DrainReport()
         if not self._running:
             return report
+        with self._interrupts_noted():
+            return self._drain(report)
+
+    @contextmanager
+    def _interrupts_noted(self) -> Iterator[None]:
+        """Ctrl-C while draining is noted and acted on between two waits for a task (the main thread's only):
+        raised inside the queue's wait, it could leave the queue's lock released twice."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self._interrupted = False
+
+        def note(signum: int, frame: object) -> None:
+            self._interrupted = True
+
+        previous = signal.signal(signal.SIGINT, note)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    def _drain(self, report: DrainReport) -> DrainReport:
         started = monotonic()
         finished: list[Task] = []
         try:
