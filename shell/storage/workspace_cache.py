@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
 from turnmark.core.summaries.waiting import Waiting
+from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import FileFault
 from turnmark.shell.storage import plan_cache
 from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
@@ -160,6 +161,23 @@ def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | No
     events = Identity(seen.events, row.events.sha256) if seen.events and row.events else None
     metadata = Identity(seen.metadata, row.metadata.sha256) if seen.metadata and row.metadata else None
     return row._replace(directory=seen.directory, events=events, metadata=metadata, checked_ns=now)
+
+
+def kept(ref: ConversationRef, row: ConversationRow | None, usable: bool) -> tuple[ConversationRow, bool] | None:
+    """``row`` when the conversation's files are still the ones it was taken from, with whether it was touched
+    (the same bytes under a new identity: write the identity back); ``None``: read the conversation. A row
+    that is not ``usable`` for the caller (taken by the other reader) is never kept."""
+    if row is None or not usable:
+        return None
+    seen = look(ref)
+    decision = decide(row, seen)
+    if decision is Freshness.SAME:
+        return row, False
+    if decision is Freshness.VERIFY:
+        same = verified(row, seen, now_ns())
+        if same is not None:
+            return same, True
+    return None
 
 
 def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> ConversationRow:

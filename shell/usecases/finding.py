@@ -105,16 +105,10 @@ def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness
 def _must_read(connection: sqlite3.Connection, ref: ConversationRef, row: ConversationRow | None) -> bool:
     """Whether the conversation must be read again (under the index's lock); the same bytes under a new
     identity only update the identity."""
-    seen = workspace_cache.look(ref)
-    decision = _stale(row, seen)
-    if decision is Freshness.SAME:
-        return False
-    if decision is Freshness.VERIFY and row is not None and row.indexed:
-        kept = workspace_cache.verified(row, seen, now_ns())
-        if kept is not None:
-            workspace_cache.touch(connection, kept)
-            return False
-    return True
+    kept = workspace_cache.kept(ref, row, row is not None and row.indexed)
+    if kept is not None and kept[1]:
+        workspace_cache.touch(connection, kept[0])
+    return kept is None
 
 
 def _bring_up_to_date(

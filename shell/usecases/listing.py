@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from turnmark.core.search.freshness import Freshness
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied
 from turnmark.shell.lazy import lazy_imports
@@ -75,20 +74,6 @@ def _usable(row: ConversationRow | None, checks: bool) -> bool:
     return row.problem is not None or (row.facts is not None and (row.check is not None or not checks))
 
 
-def _kept(ref: ConversationRef, row: ConversationRow | None, checks: bool) -> tuple[ConversationRow, bool] | None:
-    """The stored row when the files are still the ones it was taken from (and whether it was touched: the same
-    bytes under a new identity, to write back); ``None``: the conversation must be read."""
-    seen = workspace_cache.look(ref)
-    decision = workspace_cache.decide(row, seen) if _usable(row, checks) else Freshness.CHANGED
-    if decision is Freshness.SAME and row is not None:
-        return row, False
-    if decision is Freshness.VERIFY and row is not None:
-        kept = workspace_cache.verified(row, seen, now_ns())
-        if kept is not None:
-            return kept, True
-    return None
-
-
 def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]], gone: set[str]) -> None:
     with db.writing(), cache_db.batch(db.connection) as checkpoint:
         for count, (row, touched) in enumerate(written, 1):
@@ -130,7 +115,8 @@ def _listed(
     written: list[tuple[ConversationRow, bool]] = []
     unread: list[ConversationRef] = []
     for ref in refs:
-        kept = _kept(ref, rows.get(ref.display_id), checks)
+        row = rows.get(ref.display_id)
+        kept = workspace_cache.kept(ref, row, _usable(row, checks))
         if kept is None:
             unread.append(ref)
             continue
