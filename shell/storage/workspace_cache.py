@@ -23,8 +23,8 @@ from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import FileFault
 from turnmark.shell.storage import plan_cache
-from turnmark.shell.storage.files import EVENTS_LIMIT, METADATA_LIMIT, read_file
-from turnmark.shell.storage.workspace import EVENTS, METADATA, ConversationRef, newest_copy
+from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, METADATA_LIMIT, read_file
+from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, METADATA, ConversationRef, newest_copy
 
 if TYPE_CHECKING:
     from turnmark.shell.storage.conversations import LoadedConversation
@@ -133,7 +133,7 @@ def sha(data: bytes | None) -> str:
 
 def file_hash(path: Path) -> str | None:
     try:
-        data = read_file(path, METADATA_LIMIT if path.name == METADATA else EVENTS_LIMIT)
+        data = read_file(path, {METADATA: METADATA_LIMIT, BASE_CONFIG: BASE_CONFIG_LIMIT}.get(path.name, EVENTS_LIMIT))
     except FileFault:
         return None
     return None if data is None else sha(data)

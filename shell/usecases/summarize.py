@@ -25,11 +25,11 @@ turns for the next run.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 from returns.result import Failure
 
@@ -88,11 +88,10 @@ from turnmark.shell.storage.conversations import (
     save_stream,
 )
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
-from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, read_file
 from turnmark.shell.storage.locking import ConversationLock, is_locked, lock_holder
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
-from turnmark.shell.storage.workspace_cache import file_identity
+from turnmark.shell.storage.workspace_cache import file_hash, file_identity
 
 FilesIdentity = tuple[FileIdentity | None, ...]
 """Each copy's ``events.json`` and ``base_config.json``: device, inode, size, mtime and ctime (``None``: absent)."""
@@ -130,14 +129,9 @@ class FilesSeen:
 
 
 def files_digest(ref: ConversationRef) -> str:
-    """The SHA-256 of every file ``files_identity`` looks at, in its order (an absent one counts as absent)."""
-    digest = hashlib.sha256()
-    for directory in ref.directories:
-        for name, limit in ((EVENTS, EVENTS_LIMIT), (BASE_CONFIG, BASE_CONFIG_LIMIT)):
-            data = read_file(directory / name, limit)
-            digest.update(b"-" if data is None else b"+%d:" % len(data))
-            digest.update(data or b"")
-    return digest.hexdigest()
+    """The SHA-256 of each file ``files_identity`` looks at, in its order (``-``: absent or unreadable)."""
+    names = (EVENTS, BASE_CONFIG)
+    return " ".join(file_hash(directory / name) or "-" for directory in ref.directories for name in names)
 
 
 def files_seen(ref: ConversationRef) -> FilesSeen | None:
@@ -203,6 +197,11 @@ class CatchupReport:
     def done(self) -> bool:
         """Everything asked of this conversation happened (or there was nothing to do)."""
         return self.error is None and self.skipped is None and self.save_refused is None
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> CatchupReport:
+        """The report ``to_json`` wrote (a stored dry run's, shown again)."""
+        return cls(**value)
 
     def to_json(self) -> dict[str, object]:
         return {

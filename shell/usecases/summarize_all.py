@@ -111,7 +111,7 @@ class _Plans:
         stored = self.stored.get(ref.display_id)
         if inputs is None or stored is None or stored[0] != inputs:
             return None
-        return _report(json.loads(stored[1]))
+        return CatchupReport.from_json(json.loads(stored[1]))
 
     def remember(self, ref: ConversationRef, report: CatchupReport) -> None:
         """Keep a plan under the inputs it was looked up with, unless jp took or left the lock meanwhile."""
@@ -130,20 +130,6 @@ class _Plans:
                     plan_cache.save_plans(db.connection, self.made)
         except (FileFault, sqlite3.Error) as error:
             note(f"the plans were not stored ({error}); the next dry run makes them again")
-
-
-def _report(stored: dict[str, object]) -> CatchupReport:
-    """A stored dry run's report (it has no error and skipped nothing)."""
-    return CatchupReport(
-        str(stored["conversation"]),
-        model=stored["model"],  # type: ignore[arg-type]
-        budget=stored["budget"],  # type: ignore[arg-type]
-        plan=stored["plan"],  # type: ignore[arg-type]
-        notes=stored["notes"],  # type: ignore[arg-type]
-        too_large=stored["too_large"],  # type: ignore[arg-type]
-        given_up=stored["given_up"],  # type: ignore[arg-type]
-        save_refused=stored["save_refused"],  # type: ignore[arg-type]
-    )
 
 
 def catch_up_all(
