@@ -22,7 +22,7 @@ from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import require_workspace
 from turnmark.shell.usecases.summarize import CatchupOptions
-from turnmark.shell.usecases.watcher import Watcher, WatchOptions
+from turnmark.shell.usecases.watcher import Watcher, WatchEvent, WatchOptions
 
 SETTLE = 0.4
 TS = "2026-07-01 10:00:00.0"
@@ -298,7 +298,13 @@ def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
     written: list[dict[str, str]] = []
     with Running(workspace) as running:
         watching = running.thread
-        running.watcher.log = lambda event: written.append(dict(event.details.get("summaries") or {}))  # type: ignore[call-overload]
+
+        def log(event: WatchEvent) -> None:
+            found = event.details.get("summaries")
+            if event.conversation == "jp-c17900000009" and isinstance(found, dict):
+                written.append(found)
+
+        running.watcher.log = log
         assert wait_for(lambda: summaries(workspace, "17900000009") == ["Do step 0 of the plan"])
         assert wait_for(lambda: running.watcher.pending(17900000009) == 0)
         written.clear()
