@@ -25,7 +25,7 @@ from turnmark.core.stream.payloads import (
 from turnmark.core.stream.turns import Turn, summary_source
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.fingerprint import transcript_fingerprint, turn_fingerprint
-from turnmark.core.summaries.labels import EXTRACTIVE, USER, label_turns
+from turnmark.core.summaries.labels import EXTRACTIVE, USER, ensure_first_turn_start, label_turns
 from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
 from turnmark.core.summaries.request import PROMPT_TOKENS
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, turn_transcript
@@ -60,7 +60,8 @@ def summary_candidates(
     A turn that already has a summary is left alone, and so is the last turn while it is
     unfinished (or always, with ``last_turn_may_be_open``: a query is still adding to it).
     ``max_message_chars`` is ``conversation.turn_summary.transcript.max_message_chars``
-    (see ``transcript``).
+    (see ``transcript``). ``stream`` is the one catch-up plans from (``catchup_stream``): a first
+    turn without its ``turn_start`` has no ID to hold a summary and is not a candidate here.
 
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids, summary_candidates
     >>> ts = "2026-01-02 10:00:00.0"
@@ -76,20 +77,26 @@ def summary_candidates(
     """
     excluded = excluded_ids(stream)
     found: list[Candidate] = []
-    for turn_id, turn in _wanting(stream, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade):
+    for turn_id, turn in _wanting(stream.turns(), last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade):
         text = turn_transcript(turn, excluded, max_message_chars)
         shown = transcript_fingerprint(text, turn, excluded)
         found.append(Candidate(turn_id, turn.index, text, estimate_tokens(text), shown))
     return tuple(found)
 
 
+def catchup_stream(stream: ConversationStream) -> ConversationStream:
+    """The stream catch-up plans from and writes to: the conversation as read, its first turn given the
+    ``turn_start`` it lacks (``ensure_first_turn_start``: a legacy conversation's turns get an ID)."""
+    return ensure_first_turn_start(stream)
+
+
 def wants_summaries(stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade: bool = False) -> bool:
     """Whether ``summary_candidates`` finds a turn (no transcript is made)."""
-    return any(_wanting(stream, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade))
+    return any(_wanting(stream.turns(), last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade))
 
 
-def _wanting(stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade: bool) -> Iterator[tuple[str, Turn]]:
-    turns = stream.turns()
+def _wanting(turns: Sequence[Turn], *, last_turn_may_be_open: bool, upgrade: bool) -> Iterator[tuple[str, Turn]]:
+    """The one rule for which turns want a summary: every other answer to that question is derived from it."""
     for position, turn in enumerate(turns):
         turn_id = turn.id()
         if turn_id is None or not turn.requests():
@@ -103,7 +110,10 @@ def _wanting(stream: ConversationStream, *, last_turn_may_be_open: bool, upgrade
 
 
 def waiting(stream: ConversationStream) -> Waiting:
-    """The turns of ``stream`` that ``summary_candidates`` could return, counted (no transcript is made).
+    """What ``summary_candidates`` would find in the conversation as read, counted (no transcript is made).
+
+    Counted by the same rule on the same stream catch-up plans from (``catchup_stream``), so a conversation
+    this calls idle is one a catch-up would find nothing in, legacy ones included.
 
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
     >>> ts = "2026-01-02 10:00:00.0"
@@ -114,19 +124,15 @@ def waiting(stream: ConversationStream) -> Waiting:
     >>> waiting(stream.set_turn_summary("e000001", "Build fixed").unwrap()).may_need_summaries(upgrade=True)
     False
     """
-    turns = stream.turns()
-    before_last = extractive = 0
-    last = False
-    for position, turn in enumerate(turns):
-        if turn.id() is None or not turn.requests():
-            continue
-        if turn.summary() is not None:
-            extractive += summary_source(turn) == EXTRACTIVE
-        elif position < len(turns) - 1:
-            before_last += 1
-        else:
-            last = turn_is_complete(turn)
-    return Waiting(before_last, last, extractive)
+    turns = catchup_stream(stream).turns()
+
+    def count(*, last_turn_may_be_open: bool, upgrade: bool) -> int:
+        return sum(1 for _ in _wanting(turns, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade))
+
+    before_last = count(last_turn_may_be_open=True, upgrade=False)
+    closed = count(last_turn_may_be_open=False, upgrade=False)
+    upgraded = count(last_turn_may_be_open=False, upgrade=True)
+    return Waiting(before_last, closed > before_last, upgraded - closed)
 
 
 def plan_summaries(candidates: tuple[Candidate, ...], context_window: int | None, batch_size: int) -> Packing:

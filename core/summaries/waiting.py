@@ -7,8 +7,9 @@ from typing import NamedTuple
 class Waiting(NamedTuple):
     """How many turns could still want a summary (what the workspace cache keeps instead of reading again).
 
-    ``before_last``: turns before the last one with a request and no summary; ``last``: the last turn
-    is such a turn and is complete; ``extractive``: turns whose summary ``--upgrade`` would rewrite.
+    ``before_last``: the candidates while the last turn may be open; ``last``: the last turn is one more
+    once it is closed; ``extractive``: how many more ``--upgrade`` takes (offline summaries it rewrites).
+    ``catchup.waiting`` counts them with ``summary_candidates``' own rule.
     """
 
     before_last: int = 0

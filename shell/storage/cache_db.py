@@ -34,7 +34,7 @@ from turnmark.shell.storage.workspace import Workspace
 DIRECTORY = ".turnmark"
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 T = TypeVar("T")
 BATCH = 64
 """Conversations written per transaction while the cache is built (readers see progress, the log stays small)."""
@@ -80,7 +80,7 @@ SCHEMA = (
     f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE turns_all_fts USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
-"""Schema version 3 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+"""Schema version 4 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 
 
 class CacheBusy(FileFault):

@@ -28,8 +28,7 @@ from turnmark.core.stream.config import TURN_SUMMARY, lookup
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
-from turnmark.core.summaries.catchup import summary_candidates
-from turnmark.core.summaries.labels import ensure_first_turn_start
+from turnmark.core.summaries.catchup import catchup_stream, summary_candidates
 from turnmark.core.wire.answers import ChatPart
 from turnmark.core.wire.chat import WIRE_APIS, request_body
 from turnmark.core.wire.models import ModelSpec, resolve_id
@@ -216,7 +215,7 @@ def _turn(
             config = effective_config(workspace, stream, options.cfg, options.environ, start)
         else:
             loaded = read_conversation(ref, new_id, lock)
-            stream = ensure_first_turn_start(loaded.stream)
+            stream = catchup_stream(loaded.stream)
             config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
         model = _assistant_model(config, options.model)
         provider = _usable(model, config, options)

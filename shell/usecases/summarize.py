@@ -49,6 +49,7 @@ from turnmark.core.summaries.batching import (
 )
 from turnmark.core.summaries.catchup import (
     apply_summaries,
+    catchup_stream,
     extractive_answer,
     summary_candidates,
     turn_ids_of,
@@ -57,7 +58,7 @@ from turnmark.core.summaries.catchup import (
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.failures import counted, forgotten, given_up
 from turnmark.core.summaries.gate import FoldedIds, folded_ids
-from turnmark.core.summaries.labels import EXTRACTIVE, ensure_first_turn_start
+from turnmark.core.summaries.labels import EXTRACTIVE
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, build_summary_request, parse_summaries
 from turnmark.core.summaries.schedule import still_settling
@@ -503,7 +504,7 @@ class Session:
             return replace(loaded, lock=lock), stream
         before = files_seen(self.ref)
         fresh = read_conversation(self.ref, self.new_id, lock)
-        prepared = ensure_first_turn_start(fresh.stream)
+        prepared = catchup_stream(fresh.stream)
         self.adopt(fresh, prepared, before if before is not None and before.holds(files_seen(self.ref)) else None)
         return fresh, prepared
 
@@ -626,7 +627,7 @@ def _planned(
         before = files_seen(ref)
         loaded = read_conversation(ref, new_id)
         files = before if before is not None and before.holds(files_seen(ref)) else None
-        stream = ensure_first_turn_start(loaded.stream)
+        stream = catchup_stream(loaded.stream)
         locked = is_locked(ref)
         open_turn = options.last_turn_open or locked
         if not open_turn and options.settled_for is not None:
