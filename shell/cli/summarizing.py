@@ -66,6 +66,8 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
         return [f"{report.conversation}  not summarized: see the error above"]
     if report.skipped:
         return [f"{report.conversation}  skipped: {report.skipped}"]
+    if not report.plan and not report.written and not report.save_refused:
+        return [f"{report.conversation}  nothing to summarize"]
     if dry_run:
         packed = sum(1 for row in report.plan if "batch" in row)
         batches = len({row["batch"] for row in report.plan if "batch" in row})
