@@ -1,17 +1,10 @@
 """Link resolution (unlinked / resolved / unresolved with a reason) and the check report."""
 
-from pathlib import Path
-
-import pytest
-from returns.result import Success
-
-from tests.conftest import REPO, corpus_conversations
 from tests.support.streams import TS, load, message, request, stream_of, turn
-from turnmark.core.links.check import check_report, link_problems
+from turnmark.core.links.check import check_report
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.summaries.turn_rows import summarized_turns, turn_rows
+from turnmark.core.summaries.turn_rows import turn_rows
 
 
 def hand_edited() -> ConversationStream:
@@ -70,24 +63,3 @@ def test_turn_rows_mark_transient_ids_and_fallbacks() -> None:
         load([{"timestamp": TS, "type": "turn_start"}, {"timestamp": TS, "type": "chat_request", "content": "hi"}])
     )
     assert [(row.id_transient, row.label, row.label_source) for row in rows] == [(True, "hi", "fallback")]
-
-
-def every_conversation() -> list[Path]:
-    """Every fixture conversation and, when present, every corpus conversation."""
-    folders = sorted(REPO.glob("fixtures/*/.jp/conversations/*/events.json"))
-    return folders + [folder / "events.json" for folder in corpus_conversations()]
-
-
-@pytest.mark.parametrize("events", every_conversation(), ids=lambda path: path.parent.name[:24])
-def test_the_listings_counts_are_the_reports_and_the_rows(events: Path) -> None:
-    base_config = events.parent / "base_config.json"
-    loaded = ConversationStream.from_json(
-        events.read_bytes(), base_config.read_bytes() if base_config.exists() else None, new_id=sequential_ids()
-    )
-    if not isinstance(loaded, Success):
-        pytest.skip("a fixture that does not load")
-    stream = loaded.unwrap()
-    report = check_report(stream)
-    assert link_problems(stream) == (len(report.unresolved), len(report.duplicated_ids))
-    rows = turn_rows(stream)
-    assert summarized_turns(stream) == (len(rows), sum(1 for row in rows if row.label_source == "summary"))
