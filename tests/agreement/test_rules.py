@@ -44,8 +44,9 @@ def disagreement(stream: ConversationStream) -> str | None:
         if facts.may_need_summaries(upgrade=upgrade) != bool(upgraded if upgrade else closed):
             return f"may_need_summaries(upgrade={upgrade}) {not facts.may_need_summaries(upgrade=upgrade)}"
     report = check_report(stream, stream.doubled_keys)
-    if link_problems(stream) != (len(report.unresolved), len(report.duplicated_ids)):
-        return f"link problems {link_problems(stream)}, check's report {len(report.unresolved), len(report.duplicated_ids)}"
+    reported = (len(report.unresolved), len(report.duplicated_ids))
+    if link_problems(stream) != reported:
+        return f"link problems {link_problems(stream)}, check's report {reported}"
     rows = turn_rows(stream)
     long_way = (len(rows), sum(1 for row in rows if row.label_source == "summary"))
     if summarized_turns(stream) != long_way:
