@@ -66,26 +66,27 @@ def copy_corpus(destination: Path) -> Path | None:
     return destination
 
 
-def conversation_folders(root: Path, user_data: Path | None = None) -> list[Path]:
-    """Every conversation folder of the workspace at ``root``, and of its user-local silo."""
+def conversation_folders(root: Path) -> list[Path]:
+    """Every conversation folder of the workspace at ``root``, and of its user-local silo (``JP_USER_DATA_DIR``)."""
     places = [root / ".jp" / "conversations"]
-    if user_data is not None:
-        places += sorted((user_data / "workspace").glob(f"*-{WORKSPACE_ID}/conversations"))
+    marker = root / ".jp" / ".id"
+    user_data = os.environ.get("JP_USER_DATA_DIR")
+    if marker.is_file() and user_data:
+        places += sorted(Path(user_data).glob(f"workspace/*-{marker.read_text().split()[-1]}/conversations"))
     return sorted(
         folder
         for place in places
         if place.is_dir()
         for folder in place.iterdir()
-        if folder.is_dir()
-        if not folder.name.startswith(".")
+        if folder.is_dir() and not folder.name.startswith(".")
     )
 
 
-def conversation_files(root: Path, user_data: Path | None = None) -> dict[str, dict[str, bytes]]:
-    """Each conversation folder's files (keyed by where the folder is), as bytes."""
+def conversation_files(root: Path) -> dict[str, dict[str, bytes]]:
+    """Each conversation folder's files (a user-local copy's under ``local/``), as bytes."""
     found: dict[str, dict[str, bytes]] = {}
-    for folder in conversation_folders(root, user_data):
-        where = "local/" if user_data is not None and folder.is_relative_to(user_data) else ""
+    for folder in conversation_folders(root):
+        where = "" if folder.is_relative_to(root) else "local/"
         found[where + folder.name] = {
             path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()
         }
@@ -114,7 +115,12 @@ def _where(a: object, b: object) -> str:
             if x != y:
                 return f"[{index}]: {_where(x, y)}"
         return f"{len(a)} items != {len(b)} items"
-    return f"{a!r} != {b!r}"
+    return f"{_short(a)} != {_short(b)}"
+
+
+def _short(value: object) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 120 else f"{shown[:100]}… ({len(shown)} characters)"
 
 
 def _requests() -> st.SearchStrategy[str]:
