@@ -35,6 +35,8 @@ DIRECTORY = ".turnmark"
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
 SCHEMA_VERSION = 4
+FTS_TABLES = ("turns_fts", "turns_all_fts")
+"""``find``'s text, one row per turn (rowid: ``turns.id``): the default scopes, and all of them."""
 T = TypeVar("T")
 BATCH = 64
 """Conversations written per transaction while the cache is built (readers see progress, the log stays small)."""
@@ -77,8 +79,8 @@ SCHEMA = (
         UNIQUE (conversation, turn_index)
     )""",
     "CREATE INDEX turns_started_at ON turns (started_at)",
-    f"CREATE VIRTUAL TABLE turns_fts USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
-    f"CREATE VIRTUAL TABLE turns_all_fts USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
+    f"CREATE VIRTUAL TABLE {FTS_TABLES[0]} USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
+    f"CREATE VIRTUAL TABLE {FTS_TABLES[1]} USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
 """Schema version 4 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
 from turnmark.shell.storage import workspace_cache
+from turnmark.shell.storage.cache_db import FTS_TABLES
 from turnmark.shell.storage.workspace_cache import ConversationRow
 
 
@@ -24,7 +25,7 @@ class HitRow:
     score: float
 
 
-TABLES = {"turns_fts": LIGHT_SCOPES, "turns_all_fts": SCOPES}
+TABLES = dict(zip(FTS_TABLES, (LIGHT_SCOPES, SCOPES), strict=True))
 """The FTS5 tables and their columns: a turn's light scopes alone, and all its scopes (filled only once a
 search asks for tool results or reasoning: see ``include_all_scopes``)."""
 ALL_SCOPES_KEY = "all_scopes"
@@ -142,15 +143,8 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
 
 
 def forget(connection: sqlite3.Connection, conversations: Collection[str]) -> None:
-    """Drop conversations that no longer exist."""
-    connection.execute("BEGIN IMMEDIATE")
-    for conversation in conversations:
-        rowids = [
-            rowid for (rowid,) in connection.execute("SELECT id FROM turns WHERE conversation = ?", (conversation,))
-        ]
-        _delete_turns(connection, rowids)
+    """Drop conversations that no longer exist (inside the caller's transaction)."""
     workspace_cache.forget_rows(connection, conversations)
-    connection.execute("COMMIT")
 
 
 def _filters(since: int | None, conversations: Sequence[str]) -> tuple[str, list[object]]:

@@ -23,6 +23,7 @@ from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import FileFault
 from turnmark.shell.storage import plan_cache
+from turnmark.shell.storage.cache_db import FTS_TABLES
 from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, METADATA_LIMIT, read_file
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, METADATA, ConversationRef, newest_copy
 
@@ -375,8 +376,13 @@ def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
 
 
 def forget_rows(connection: sqlite3.Connection, conversations: Iterable[str]) -> None:
-    """Drop the rows of conversations that no longer exist (inside the caller's transaction)."""
+    """Drop everything kept for conversations that no longer exist: their row, their turns with their text in
+    ``find``'s index, their stored plans (inside the caller's transaction; the listing and ``find`` both call it)."""
     gone = list(conversations)
     for conversation in gone:
+        turns = "SELECT id FROM turns WHERE conversation = ?"
+        for table in FTS_TABLES:
+            connection.execute(f"DELETE FROM {table} WHERE rowid IN ({turns})", (conversation,))
+        connection.execute("DELETE FROM turns WHERE conversation = ?", (conversation,))
         connection.execute("DELETE FROM conversations WHERE conversation = ?", (conversation,))
     plan_cache.forget_plans(connection, gone)

@@ -17,15 +17,16 @@ ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200", "NO_COLOR": "1", "ANTHROPIC_AP
 
 
 class Cli:
-    """``turnmark --workspace ROOT …`` in this process."""
+    """``turnmark --workspace ROOT [OPTIONS] …`` in this process."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *options: str) -> None:
         self.root = root
+        self.options = options
 
     def __call__(self, *args: str) -> tuple[int, str]:
         """The exit code and standard output (a traceback is re-raised: no command may end in one)."""
         result = CliRunner().invoke(
-            app, ["--workspace", str(self.root), *args], obj=Settings(new_id=sequential_ids()), env=ENV
+            app, ["--workspace", str(self.root), *self.options, *args], obj=Settings(new_id=sequential_ids()), env=ENV
         )
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception

@@ -50,8 +50,8 @@ def summarized_all(root: Path, *extra: str) -> dict[str, dict[str, bytes]]:
     return conversation_files(root)
 
 
-def watched_once(root: Path) -> dict[str, dict[str, bytes]]:
-    Cli(root)("watch", "--once", "--settle", "0", *OFFLINE)
+def watched_once(root: Path, *extra: str) -> dict[str, dict[str, bytes]]:
+    Cli(root)(*extra, "watch", "--once", "--settle", "0", *OFFLINE)
     return conversation_files(root)
 
 
@@ -74,7 +74,7 @@ def watched_from_start(root: Path, expected: dict[str, dict[str, bytes]]) -> dic
 def agree_on_catch_up(make: Iterator[Path], *, start_up: bool = True) -> None:
     """Every way of catching up the workspace ``make`` copies writes the same files."""
     each = summarized_each(next(make))
-    whole = summarized_all(next(make))
+    whole = summarized_all(next(make), "--jobs", "1")
     assert (difference := first_difference("summarize --all vs summarize CONV", whole, each)) is None, difference
     once = watched_once(next(make))
     assert (difference := first_difference("watch --once vs summarize --all", once, whole)) is None, difference
@@ -85,7 +85,9 @@ def agree_on_catch_up(make: Iterator[Path], *, start_up: bool = True) -> None:
         )
     with workers_forced():
         two = summarized_all(next(make), "--jobs", "2")
+        watched_two = watched_once(next(make), "--jobs", "2")
     assert (difference := first_difference("summarize --all --jobs 2 vs --jobs 1", two, whole)) is None, difference
+    assert (difference := first_difference("watch --once --jobs 2 vs --jobs 1", watched_two, whole)) is None, difference
 
 
 @contextmanager
