@@ -290,6 +290,13 @@ def test_summarize_then_turns_show_who_wrote_each_summary(run: Run, snapshot: Sn
     assert json.loads(again)["conversations"][0]["written"] == {}
 
 
+def test_a_conversation_with_nothing_to_summarize_says_so_and_names_no_model(run: Run) -> None:
+    run("summarize", "17800000040", "--model", "builtin/extractive")
+    for dry_run in ((), ("--dry-run",)):
+        out, _ = run("summarize", "17800000040", "--model", "builtin/extractive", *dry_run)
+        assert out == "jp-c17800000040  nothing to summarize\n"
+
+
 def test_summarize_reports_a_failure_and_exits_1(run: Run) -> None:
     out, err = run("summarize", "17800000030", code=1)
     assert out == "jp-c17800000030  not summarized: see the error above\n"
