@@ -30,7 +30,7 @@ with lazy_imports():
     from turnmark.core.editing import strip as strip_keys
     from turnmark.core.stream import legacy_upgrade
     from turnmark.core.stream import turns as stream_turns
-    from turnmark.shell.storage import conversations, undo
+    from turnmark.shell.storage import conversations, locking, undo
 
 if TYPE_CHECKING:
     from turnmark.core.editing.repair import Fix, Problem, RepairPlan
@@ -214,7 +214,7 @@ def _write(
 ) -> LegacyUpgrade | None:
     """Apply the fixes under the lock, on a copy read under it, if the conversation did not change meanwhile;
     the upgrade from JP's older format the save performed."""
-    with conversations.hold_lock(ref) as lock:
+    with locking.hold_lock(ref) as lock:
         fresh = conversations.read_conversation(ref, new_id, lock, digest=True)
         if fresh.events_sha256 != planned.events_sha256:
             raise ConversationError(
@@ -345,7 +345,7 @@ def strip(
             row["changes"] = hashlib.sha256(data).hexdigest() != loaded.events_sha256
             row["removes"] = strip_keys.stripped_counts(loaded.stream) if row["changes"] else None
             if apply and row["changes"]:
-                with conversations.hold_lock(ref) as lock:
+                with locking.hold_lock(ref) as lock:
                     fresh = conversations.read_conversation(ref, settings.new_id, lock)
                     stripped = strip_keys.stripped_events(fresh.stream)
                     undo.saved_with_undo(

@@ -20,8 +20,8 @@ import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from returns.result import Failure, Success
@@ -65,6 +65,7 @@ STALE_SECONDS = 600
 """A build folder this old, whose process is gone, was abandoned."""
 NAME_TRIES = 100
 """How many free IDs after now a new conversation may take when others appear at the same moment."""
+
 
 @dataclass(frozen=True, slots=True)
 class LoadedConversation:

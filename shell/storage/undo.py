@@ -40,7 +40,7 @@ NAMES = (BASE_CONFIG, EVENTS)
 LIMITS = {BASE_CONFIG: BASE_CONFIG_LIMIT, EVENTS: EVENTS_LIMIT}
 Along = Callable[[bytes], list[tuple[Path, bytes | None]]]
 """Files to commit together with a conversation's ``events.json``, given its bytes (undo's record)."""
-Result = TypeVar("Result", covariant=True)
+Result_co = TypeVar("Result_co", covariant=True)
 
 
 def undo_root(ref: ConversationRef) -> Path:
@@ -63,13 +63,13 @@ def _steps(ref: ConversationRef, *, complete: bool = True) -> list[Path]:
     )
 
 
-class Save(Protocol[Result]):
+class Save(Protocol[Result_co]):
     """A save that commits ``along``'s files together with the conversation's (``save_stream``, ``write_documents``)."""
 
-    def __call__(self, *, along: Along) -> Result: ...
+    def __call__(self, *, along: Along) -> Result_co: ...
 
 
-def saved_with_undo(loaded: LoadedConversation, save: Save[Result], command: str) -> Result:
+def saved_with_undo(loaded: LoadedConversation, save: Save[Result_co], command: str) -> Result_co:
     """Keep the files as they are, then run ``save`` (under the lock ``loaded`` was read with); ``command`` names
     what saves (``edit -i``, ``strip --apply``), for undo to say what it takes back; what ``save`` returned.
 
@@ -102,6 +102,17 @@ def saved_with_undo(loaded: LoadedConversation, save: Save[Result], command: str
     for old in _steps(loaded.ref)[:-KEEP]:
         remove_tree(old, anchor)
     return saved
+
+
+def continued(ref: ConversationRef) -> Along:
+    """The ``along`` of a later save by the command that kept the newest step, under the lock it still holds:
+    the step's record then names what that save writes, so undo takes back both (``query`` saves its request,
+    then the answer)."""
+    steps = _steps(ref)
+    if not steps:
+        return lambda events: []
+    step = steps[-1]
+    return lambda events: [(step / AFTER, _digest(events).encode())]
 
 
 def _text(path: Path) -> str | None:
@@ -144,6 +155,6 @@ def undo(ref: ConversationRef) -> str:
                 f"{ref.display_id}: changed since {command} (events.json is not what it wrote); nothing restored"
             )
     raise ConversationError(
-        f"{ref.display_id}: nothing to undo (edit -i, repair --apply, strip --apply and a save that upgrades a "
-        "conversation from JP's older format keep copies)"
+        f"{ref.display_id}: nothing to undo (edit -i, repair --apply, strip --apply and an upgrade from JP's older "
+        "format keep copies)"
     )

@@ -53,13 +53,12 @@ from turnmark.shell.errors import ConversationError, EditAborted, FileFault
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.conversations import (
     LoadedConversation,
-    hold_lock,
     read_conversation,
     refuse_unsavable,
     save_stream,
 )
 from turnmark.shell.storage.files import EVENTS_LIMIT, PLAN_LIMIT, os_reason, process_gone, read_file, remove_abandoned
-from turnmark.shell.storage.locking import ConversationLock
+from turnmark.shell.storage.locking import ConversationLock, hold_lock
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.usecases.summarize import CatchupOptions, catch_up

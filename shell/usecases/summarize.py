@@ -84,13 +84,12 @@ from turnmark.shell.storage.conversations import (
     EventsStamp,
     LoadedConversation,
     events_stamp,
-    hold_lock,
     read_conversation,
     save_refusal,
     save_stream,
 )
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
-from turnmark.shell.storage.locking import ConversationLock, is_locked, lock_holder
+from turnmark.shell.storage.locking import ConversationLock, hold_lock, is_locked, lock_holder
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 from turnmark.shell.storage.workspace_cache import file_hash, file_identity
@@ -542,7 +541,8 @@ class Session:
                     save = partial(
                         save_stream, lock, loaded, applied.stream, announce=self._note, command=self.options.saved_by
                     )
-                    saved = save() if self.options.undo_as is None else saved_with_undo(loaded, save, self.options.undo_as)
+                    undo_as = self.options.undo_as
+                    saved = save() if undo_as is None else saved_with_undo(loaded, save, undo_as)
                     written = applied.stream
                     if saved.upgrade is not None:
                         self.report.upgrade, self.report.upgraded = saved.upgrade, True

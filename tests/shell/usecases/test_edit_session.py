@@ -403,7 +403,8 @@ def test_the_json_outcome_is_one_of_four_values(
     out, _ = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=code, before=("--format", "json"))
     result = json.loads(out)
     assert result["outcome"] == outcome
-    assert set(result) == {"conversation", "action", "outcome", "message", "turns", "dropped", "summarized"}
+    keys = {"conversation", "action", "outcome", "message", "turns", "dropped", "summarized", "upgraded", "upgrade"}
+    assert set(result) == keys
     assert (result["turns"] is not None) == (outcome == "saved")
 
 
