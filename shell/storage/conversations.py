@@ -10,7 +10,8 @@ written and synced beside its target first, then renamed over it
 legacy conversation stays loadable; the workspace copy first, the user-local
 copy last), and a failure takes the renames back, leaving both copies as they
 were. Unchanged bytes are not written. A legacy conversation is upgraded on its
-first save. A new conversation is built in a hidden folder and renamed into place.
+first save, which returns what the upgrade changed (``Saved.upgrade``) and keeps an undo
+step first. A new conversation is built in a hidden folder and renamed into place.
 """
 
 from __future__ import annotations
