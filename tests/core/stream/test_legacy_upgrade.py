@@ -6,18 +6,23 @@ import json
 
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
 from turnmark.core.stream.payloads import ChatRequest
 from turnmark.core.summaries.labels import ensure_first_turn_start
 
-HEAD = {"type": "config_delta", "timestamp": "2026-01-02 10:00:00.0", "delta": {"assistant": {"name": "jp"}}}
-ENTRIES = [
+HEAD: JsonObject = {
+    "type": "config_delta",
+    "timestamp": "2026-01-02 10:00:00.0",
+    "delta": {"assistant": {"name": "jp"}},
+}
+ENTRIES: list[JsonObject] = [
     {"type": "chat_request", "timestamp": "2026-01-02 10:00:01.0", "content": "Hi"},
     {"type": "chat_response", "timestamp": "2026-01-02 10:00:02.0", "message": "Hello."},
 ]
 
 
-def load(entries: list[dict[str, object]], base_config: dict[str, object] | None = None) -> ConversationStream:
+def load(entries: list[JsonObject], base_config: JsonObject | None = None) -> ConversationStream:
     events = json.dumps(entries).encode()
     base = None if base_config is None else json.dumps(base_config).encode()
     return ConversationStream.from_json(events, base, new_id=sequential_ids(), conversation="jp-c1").unwrap()
@@ -46,7 +51,9 @@ def test_a_current_stream_is_no_upgrade() -> None:
 
 
 def test_an_upgrade_a_kill_interrupted_has_its_config_already_split_out() -> None:
-    loaded = load([HEAD, *ENTRIES], HEAD["delta"])  # type: ignore[arg-type]
+    delta = HEAD["delta"]
+    assert isinstance(delta, dict)
+    loaded = load([HEAD, *ENTRIES], delta)
     assert loaded.is_legacy
     upgrade = legacy_upgrade(loaded, loaded)
     assert upgrade == LegacyUpgrade(2, False, False)
