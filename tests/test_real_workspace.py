@@ -101,7 +101,8 @@ def test_an_id_copied_from_turns_works_in_transcript_and_label(cli: Cli, legacy:
     assert transcript.startswith(f'<turn id="{copied}">')
     assert cli("transcript", URLSAFE, "--turn", "1")[0] == transcript
     out, _ = cli("label", URLSAFE, copied, "Thank the assistant")
-    assert out == f"{copied}  Thank the assistant\n"
+    assert out.splitlines()[0] == f"{copied}  Thank the assistant"
+    assert out.splitlines()[1].startswith("  upgraded this conversation from JP's older format (base_config.json ")
     after, _ = cli("turns", URLSAFE)
     assert f"{copied}  Thank the assistant  [user]" in after
     assert ID_COLUMN.findall(after)[1:] == ID_COLUMN.findall(listing)[1:], "the IDs written are the IDs shown"
@@ -111,7 +112,8 @@ def test_dry_run_ids_are_the_ids_written(cli: Cli) -> None:
     dry, _ = cli("summarize", URLSAFE, "--dry-run", "--model", "builtin/extractive")
     planned = re.findall(r"^  (\S+) +turn", dry, re.MULTILINE)
     out, _ = cli("summarize", URLSAFE, "--model", "builtin/extractive")
-    assert re.findall(r"^  (\S+) ", out, re.MULTILINE) == planned
+    assert re.findall(r"^  (?!upgraded )(\S+) ", out, re.MULTILINE) == planned
+    assert "\n  upgraded this conversation from JP's older format" in out
 
 
 def test_summarize_without_the_key_reports_once_and_changes_no_byte(cli: Cli, legacy: Path) -> None:

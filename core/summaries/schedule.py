@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
 from turnmark.core.text.wording import counted
 
 LOCKED_RETRY = 2.0
@@ -69,8 +70,10 @@ def report_notices(
     locked: bool,
     skipped: str | None,
     once: bool,
+    upgrade: LegacyUpgrade | None = None,
 ) -> tuple[Notice, ...]:
-    """What a catch-up did, as log lines: the summaries written, the results dropped or refused, its notes, a skip.
+    """What a catch-up did, as log lines: the summaries written, the upgrade from JP's older format their save
+    performed, the results dropped or refused, its notes, a skip.
 
     >>> [(n.event, n.message) for n in report_notices(written={"a1": "Fix the parser"}, model="ollama/qwen3:4b",
     ...     dropped={}, refused={"b2": "a turn ID"}, notes=(), locked=True, skipped="jp holds the lock", once=False)]
@@ -82,6 +85,9 @@ def report_notices(
     if written:
         message = f"summarized {counted(len(written), 'turn')} with {model}"
         notices.append(Notice("summarized", message, {"model": model, "summaries": dict(written)}))
+    if upgrade is not None:
+        said = f"upgraded from JP's older format ({upgrade.describe()}); `turnmark edit --undo` takes it back"
+        notices.append(Notice("upgraded", said, {"upgrade": upgrade.to_json()}))
     for turn_id, reason in dropped.items():
         notices.append(
             Notice("stale", f"dropped a stale result for {turn_id}: {reason}", {"turn": turn_id, "reason": reason})

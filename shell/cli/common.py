@@ -24,6 +24,7 @@ with lazy_imports():
 
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
+    from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
     from turnmark.shell.storage.conversations import LoadedConversation
     from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
@@ -253,3 +254,19 @@ def conversation_json(loaded: LoadedConversation) -> dict[str, object]:
         "title": loaded.title,
         "format": "legacy" if loaded.stream.is_legacy else "current",
     }
+
+
+def upgrade_json(upgrade: LegacyUpgrade | None, *, done: bool) -> dict[str, object]:
+    """``{"upgraded", "upgrade"}`` of a command's JSON: whether its save upgraded the conversation from JP's
+    older format, and what that upgrade changes (with ``upgraded`` false: what a real run's save would)."""
+    return {"upgraded": done and upgrade is not None, "upgrade": None if upgrade is None else upgrade.to_json()}
+
+
+def upgrade_line(conversation: str, upgrade: LegacyUpgrade | None, *, done: bool) -> list[str]:
+    """The line that says a save upgraded (``done``) or would upgrade the conversation from JP's older format."""
+    if upgrade is None:
+        return []
+    if done:
+        undo = f"`turnmark edit --undo {conversation}` takes it back"
+        return [f"  upgraded this conversation from JP's older format ({upgrade.describe()}); {undo}"]
+    return [f"  a real run would upgrade this conversation from JP's older format ({upgrade.describe()})"]

@@ -18,6 +18,8 @@ from turnmark.shell.cli.common import (
     app,
     chosen,
     settings_of,
+    upgrade_json,
+    upgrade_line,
 )
 from turnmark.shell.errors import ConversationError
 from turnmark.shell.lazy import lazy_imports
@@ -26,13 +28,15 @@ from turnmark.shell.output import chrome, emit_json, emit_line, fail
 with lazy_imports():
     from turnmark.core.editing import repair as repair_plan
     from turnmark.core.editing import strip as strip_keys
+    from turnmark.core.stream import legacy_upgrade
     from turnmark.core.stream import turns as stream_turns
-    from turnmark.shell.storage import conversations, undo
+    from turnmark.shell.storage import conversations, locking, undo
 
 if TYPE_CHECKING:
     from turnmark.core.editing.repair import Fix, Problem, RepairPlan
     from turnmark.core.stream.conversation_stream import ConversationStream
     from turnmark.core.stream.event_ids import IdSource
+    from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
     from turnmark.shell.storage.conversations import LoadedConversation
     from turnmark.shell.storage.workspace import ConversationRef
 
@@ -134,6 +138,8 @@ class Outcome:
     decided: list[Fix] = field(default_factory=list)
     applied: bool = False
     error: str | None = None
+    upgrade: LegacyUpgrade | None = None
+    """The upgrade from JP's older format the save performed, or (not ``applied``) would perform."""
 
     def to_json(self) -> dict[str, object]:
         plan, stream = self.plan, self.stream
@@ -156,6 +162,7 @@ class Outcome:
             "backfill_left": plan.backfill_left,
             "applied": self.applied,
             "error": self.error,
+            **upgrade_json(self.upgrade, done=self.applied),
         }
 
 
@@ -193,23 +200,28 @@ def _repair_one(ref: ConversationRef, new_id: IdSource, apply: bool, interactive
             outcome.decided = _ask(loaded.stream, plan.problems)
         fixes = [*plan.fixes, *outcome.decided]
         if (apply or interactive) and fixes:
-            _write(ref, loaded, fixes, new_id)
+            outcome.upgrade = _write(ref, loaded, fixes, new_id)
             outcome.applied = True
+        elif fixes and (repaired := repair_plan.apply_repairs(loaded.stream, fixes)) != loaded.stream:
+            outcome.upgrade = legacy_upgrade.legacy_upgrade(loaded.stream, repaired)
     except ConversationError as error:
         outcome.error = str(error)
     return outcome
 
 
-def _write(ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], new_id: IdSource) -> None:
-    """Apply the fixes under the lock, on a copy read under it, if the conversation did not change meanwhile."""
-    with conversations.hold_lock(ref) as lock:
+def _write(
+    ref: ConversationRef, planned: LoadedConversation, fixes: list[Fix], new_id: IdSource
+) -> LegacyUpgrade | None:
+    """Apply the fixes under the lock, on a copy read under it, if the conversation did not change meanwhile;
+    the upgrade from JP's older format the save performed."""
+    with locking.hold_lock(ref) as lock:
         fresh = conversations.read_conversation(ref, new_id, lock, digest=True)
         if fresh.events_sha256 != planned.events_sha256:
             raise ConversationError(
                 f"{ref.display_id}: changed since the plan was made; nothing written, run repair again"
             )
         repaired = repair_plan.apply_repairs(fresh.stream, fixes)
-        undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired), "repair")
+        return undo.saved_with_undo(fresh, partial(conversations.save_stream, lock, fresh, repaired), "repair").upgrade
 
 
 @app.command(epilog=REPAIR_HELP)
@@ -273,7 +285,12 @@ def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
         head += (
             f", {plan.backfill_left} turn{'s' if plan.backfill_left != 1 else ''} with several requests left unlinked"
         )
-    return [head, *_fix_lines(stream, fixes), *(_problem_line(stream, p) for p in open_problems)]
+    return [
+        head,
+        *upgrade_line(outcome.conversation, outcome.upgrade, done=outcome.applied),
+        *_fix_lines(stream, fixes),
+        *(_problem_line(stream, p) for p in open_problems),
+    ]
 
 
 def _strip_state(row: dict[str, object]) -> str:
@@ -328,7 +345,7 @@ def strip(
             row["changes"] = hashlib.sha256(data).hexdigest() != loaded.events_sha256
             row["removes"] = strip_keys.stripped_counts(loaded.stream) if row["changes"] else None
             if apply and row["changes"]:
-                with conversations.hold_lock(ref) as lock:
+                with locking.hold_lock(ref) as lock:
                     fresh = conversations.read_conversation(ref, settings.new_id, lock)
                     stripped = strip_keys.stripped_events(fresh.stream)
                     undo.saved_with_undo(

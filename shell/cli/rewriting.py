@@ -51,8 +51,9 @@ you did not touch keep their summaries; changed turns are summarized again by th
 next catch-up. The conversation stays locked (JP's lock) while you edit. The
 outcome is saved, unchanged, aborted or invalid (still invalid after 20 rounds).
 edit --undo restores the copy kept before the last edit -i, repair or strip
---apply (and the summary edit -i writes before the editor opens), if nothing
-changed since.
+--apply (and the summary edit -i writes before the editor opens), or before a
+save that upgraded the conversation from JP's older format (events.json as it
+was, base_config.json removed), if nothing changed since.
 """
 
 

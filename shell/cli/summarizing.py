@@ -19,6 +19,8 @@ from turnmark.shell.cli.common import (
     pick_turn,
     read_for_display,
     settings_of,
+    upgrade_json,
+    upgrade_line,
 )
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
@@ -77,7 +79,7 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
             f"{report.conversation}  {counted(len(report.plan), 'turn')} to summarize: {packed} in "
             f"{counted(batches, 'batch', 'batches')} for {model} ({size})"
         )
-        lines = [head]
+        lines = [head, *upgrade_line(report.conversation, report.upgrade, done=False)]
         if report.save_refused:
             lines.append(f"  a real run would not save this conversation: {report.save_refused}")
         for row in report.plan:
@@ -87,6 +89,7 @@ def _report_lines(report: CatchupReport, dry_run: bool) -> list[str]:
     head = f"{report.conversation}  {len(report.written)} summarized with {report.model or 'no model'}"
     waiting = len(report.plan) - len(report.written) - len(report.too_large)
     lines = [head + (f", {waiting} left for the next run" if waiting > 0 else "")]
+    lines += upgrade_line(report.conversation, report.upgrade if report.upgraded else None, done=True)
     order = {str(row["turn"]): int(str(row["index"])) for row in report.plan}
     written = sorted(report.written.items(), key=lambda pair: order.get(pair[0], 0))
     lines += [f"  {turn_id:<8} {text}" for turn_id, text in written]
@@ -286,8 +289,9 @@ def label(
 
     The text is stored as one line: control characters and escape sequences are removed. The
     conversation is written under its lock; if `jp` holds the lock, nothing is written. With
-    --format json: {"conversation", "turn", "summary", "by"} ("summary" and "by" are null after
-    --clear).
+    --format json: {"conversation", "turn", "summary", "by", "upgraded", "upgrade"} ("summary" and
+    "by" are null after --clear; "upgrade" says what a save of a conversation in JP's older format
+    changed, or is null).
     """
     settings = settings_of(ctx)
     if clear == (text is not None):
@@ -308,12 +312,13 @@ def label(
         return result.unwrap()
 
     ref = pick(settings, conversation)
-    stream, _ = conversations.edit_conversation(
+    stream, saved = conversations.edit_conversation(
         ref,
         change,
         settings.new_id,
         persist_ids=True,
         announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
+        command="label",
     )
     problem = finding_usecase.refresh_conversation(ref)
     if problem:
@@ -321,6 +326,10 @@ def label(
     turn_id = chosen[-1]
     stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
     if settings.format is OutputFormat.json:
-        emit_json({"conversation": ref.display_id, "turn": turn_id, "summary": stored, "by": None if clear else "user"})
+        by = None if clear else "user"
+        upgraded = upgrade_json(saved.upgrade, done=True)
+        emit_json({"conversation": ref.display_id, "turn": turn_id, "summary": stored, "by": by, **upgraded})
         return
     emit_line(f"{turn_id}  {stored}" if stored is not None else f"{turn_id}  (summary cleared)")
+    for line in upgrade_line(ref.display_id, saved.upgrade, done=True):
+        emit_line(line)

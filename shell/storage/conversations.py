@@ -10,7 +10,8 @@ written and synced beside its target first, then renamed over it
 legacy conversation stays loadable; the workspace copy first, the user-local
 copy last), and a failure takes the renames back, leaving both copies as they
 were. Unchanged bytes are not written. A legacy conversation is upgraded on its
-first save. A new conversation is built in a hidden folder and renamed into place.
+first save, which returns what the upgrade changed (``Saved.upgrade``) and keeps an undo
+step first. A new conversation is built in a hidden folder and renamed into place.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 from returns.result import Failure, Success
@@ -29,11 +31,12 @@ from turnmark.core.editing.repair import plan_repairs
 from turnmark.core.errors import StreamError
 from turnmark.core.stream.conversation_stream import ConversationStream, persisted_repairs
 from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
 from turnmark.core.stream.metadata import Metadata, parse_metadata
 from turnmark.core.stream.save_rule import refusal, save_blockers
 from turnmark.shell.clock import now_epoch
 from turnmark.shell.collector import collector_paused, promote
-from turnmark.shell.errors import ConversationError, ConversationLocked, FileFault, SaveRefused
+from turnmark.shell.errors import ConversationError, FileFault, SaveRefused
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
@@ -45,7 +48,8 @@ from turnmark.shell.storage.files import (
     remove_abandoned,
     write_together,
 )
-from turnmark.shell.storage.locking import ConversationLock, lock_holder, try_lock
+from turnmark.shell.storage.locking import ConversationLock, hold_lock
+from turnmark.shell.storage.undo import Along, saved_with_undo
 from turnmark.shell.storage.workspace import (
     BASE_CONFIG,
     EVENTS,
@@ -62,9 +66,6 @@ STALE_SECONDS = 600
 """A build folder this old, whose process is gone, was abandoned."""
 NAME_TRIES = 100
 """How many free IDs after now a new conversation may take when others appear at the same moment."""
-
-Along = Callable[[bytes], list[tuple[Path, bytes | None]]]
-"""Files to commit together with a conversation's ``events.json``, given its bytes (undo's record)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +180,14 @@ def refuse_unsavable(loaded: LoadedConversation, written: ConversationStream) ->
         raise refused
 
 
+@dataclass(frozen=True, slots=True)
+class Saved:
+    """What a save did: the files written, and the upgrade from the legacy format it performed (``None``: none)."""
+
+    files: list[Path]
+    upgrade: LegacyUpgrade | None = None
+
+
 def save_stream(
     lock: ConversationLock,
     loaded: LoadedConversation,
@@ -187,25 +196,31 @@ def save_stream(
     persist_ids: bool = False,
     announce: Callable[[str], None] | None = None,
     along: Along | None = None,
-) -> list[Path]:
-    """Persist ``stream`` to every copy of the conversation; return the files actually written.
+    command: str = "a save",
+) -> Saved:
+    """Persist ``stream`` to every copy of the conversation; the files written and the upgrade performed.
 
     Requires the conversation's lock, held since ``loaded`` was read under it; see
     ``write_documents``. An unchanged stream writes nothing (a legacy file stays legacy,
     transient IDs stay unsaved) unless ``persist_ids`` asks for its transient IDs to be written.
+    A save that upgrades a legacy conversation keeps an undo step named ``command`` first (unless
+    ``along`` says the caller keeps one, ``saved_with_undo``), so ``edit --undo`` gives the legacy
+    files back.
     """
     if not lock.held or loaded.lock is not lock:
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
     if stream == loaded.stream and not (persist_ids and any(entry.transient_id for entry in stream.entries)):
-        return []
+        return Saved([])
     current = stream.upgraded()
     with collector_paused():
         events = current.to_json()
-    written = write_documents(lock, loaded, current.base_config_json(), events, saving=stream, along=along)
+    upgrade = legacy_upgrade(loaded.stream, stream)
+    write = partial(write_documents, lock, loaded, current.base_config_json(), events, saving=stream)
+    written = saved_with_undo(loaded, write, command) if upgrade is not None and along is None else write(along=along)
     repairs = persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)
-    return written
+    return Saved(written, upgrade if written else None)
 
 
 def write_documents(
@@ -242,16 +257,6 @@ def write_documents(
     return [path for path in write_together([*extra, *changes], ref.anchor_of) if path not in {p for p, _ in extra}]
 
 
-def hold_lock(ref: ConversationRef) -> ConversationLock:
-    """The conversation's lock, or ``ConversationLocked`` naming the holder (never waits)."""
-    lock = try_lock(ref)
-    if lock is None:
-        holder = lock_holder(ref)
-        by = f" by {holder}" if holder else ""
-        raise ConversationLocked(f"{ref.display_id} is locked{by} (a running jp?); try again when it is done")
-    return lock
-
-
 def edit_conversation(
     ref: ConversationRef,
     change: Callable[[ConversationStream], ConversationStream],
@@ -259,12 +264,14 @@ def edit_conversation(
     *,
     persist_ids: bool = False,
     announce: Callable[[str], None] | None = None,
-) -> tuple[ConversationStream, list[Path]]:
+    command: str = "a save",
+) -> tuple[ConversationStream, Saved]:
     """Lock, load, change and save one conversation; never waits for a lock held elsewhere."""
     with hold_lock(ref) as lock:
         loaded = read_conversation(ref, new_id, lock)
         stream = change(loaded.stream)
-        return stream, save_stream(lock, loaded, stream, persist_ids=persist_ids, announce=announce)
+        saved = save_stream(lock, loaded, stream, persist_ids=persist_ids, announce=announce, command=command)
+        return stream, saved
 
 
 def _abandoned(name: str, mtime: float) -> bool:

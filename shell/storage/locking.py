@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from turnmark.shell.errors import FileFault
+from turnmark.shell.errors import ConversationLocked, FileFault
 from turnmark.shell.storage.files import SMALL_FILE_LIMIT, link_refusal, open_directory, os_reason, read_file
 from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
@@ -189,3 +189,13 @@ def is_locked(ref: ConversationRef, names: frozenset[str] | None = None) -> bool
         return True
     lock.release()
     return False
+
+
+def hold_lock(ref: ConversationRef) -> ConversationLock:
+    """The conversation's lock, or ``ConversationLocked`` naming the holder (never waits)."""
+    lock = try_lock(ref)
+    if lock is None:
+        holder = lock_holder(ref)
+        by = f" by {holder}" if holder else ""
+        raise ConversationLocked(f"{ref.display_id} is locked{by} (a running jp?); try again when it is done")
+    return lock

@@ -1,4 +1,5 @@
-"""Undo for the commands that restructure a conversation (``edit -i``, ``repair --apply``, ``strip --apply``).
+"""Undo for the commands that restructure a conversation (``edit -i``, ``repair --apply``, ``strip --apply``)
+and for any save that upgrades a conversation from JP's older (legacy) format.
 
 Before such a command saves, the conversation's files as they were are kept in
 ``.jp/.turnmark/undo/<conversation>/<n>/`` (a dot-folder JP's listing ignores),
@@ -11,11 +12,11 @@ second undo restores the one before.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage.conversations import Along, LoadedConversation, hold_lock
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
@@ -25,8 +26,11 @@ from turnmark.shell.storage.files import (
     write_if_changed,
     write_together,
 )
-from turnmark.shell.storage.locking import lock_path
+from turnmark.shell.storage.locking import hold_lock, lock_path
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
+
+if TYPE_CHECKING:
+    from turnmark.shell.storage.conversations import LoadedConversation
 
 KEEP = 5
 AFTER = "after.sha256"
@@ -34,6 +38,9 @@ COMMAND = "command"
 NAMES = (BASE_CONFIG, EVENTS)
 """The files a restructuring command writes (``metadata.json`` is never among them, nor restored)."""
 LIMITS = {BASE_CONFIG: BASE_CONFIG_LIMIT, EVENTS: EVENTS_LIMIT}
+Along = Callable[[bytes], list[tuple[Path, bytes | None]]]
+"""Files to commit together with a conversation's ``events.json``, given its bytes (undo's record)."""
+Result_co = TypeVar("Result_co", covariant=True)
 
 
 def undo_root(ref: ConversationRef) -> Path:
@@ -56,15 +63,15 @@ def _steps(ref: ConversationRef, *, complete: bool = True) -> list[Path]:
     )
 
 
-class Save(Protocol):
+class Save(Protocol[Result_co]):
     """A save that commits ``along``'s files together with the conversation's (``save_stream``, ``write_documents``)."""
 
-    def __call__(self, *, along: Along) -> object: ...
+    def __call__(self, *, along: Along) -> Result_co: ...
 
 
-def saved_with_undo(loaded: LoadedConversation, save: Save, command: str) -> None:
+def saved_with_undo(loaded: LoadedConversation, save: Save[Result_co], command: str) -> Result_co:
     """Keep the files as they are, then run ``save`` (under the lock ``loaded`` was read with); ``command`` names
-    what saves (``edit -i``, ``strip --apply``), for undo to say what it takes back.
+    what saves (``edit -i``, ``strip --apply``), for undo to say what it takes back; what ``save`` returned.
 
     The step is complete before the conversation's files are replaced: the copy and the command's name are
     written first, and the record of what the save writes goes with the save's own files, renamed into place
@@ -88,12 +95,24 @@ def saved_with_undo(loaded: LoadedConversation, save: Save, command: str) -> Non
         remove_tree(step, anchor)
         raise ConversationError(f"cannot keep the undo copy: {error}") from None
     try:
-        save(along=lambda events: [(step / AFTER, _digest(events).encode())])
+        saved = save(along=lambda events: [(step / AFTER, _digest(events).encode())])
     finally:
         if not (step / AFTER).is_file():
             remove_tree(step, anchor)
     for old in _steps(loaded.ref)[:-KEEP]:
         remove_tree(old, anchor)
+    return saved
+
+
+def continued(ref: ConversationRef) -> Along:
+    """The ``along`` of a later save by the command that kept the newest step, under the lock it still holds:
+    the step's record then names what that save writes, so undo takes back both (``query`` saves its request,
+    then the answer)."""
+    steps = _steps(ref)
+    if not steps:
+        return lambda events: []
+    step = steps[-1]
+    return lambda events: [(step / AFTER, _digest(events).encode())]
 
 
 def _text(path: Path) -> str | None:
@@ -119,10 +138,15 @@ def undo(ref: ConversationRef) -> str:
                 kept = {name: read_file(step / name, LIMITS[name]) for name in NAMES}
                 order = NAMES if kept[BASE_CONFIG] is not None else tuple(reversed(NAMES))
                 changes = [(directory / name, kept[name]) for directory in reversed(ref.directories) for name in order]
-                write_together(changes, ref.anchor_of)
+                changed = write_together(changes, ref.anchor_of)
                 remove_tree(step, ref.anchor_of(step))
+                legacy = any(path.name == BASE_CONFIG for path in changed) and kept[BASE_CONFIG] is None
+                what = ", in JP's older format (events.json as it was, base_config.json removed)" if legacy else ""
                 skipped = f" ({', '.join(interrupted)} had been interrupted before it saved)" if interrupted else ""
-                return f"{ref.display_id}: restored the copy kept before {command}; {len(steps)} more to undo{skipped}"
+                return (
+                    f"{ref.display_id}: restored the copy kept before {command}{what}; "
+                    f"{len(steps)} more to undo{skipped}"
+                )
             if current == _digest(read_file(step / EVENTS, EVENTS_LIMIT)):
                 interrupted.append(command)
                 remove_tree(step, ref.anchor_of(step))
@@ -131,5 +155,6 @@ def undo(ref: ConversationRef) -> str:
                 f"{ref.display_id}: changed since {command} (events.json is not what it wrote); nothing restored"
             )
     raise ConversationError(
-        f"{ref.display_id}: nothing to undo (edit -i, repair --apply and strip --apply keep copies)"
+        f"{ref.display_id}: nothing to undo (edit -i, repair --apply, strip --apply and an upgrade from JP's older "
+        "format keep copies)"
     )

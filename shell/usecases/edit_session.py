@@ -46,19 +46,19 @@ from turnmark.core.editing.edit_plan import (
 from turnmark.core.links.check import check_report
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
 from turnmark.core.text.wording import counted
 from turnmark.shell.clock import now_epoch, now_timestamp
 from turnmark.shell.errors import ConversationError, EditAborted, FileFault
 from turnmark.shell.settings import RunSettings
 from turnmark.shell.storage.conversations import (
     LoadedConversation,
-    hold_lock,
     read_conversation,
     refuse_unsavable,
     save_stream,
 )
 from turnmark.shell.storage.files import EVENTS_LIMIT, PLAN_LIMIT, os_reason, process_gone, read_file, remove_abandoned
-from turnmark.shell.storage.locking import ConversationLock
+from turnmark.shell.storage.locking import ConversationLock, hold_lock
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.usecases.summarize import CatchupOptions, catch_up
@@ -100,6 +100,8 @@ class EditResult:
     dropped: tuple[Dropped, ...] = ()
     summarized: dict[str, str] = field(default_factory=dict)
     """Summaries saved before the editor opened (their own undo step), by turn ID."""
+    upgrade: LegacyUpgrade | None = None
+    """The upgrade from JP's older format a save of the session performed (the summary's or the edit's)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -110,6 +112,8 @@ class EditResult:
             "turns": self.turns,
             "dropped": [dropped.to_json() for dropped in self.dropped],
             "summarized": self.summarized,
+            "upgraded": self.upgrade is not None,
+            "upgrade": None if self.upgrade is None else self.upgrade.to_json(),
         }
 
 
@@ -134,9 +138,10 @@ def editor_arguments(command: list[str], folder: Path) -> list[str]:
 
 def summarize_newest(
     ref: ConversationRef, options: EditOptions, new_id: IdSource, note: Callable[[str], None]
-) -> dict[str, str]:
+) -> tuple[dict[str, str], LegacyUpgrade | None]:
     """The newest turn lacking a summary gets one now (one batch of one turn, its own undo step); what was
-    written, by turn ID. A failure only leaves the fallback."""
+    written, by turn ID, and the upgrade from JP's older format its save performed. A failure only leaves the
+    fallback."""
     cfg = (*options.cfg, "conversation.turn_summary.generate.batch_size=1")
     quick = replace(options.http, retries=0, connect_retries=0)
     catchup = CatchupOptions(cfg=cfg, environ=options.environ, http=quick, max_batches=1, undo_as=SUMMARY_STEP)
@@ -145,7 +150,7 @@ def summarize_newest(
         note(f"summarized {turn_id}: {text}")
     if report.error:
         note(f"no summary for the newest turn ({report.error}); its fallback is shown")
-    return dict(report.written)
+    return dict(report.written), report.upgrade if report.upgraded else None
 
 
 def _abandoned(name: str, mtime: float) -> bool:
@@ -242,7 +247,7 @@ def edit_interactively(
     confirm: Confirm,
 ) -> EditResult:
     """Run the whole session (``ConversationError`` when it cannot: locked, unreadable, a failed save)."""
-    summarized = summarize_newest(ref, options, new_id, note) if options.summarize_first else {}
+    summarized, upgrade = summarize_newest(ref, options, new_id, note) if options.summarize_first else ({}, None)
     environ = os.environ if options.environ is None else options.environ
     parent = Path(environ.get("TMPDIR") or tempfile.gettempdir())
     try:
@@ -251,18 +256,21 @@ def edit_interactively(
         result = EditResult(ref.display_id, "aborted", str(error))
     except OSError as error:
         raise ConversationError(f"{ref.display_id}: the edit folder failed: {os_reason(error)}") from None
-    return _told(result, summarized)
+    return _told(result, summarized, upgrade)
 
 
-def _told(result: EditResult, summarized: dict[str, str]) -> EditResult:
-    """The result's message ending on what was written: nothing, or only the summary saved first."""
+def _told(result: EditResult, summarized: dict[str, str], upgrade: LegacyUpgrade | None = None) -> EditResult:
+    """The result's message ending on what was written: nothing, or only the summary saved first (and the
+    upgrade from JP's older format a save performed)."""
+    upgrade = upgrade or result.upgrade
+    upgraded = "" if upgrade is None else f"; upgraded from JP's older format ({upgrade.describe()})"
     if result.outcome == "saved":
-        return replace(result, summarized=summarized)
+        return replace(result, message=result.message + upgraded, summarized=summarized, upgrade=upgrade)
     if not summarized:
         return replace(result, message=f"{result.message}; nothing written")
     undo = f"`turnmark edit --undo {result.conversation}` removes it"
     said = f"{result.message}; the edit wrote nothing, but the newest turn's summary was saved before the editor opened"
-    return replace(result, message=f"{said} ({undo})", summarized=summarized)
+    return replace(result, message=f"{said}{upgraded} ({undo})", summarized=summarized, upgrade=upgrade)
 
 
 def _session(
@@ -325,11 +333,11 @@ def _rounds(
                 name, "aborted", f"the edit drops {what} no deleted line stood for ({why})", None, dropped
             )
         folder.ensure_ours()
-        saved_with_undo(loaded, partial(save_stream, lock, loaded, edited), "edit -i")
+        saved = saved_with_undo(loaded, partial(save_stream, lock, loaded, edited), "edit -i")
         _report_links(edited, note)
         turns = len(edited.turns())
         message = f"{name}: saved ({counted(turns, 'turn')}); `turnmark edit --undo {name}` takes it back"
-        return EditResult(name, "saved", message, turns, dropped)
+        return EditResult(name, "saved", message, turns, dropped, upgrade=saved.upgrade)
     return EditResult(name, "invalid", f"still invalid after {MAX_ROUNDS} rounds")
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -27,6 +28,7 @@ from turnmark.core.stream.codec import decode_document, encode_document
 from turnmark.core.stream.config import TURN_SUMMARY, lookup
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
 from turnmark.core.summaries.catchup import catchup_stream, summary_candidates
 from turnmark.core.wire.answers import ChatPart
@@ -42,13 +44,13 @@ from turnmark.shell.storage.config_files import effective_config
 from turnmark.shell.storage.conversations import (
     LoadedConversation,
     create_conversation,
-    hold_lock,
     read_conversation,
     save_stream,
 )
 from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_together
-from turnmark.shell.storage.locking import ConversationLock
+from turnmark.shell.storage.locking import ConversationLock, hold_lock
 from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.undo import continued
 from turnmark.shell.storage.workspace import METADATA, ConversationRef, Workspace, require_workspace
 from turnmark.shell.usecases.summarize import CatchupOptions
 from turnmark.shell.usecases.summary_task import TurnSummaryTask
@@ -79,6 +81,8 @@ class QueryResult:
     tool_calls: list[str] = field(default_factory=list)
     error: str | None = None
     stored: dict[str, object] | None = None
+    upgrade: LegacyUpgrade | None = None
+    """The upgrade from JP's older format the save of the request performed."""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -88,6 +92,8 @@ class QueryResult:
             "tool_calls": self.tool_calls,
             "error": self.error,
             "stored": self.stored,
+            "upgraded": self.upgrade is not None,
+            "upgrade": None if self.upgrade is None else self.upgrade.to_json(),
         }
 
 
@@ -123,6 +129,10 @@ def new_conversation(workspace: Workspace, model_id: str) -> ConversationRef:
     return create_conversation(
         workspace, metadata, encode_document({"assistant": {"model": {"id": model_id}}}), b"[]\n"
     )
+
+
+def _note(line: str, *, err: TextIO) -> None:
+    chrome(f"note: {line}", err)
 
 
 def _touch(loaded: LoadedConversation) -> None:
@@ -227,12 +237,19 @@ def _turn(
             catchup = CatchupOptions(cfg=tuple(options.cfg), environ=options.environ, http=options.http)
             handler.spawn(TurnSummaryTask(ref, stream, catchup, new_id, lambda line: chrome(line, err)))
         if lock is not None and loaded is not None:
-            save_stream(lock, loaded, stream, persist_ids=True, announce=lambda line: chrome(f"note: {line}", err))
+            result.upgrade = save_stream(
+                lock, loaded, stream, persist_ids=True, announce=partial(_note, err=err), command="query"
+            ).upgrade
+            if result.upgrade is not None:
+                name = loaded.ref.display_id
+                said = f"{name}: upgraded from JP's older format ({result.upgrade.describe()})"
+                _note(f"{said}; `turnmark edit --undo {name}` takes it back", err=err)
             loaded = read_conversation(loaded.ref, new_id, lock)
             stream = loaded.stream
         status, stream = _ask(stream, provider, config, options, result, out=out, err=err)
         if lock is not None and loaded is not None:
-            save_stream(lock, loaded, stream)
+            along = continued(loaded.ref) if result.upgrade is not None else None
+            save_stream(lock, loaded, stream, along=along)
             _touch(loaded)
             result.stored = _stored(stream)
         return status

@@ -17,7 +17,7 @@
    into the stream already in memory; otherwise the files are read again and
    only the summaries whose turn still has the fingerprint the model was shown
    are written. Only then are IDs, the inserted ``turn_start`` and a legacy
-   upgrade written, with them.
+   upgrade written, with them (the report says so; the upgrade keeps an undo step).
 
 A catch-up that stores no summary writes nothing; a model failure leaves its
 turns for the next run.
@@ -39,6 +39,7 @@ from turnmark.core.stream.config import merge_all
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
 from turnmark.core.summaries.batching import (
     UNLIMITED_WINDOW,
     batch_size,
@@ -83,13 +84,12 @@ from turnmark.shell.storage.conversations import (
     EventsStamp,
     LoadedConversation,
     events_stamp,
-    hold_lock,
     read_conversation,
     save_refusal,
     save_stream,
 )
 from turnmark.shell.storage.failure_memory import load_memory, save_memory
-from turnmark.shell.storage.locking import ConversationLock, is_locked, lock_holder
+from turnmark.shell.storage.locking import ConversationLock, hold_lock, is_locked, lock_holder
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 from turnmark.shell.storage.workspace_cache import file_hash, file_identity
@@ -161,6 +161,8 @@ class CatchupOptions(RunSettings):
     """Ask for at most this many batches (``edit -i`` summarizes only the newest turn)."""
     undo_as: str | None = None
     """Keep an undo step before writing, named so (``edit -i`` makes the summary it writes first undoable)."""
+    saved_by: str = "summarize"
+    """The command named by the undo step a save that upgrades a legacy conversation keeps (``watch``)."""
 
 
 @dataclass
@@ -193,6 +195,9 @@ class CatchupReport:
     """Seconds until the files as read have rested for ``settled_for`` (their last turn was left alone)."""
     last_write: EventsStamp | None = field(default=None, compare=False)
     """How ``events.json`` stood right after turnmark's last write, under the lock (the watcher ignores that write)."""
+    upgrade: LegacyUpgrade | None = None
+    """The upgrade from JP's older format the save performed (``upgraded``) or, in a dry run, would perform."""
+    upgraded: bool = False
 
     @property
     def done(self) -> bool:
@@ -202,7 +207,8 @@ class CatchupReport:
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> CatchupReport:
         """The report ``to_json`` wrote (a stored dry run's, shown again)."""
-        return cls(**value)
+        upgrade = value.get("upgrade")
+        return cls(**{**value, "upgrade": None if upgrade is None else LegacyUpgrade.from_json(upgrade)})
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -219,6 +225,8 @@ class CatchupReport:
             "error": self.error,
             "skipped": self.skipped,
             "save_refused": self.save_refused,
+            "upgraded": self.upgraded,
+            "upgrade": None if self.upgrade is None else self.upgrade.to_json(),
         }
 
 
@@ -530,15 +538,20 @@ class Session:
                 )
                 if applied.written:
                     started = monotonic()
-                    save = partial(save_stream, lock, loaded, applied.stream, announce=self._note)
-                    if self.options.undo_as is None:
-                        save()
-                    else:
-                        saved_with_undo(loaded, save, self.options.undo_as)
+                    save = partial(
+                        save_stream, lock, loaded, applied.stream, announce=self._note, command=self.options.saved_by
+                    )
+                    undo_as = self.options.undo_as
+                    saved = save() if undo_as is None else saved_with_undo(loaded, save, undo_as)
+                    written = applied.stream
+                    if saved.upgrade is not None:
+                        self.report.upgrade, self.report.upgraded = saved.upgrade, True
+                        written = written.upgraded()
+                        loaded = replace(loaded, stream=written)
                     self.last_save_seconds = monotonic() - started
                     self.report.last_write = events_stamp(self.ref)
                     seen = files_seen(self.ref)
-                    self._current = None if seen is None else (loaded, applied.stream, seen)
+                    self._current = None if seen is None else (loaded, written, seen)
         except ConversationLocked as error:
             self.report.skipped = f"results not written: {error}; retried next time"
             self.report.locked = True
@@ -645,8 +658,10 @@ def _planned(
         return None
     with collector_paused():
         runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
-        if options.dry_run and runnable and (refusal := save_refusal(loaded, stream)) is not None:
-            report.save_refused = str(refusal)
+        if options.dry_run and runnable:
+            report.upgrade = legacy_upgrade(loaded.stream, stream)
+            if (refusal := save_refusal(loaded, stream)) is not None:
+                report.save_refused = str(refusal)
     if options.dry_run or not runnable:
         return None
     session.adopt(loaded, stream, files)

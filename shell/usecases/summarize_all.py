@@ -34,7 +34,7 @@ from turnmark.shell.usecases import parallel, summarize
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun
 
 OnBatch = Callable[[int, int], None]
-PLAN_RULES = 1
+PLAN_RULES = 2
 """Part of every stored plan's inputs, with turnmark's version: raise it when a change to catch-up makes other
 plans from the same conversation (candidates, transcripts, packing), so plans stored before are not shown."""
 Note = Callable[[str], None]

@@ -187,7 +187,7 @@ class Watcher:
             return
         settled = self.clock() - state.last_change >= self.options.settle
         settle_for = None if now_settled else self.options.settle
-        options = replace(self.options.catchup, last_turn_open=not settled, settled_for=settle_for)
+        options = replace(self.options.catchup, last_turn_open=not settled, settled_for=settle_for, saved_by="watch")
         self.catchups[conversation_id] += 1
         try:
             report = catch_up(ref, options, self.new_id, should_stop=self._stop.is_set, run=self._run)
@@ -262,6 +262,7 @@ class Watcher:
             locked=report.locked,
             skipped=report.skipped,
             once=self.options.once,
+            upgrade=report.upgrade if report.upgraded else None,
         )
         for notice in notices:
             self._say(notice.event, ref, notice.message, **notice.details)

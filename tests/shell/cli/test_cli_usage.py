@@ -177,7 +177,14 @@ def test_label_json(workspace: Path, snapshot: SnapshotAssertion) -> None:
     assert code == 0
     assert json.loads(out) == snapshot
     code, out, _ = invoke("--format", "json", "label", "17800000010", "k3m9x2a", "--clear", workspace=workspace)
-    assert json.loads(out) == {"conversation": "jp-c17800000010", "turn": "k3m9x2a", "summary": None, "by": None}
+    assert json.loads(out) == {
+        "conversation": "jp-c17800000010",
+        "turn": "k3m9x2a",
+        "summary": None,
+        "by": None,
+        "upgraded": False,
+        "upgrade": None,
+    }
 
 
 def test_watch_once_json_is_one_object_per_line(workspace: Path, snapshot: SnapshotAssertion) -> None:

@@ -65,7 +65,7 @@ def test_a_conversation_held_by_another_process_is_not_written(conversation: Con
     _, written = edit_conversation(
         conversation, lambda s: s.set_turn_summary("p8q2r4b", "x").unwrap(), sequential_ids()
     )
-    assert written == [events]
+    assert written.files == [events]
 
 
 def test_the_lock_file_holds_diagnostics_and_is_removed_on_release(conversation: ConversationRef) -> None:

@@ -51,7 +51,7 @@ def test_a_read_keeps_no_bytes_and_hashes_them_only_when_asked(long_session: Con
 def test_a_save_writes_unread_outputs_as_stored_and_ids_for_every_entry(long_session: ConversationRef) -> None:
     before = decode_document((long_session.directories[0] / "events.json").read_bytes(), "events.json")
     stream, written = edit_conversation(long_session, lambda s: s, sequential_ids(), persist_ids=True)
-    assert written
+    assert written.files
     outputs = [entry.payload for entry in stream.entries if isinstance(entry.payload, ToolCallResponse)]
     assert all(payload.stored is not None for payload in outputs)
     after = decode_document((long_session.directories[0] / "events.json").read_bytes(), "events.json")

@@ -44,7 +44,7 @@ def test_an_edit_changes_only_what_changed(workspace: Path) -> None:
     _stream, written = edit_conversation(
         ref, set_summary("p8q2r4b", "Cap the backoff and test the limit"), sequential_ids()
     )
-    assert written == [directory / "events.json"]
+    assert written.files == [directory / "events.json"]
     after = (directory / "events.json").read_bytes()
     changes = [
         line
@@ -63,7 +63,7 @@ def test_an_unchanged_stream_writes_nothing(workspace: Path) -> None:
     ref = ref_for(workspace, LEGACY)
     before = snapshot(ref.directories[0])
     _, written = edit_conversation(ref, lambda stream: stream, sequential_ids())
-    assert written == []
+    assert written.files == []
     assert snapshot(ref.directories[0]) == before
 
 

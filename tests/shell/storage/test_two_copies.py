@@ -128,7 +128,7 @@ def test_a_failed_write_leaves_both_copies_as_they_were(
     assert "Traceback" not in err
     assert contents(*copies) == before
     assert run(workspace, tmp_path, "edit", "--undo", TARGET)[2].endswith(
-        "nothing to undo (edit -i, repair --apply and strip --apply keep copies)\n"
+        "nothing to undo (edit -i, repair --apply, strip --apply and an upgrade from JP's older format keep copies)\n"
     )
 
 

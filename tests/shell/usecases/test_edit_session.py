@@ -403,7 +403,8 @@ def test_the_json_outcome_is_one_of_four_values(
     out, _ = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=code, before=("--format", "json"))
     result = json.loads(out)
     assert result["outcome"] == outcome
-    assert set(result) == {"conversation", "action", "outcome", "message", "turns", "dropped", "summarized"}
+    keys = {"conversation", "action", "outcome", "message", "turns", "dropped", "summarized", "upgraded", "upgrade"}
+    assert set(result) == keys
     assert (result["turns"] is not None) == (outcome == "saved")
 
 
@@ -525,3 +526,37 @@ def test_strip_says_what_goes_and_undo_names_strip(workspace: Path) -> None:
     assert turnmark("edit", "--undo", "17800000040") == (
         "jp-c17800000040: restored the copy kept before strip --apply; 0 more to undo\n"
     )
+
+
+LEGACY = "17790000000"
+MORE = 'request = sorted(target.glob("*-request.md"))[0]\nrequest.write_text(request.read_text() + "more")\n'
+
+
+def legacy_files(workspace: Path) -> dict[str, bytes]:
+    directory = pick_conversation(workspace, LEGACY).directories[0]
+    return {path.name: path.read_bytes() for path in directory.iterdir() if path.name != "metadata.json"}
+
+
+def test_an_edit_of_a_legacy_conversation_says_it_upgraded_and_one_undo_gives_the_legacy_files_back(
+    workspace: Path, tmp_path: Path
+) -> None:
+    before = legacy_files(workspace)
+    out, _ = run(workspace, editor(tmp_path, MORE), "-i", LEGACY, "--no-summary", before=("--format", "json"))
+    result = json.loads(out)
+    assert (result["outcome"], result["upgraded"]) == ("saved", True)
+    assert result["upgrade"] == {"ids_stamped": 9, "config_split_out": True, "turn_start_inserted": True}
+    assert (
+        "; upgraded from JP's older format (base_config.json split out, 9 event IDs stamped, a turn_start"
+        in (result["message"])
+    )
+    said, _ = run(workspace, "false", "--undo", LEGACY)
+    assert said.startswith(f"jp-c{LEGACY}: restored the copy kept before edit -i, in JP's older format")
+    assert legacy_files(workspace) == before
+
+
+def test_the_summary_edit_i_saves_first_upgrades_and_says_so_though_the_edit_is_aborted(workspace: Path) -> None:
+    before = legacy_files(workspace)
+    _, err = run(workspace, "false", "-i", LEGACY, code=1, before=EXTRACTIVE)
+    assert f"{SAID}; upgraded from JP's older format (base_config.json split out, " in err
+    run(workspace, "false", "--undo", LEGACY)
+    assert legacy_files(workspace) == before

@@ -20,6 +20,7 @@ from turnmark.shell.settings import HttpSettings
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation
+from turnmark.shell.storage.undo import undo
 from turnmark.shell.usecases.query import NOT_RUN, QueryOptions, run_query
 
 FAST = HttpSettings(connect_timeout=0.5, read_timeout=5.0, retries=0)
@@ -279,3 +280,22 @@ def test_a_lone_surrogate_from_the_model_is_stored_as_a_replacement_character(
     stored = (next((workspace / ".jp" / "conversations").glob("17800000040*")) / "events.json").read_text("utf-8")
     assert "Half a pair: \ufffd here." in stored
     assert "\ud800" not in stored
+
+
+def test_a_query_on_a_legacy_conversation_says_it_upgraded_and_undo_takes_the_whole_query_back(
+    workspace: Path, server: ModelServer
+) -> None:
+    script(server, "It generates the version string.")
+    ref = pick_conversation(workspace, "17790000000")
+    directory = ref.directories[0]
+    before = {path.name: path.read_bytes() for path in directory.iterdir() if path.name != "metadata.json"}
+    no_summaries = ("conversation.turn_summary.generate.auto=false",)
+    status, out, err = ask(workspace, "And build.rs?", "17790000000", cfg=no_summaries, as_json=True)
+    assert status == 0
+    result = json.loads(out)
+    assert result["upgraded"] is True
+    assert result["upgrade"] == {"ids_stamped": 9, "config_split_out": True, "turn_start_inserted": True}
+    assert "note: jp-c17790000000: upgraded from JP's older format (base_config.json split out" in err
+    said = undo(ref)
+    assert said.startswith("jp-c17790000000: restored the copy kept before query, in JP's older format")
+    assert {path.name: path.read_bytes() for path in directory.iterdir() if path.name != "metadata.json"} == before

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
 from turnmark.shell import version
 from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.storage.cache_db import cache_path
@@ -142,3 +143,22 @@ def test_another_turnmark_plans_again(settled: Path, planned: list[str], monkeyp
     printed, read = again(settled, planned)
     assert printed == first
     assert read
+
+
+def test_a_stored_plan_says_again_that_a_real_run_would_upgrade_a_legacy_conversation(
+    settled: Path, planned: list[str]
+) -> None:
+    first = plan(settled)
+    assert "jp-c17790000000" in planned
+    assert "a real run would upgrade this conversation from JP's older format" in first
+    assert again(settled, planned) == (first, [])
+
+
+def test_a_report_with_an_upgrade_comes_back_from_its_json() -> None:
+    report = summarize.CatchupReport(
+        "jp-c17790000000", model="builtin/extractive", upgrade=LegacyUpgrade(9, True, True), upgraded=True
+    )
+    stored = json.loads(json.dumps(report.to_json()))
+    assert stored["upgraded"] is True
+    assert stored["upgrade"] == {"ids_stamped": 9, "config_split_out": True, "turn_start_inserted": True}
+    assert summarize.CatchupReport.from_json(stored) == report
