@@ -73,7 +73,7 @@ def no_cache() -> Iterator[None]:
     def refuse(*args: object, **kwargs: object) -> None:
         raise FileFault("no cache in this run (the agreement tests' long way)")
 
-    cache_db.open_cache = refuse  # type: ignore[assignment]
+    cache_db.open_cache = refuse
     try:
         yield
     finally:
@@ -86,11 +86,11 @@ def agree(what: str, cli: Cli, words: tuple[str, ...], warm: dict[str, View] | N
     with no_cache():
         long_way = views(cli, words)
     for view in long_way:
-        difference = first_difference(f"{what}, {view}, cached vs no cache", shown[view], long_way[view])  # type: ignore[arg-type]
+        difference = first_difference(f"{what}, {view}, cached vs no cache", shown[view], long_way[view])
         assert difference is None, difference
     again = views(cli, words)
     for view in long_way:
-        difference = first_difference(f"{what}, {view}, warm vs no cache", again[view], long_way[view])  # type: ignore[arg-type]
+        difference = first_difference(f"{what}, {view}, warm vs no cache", again[view], long_way[view])
         assert difference is None, difference
     return long_way
 
@@ -172,7 +172,7 @@ def agree_on_jobs(make: Callable[[str], Path], words: tuple[str, ...]) -> None:
     with workers_forced():
         two = views(Cli(make("two"), "--jobs", "2"), words)
     for view in one:
-        difference = first_difference(f"{view}, --jobs 2 vs --jobs 1", two[view], one[view])  # type: ignore[arg-type]
+        difference = first_difference(f"{view}, --jobs 2 vs --jobs 1", two[view], one[view])
         assert difference is None, difference
 
 
