@@ -207,17 +207,10 @@ def test_the_corpus_shows_the_same_with_and_without_the_cache_and_on_two_process
     tmp_path: Path, user_data: Path
 ) -> None:
     root = copy_corpus(tmp_path / "corpus")
-    if root is None:
-        pytest.skip("corpus absent (set TURNMARK_CORPUS to a folder holding .jp/conversations)")
     words = ("prefill", "lock", "approaches")
     agree_through_changes(settle(root), words)
 
-    def fresh(name: str) -> Path:
-        made = copy_corpus(tmp_path / name)
-        assert made is not None
-        return settle(made)
-
-    agree_on_jobs(fresh, words)
+    agree_on_jobs(lambda name: settle(copy_corpus(tmp_path / name)), words)
 
 
 @settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])

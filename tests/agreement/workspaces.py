@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
 
 from tests.conftest import REPO, corpus_root
@@ -57,11 +58,11 @@ def copy_fixture(name: str, destination: Path) -> Path:
     return destination
 
 
-def copy_corpus(destination: Path) -> Path | None:
-    """A workspace holding a copy of the corpus' conversations; ``None`` when the corpus is absent."""
+def copy_corpus(destination: Path) -> Path:
+    """A workspace holding a copy of the corpus' conversations (the test is skipped when the corpus is absent)."""
     conversations = corpus_root() / ".jp" / "conversations"
     if not conversations.is_dir():
-        return None
+        pytest.skip(f"corpus not found at {corpus_root()} (set TURNMARK_CORPUS to a folder holding .jp/conversations)")
     shutil.copytree(conversations, destination / ".jp" / "conversations")
     return destination
 
