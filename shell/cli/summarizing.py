@@ -60,6 +60,10 @@ inside a word at 72 characters, under two words or 8 characters, no letters, cop
 from the prompt, or another turn's label; locked conversation,
 changed turn) are tried again on the next run; a turn whose answer failed three
 times with the same content only once it changes, or with --retry-failed.
+
+Without a key for the configured model, summarize offline: --model
+builtin/extractive, or for the whole workspace, in .jp/config.toml:
+conversation.turn_summary.generate.model.id = "builtin/extractive"
 """
 
 

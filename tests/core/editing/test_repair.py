@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from tests.conftest import REPO
 from tests.core.links.test_projection_properties import hand_edited
+from tests.support.optional_tools import needs
 from tests.support.terminal import wait_for
 from turnmark.core.editing.repair import RepairPlan, apply_repairs, plan_repairs
 from turnmark.core.links.check import check_report
@@ -89,9 +90,8 @@ def test_check_ends_with_the_repair_command(workspace: Path) -> None:
     )
 
 
+@needs(shutil.which("tmux") is not None, "tmux")
 def test_interactive_repair_in_a_real_terminal(repairs: Path, tmp_path: Path) -> None:
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
     session = f"turnmark-repair-{time.monotonic_ns()}"
     turnmark = Path(sys.executable).parent / "turnmark"
     command = f"{turnmark} --workspace {repairs} repair 17810000030 -i; echo EXIT=$?; sleep 30"

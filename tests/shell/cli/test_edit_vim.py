@@ -15,12 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.conftest import FIXTURES, corpus_conversations, corpus_root
+from tests.support.optional_tools import needs
 from tests.support.terminal import wait_for
 from turnmark.shell.cli.main import Settings, app
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None or shutil.which("vim") is None, reason="tmux and vim are needed (just editor)"
-)
+pytestmark = needs(shutil.which("tmux") is not None and shutil.which("vim") is not None, "vim or tmux")
 TURNMARK = Path(sys.executable).parent / "turnmark"
 CORPUS = "17738399468"
 FIXTURE = "17800000010"

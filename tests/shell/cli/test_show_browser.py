@@ -17,13 +17,14 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.shell.cli.test_show import ENV, HOSTILE, STORAGE
-from tests.support.browser import CHROMIUM, INSTALL_HINT, Browser, foreign_requests, grey_levels
+from tests.support.browser import CHROMIUM, Browser, foreign_requests, grey_levels
+from tests.support.optional_tools import needs
 from turnmark.core.text.terminal import visible
 from turnmark.shell.cli.main import app
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(CHROMIUM is None, reason=f"no chromium on PATH; {INSTALL_HINT}"),
+    needs(CHROMIUM is not None, "headless Chromium"),
 ]
 
 

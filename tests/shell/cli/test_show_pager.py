@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.optional_tools import needs
 from tests.support.terminal import wait_for
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("tmux") is None or shutil.which("less") is None, reason="tmux and less are needed"
-)
+pytestmark = needs(shutil.which("tmux") is not None and shutil.which("less") is not None, "tmux or less")
 TURNMARK = Path(sys.executable).parent / "turnmark"
 
 
