@@ -1,9 +1,11 @@
 """What ``turnmark watch`` does with a conversation after a catch-up, and what it logs about it.
 
 A conversation that is itself the problem (unreadable, unsavable) is given up
-until it changes. Any other error, or a skip that is not a lock, is retried
-after a back-off that starts at ``BACKOFF_FIRST`` and doubles up to
-``BACKOFF_MAX`` (``--once`` only reports it). A locked conversation is looked
+until it changes; one whose model the configuration makes unusable (a missing
+key, an unknown model) waits for the configuration to change, said once. Any
+other error, or a skip that is not a lock, is retried after a back-off that
+starts at ``BACKOFF_FIRST`` and doubles up to ``BACKOFF_MAX`` (``--once`` only
+reports it). A locked conversation is looked
 at again after ``LOCKED_RETRY``, one whose last turn had not settled once it
 has, and a settled one is done. Times are seconds.
 """
@@ -31,6 +33,8 @@ class Action(Enum):
     """Look again soon: it was locked."""
     SETTLE = "settle"
     """Look again once its last change has rested for the settle period."""
+    WAIT_FOR_CONFIG = "wait_for_config"
+    """Look again when a configuration file changes (or on SIGHUP), or when it changes itself."""
     FORGET = "forget"
     """Done: forget it, unless it changed during the catch-up."""
     LEAVE = "leave"
@@ -108,6 +112,7 @@ def next_step(
     error: str | None,
     conversation_problem: bool,
     skipped: str | None,
+    config_problem: bool = False,
     locked: bool,
     repeated: bool,
     written: bool,
@@ -128,10 +133,19 @@ def next_step(
     ...     last_change=100.0, settle=5.0, now=110.0)
     >>> step.action, step.delay, [notice.message for notice in step.notices]
     (<Action.BACK_OFF: 'back_off'>, 10.0, ['not summarized, retrying in 10s: ollama/qwen3:4b: connection refused'])
+    >>> step = next_step(error="ANTHROPIC_API_KEY is not set", conversation_problem=False, skipped=None,
+    ...     config_problem=True, locked=False, repeated=False, written=False, settled=True, backoff=0.0,
+    ...     once=False, last_change=100.0, settle=5.0, now=110.0)
+    >>> step.action, step.delay, [notice.event for notice in step.notices]
+    (<Action.WAIT_FOR_CONFIG: 'wait_for_config'>, None, ['waiting_for_config'])
     """
     if error and conversation_problem:
         notice = Notice("given_up", f"not summarized until it changes: {error}", {"error": error})
         return Step(Action.GIVE_UP, backoff, notices=(notice,))
+    if config_problem and not once:
+        message = f"not summarized until the configuration changes (a config file, or SIGHUP): {error}"
+        said = () if repeated or not error else (Notice("waiting_for_config", message, {"error": error}),)
+        return Step(Action.WAIT_FOR_CONFIG, backoff, notices=said)
     if error or (skipped and not locked):
         if once:
             reported = bool(error) and not repeated

@@ -27,13 +27,16 @@ conversation is looked at again, so nothing is lost when filesystem events
 are merged or dropped. The last turn of a conversation is summarized once it
 has ended (an answer, no pending tool call), no `jp` holds the conversation,
 and nothing changed for --settle seconds. Locked conversations are retried,
-a failing model backs off (up to 5 minutes), and SIGTERM or Ctrl-C finishes
-the write in progress and exits 0. One line is logged per action on stderr;
+a failing model backs off (up to 5 minutes), a model the configuration makes
+unusable (a missing key, an unknown model) waits, said once, until a config
+file changes or SIGHUP, and SIGTERM or Ctrl-C finishes the write in progress
+and exits 0. One line is logged per action on stderr;
 with --format json, one JSON object per line on stdout instead
 ({"time", "event", "conversation", "message", ...}; a failure's text is in
 "error", not repeated in "message"), where "event" is one of
-watching, summarized, not_summarized, retrying, given_up, failed, locked,
-skipped, stale, refused, note, following, stopping, polling, unwatched.
+watching, summarized, not_summarized, retrying, given_up, waiting_for_config,
+config, failed, locked, skipped, stale, refused, note, following, stopping,
+polling, unwatched, upgraded.
 """
 
 

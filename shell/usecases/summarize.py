@@ -179,6 +179,8 @@ class CatchupReport:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     conversation_problem: bool = False
+    config_problem: bool = False
+    """The error is the configuration (a missing key, an unusable model): retrying before it changes is useless."""
     """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
     too_large: dict[str, str] = field(default_factory=dict)
     """Turns that do not fit the model's window on their own: they wait for a larger model, not the next run."""
@@ -240,12 +242,16 @@ class CatchupRun:
     """
 
     failures: dict[str, str] = field(default_factory=dict)
+    configuration: set[str] = field(default_factory=set)
+    """The keys whose failure is the configuration's (a missing key, an unusable model)."""
 
     def failure(self, key: str) -> str | None:
         return self.failures.get(key)
 
-    def remember(self, key: str, message: str) -> None:
+    def remember(self, key: str, message: str, *, configuration: bool = False) -> None:
         self.failures.setdefault(key, message)
+        if configuration:
+            self.configuration.add(key)
 
 
 def catch_up(
@@ -326,6 +332,7 @@ def _skipped(report: CatchupReport, run: CatchupRun, key: str) -> bool:
         return False
     report.skipped = f"{earlier} (see the error above); not tried again in this run"
     report.repeated = True
+    report.config_problem = key in run.configuration
     return True
 
 
@@ -384,6 +391,7 @@ class Session:
         resolved = resolve_summary_model(config, options.model)
         if isinstance(resolved, Failure):
             report.error = resolved.failure().describe()
+            report.config_problem = True
             return None
         model = resolved.unwrap()
         report.model = model.id
@@ -400,7 +408,8 @@ class Session:
         except ModelError as error:
             origin = "--model" if model.source == "--model" else f"{model.source} in {layer_of(layers, model.source)}"
             report.error = f"{model.id} ({origin}): {error}; set it, or summarize offline with --model {EXTRACTIVE}"
-            run.remember(model.id, f"{model.id} cannot be used")
+            report.config_problem = True
+            run.remember(model.id, f"{model.id} cannot be used", configuration=True)
             return None
         if provider is not None and not options.dry_run and _skipped(report, run, provider.endpoint):
             return None

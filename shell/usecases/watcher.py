@@ -40,12 +40,16 @@ from watchdog.events import (
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserverVFS
 
+from turnmark.core.search.freshness import FileIdentity
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.metadata import id_from_dirname
 from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step, report_notices
+from turnmark.core.text.wording import counted
 from turnmark.shell.clock import monotonic, now_epoch
+from turnmark.shell.storage.config_files import config_files
 from turnmark.shell.storage.conversations import EventsStamp, events_stamp
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
+from turnmark.shell.storage.workspace_cache import file_identity
 from turnmark.shell.usecases.finding import refresh_conversation
 from turnmark.shell.usecases.listing import settled
 from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun, catch_up
@@ -112,6 +116,11 @@ class Watcher:
         self._written: dict[int, EventsStamp] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._config_waits: set[int] = set()
+        """Conversations whose model the configuration makes unusable, looked at again when it changes."""
+        self._config_said: set[str] = set()
+        self._config_stamp = self._config_files()
+        self._hup = threading.Event()
 
     # Events -> dirty conversations ------------------------------------------------------------------
 
@@ -210,7 +219,8 @@ class Watcher:
             conversation_problem=report.conversation_problem,
             skipped=report.skipped,
             locked=report.locked,
-            repeated=report.repeated,
+            repeated=report.repeated or (report.config_problem and report.error in self._config_said),
+            config_problem=report.config_problem,
             written=bool(report.written),
             settled=settled,
             backoff=state.backoff,
@@ -233,6 +243,11 @@ class Watcher:
         if step.action is Action.GIVE_UP:
             self._forget(conversation_id, state)
         elif step.action is Action.FORGET:
+            self._forget(conversation_id, state, unless_changed=True)
+        elif step.action is Action.WAIT_FOR_CONFIG:
+            self._config_said.update(str(notice.details.get("error")) for notice in step.notices)
+            with self._lock:
+                self._config_waits.add(conversation_id)
             self._forget(conversation_id, state, unless_changed=True)
         elif step.delay is not None:
             self._retry(conversation_id, step.delay)
@@ -318,6 +333,7 @@ class Watcher:
                 if self.clock() >= next_silo_check:
                     self._adopt_new_silos(schedule)
                     next_silo_check = self.clock() + SILO_RECHECK
+                self._after_config_change()
                 due = self._due()
                 if due:
                     self._run = CatchupRun()
@@ -329,6 +345,29 @@ class Watcher:
         finally:
             observer.stop()
             observer.join(timeout=5)
+
+    def _config_files(self) -> tuple[tuple[str, FileIdentity | None], ...]:
+        """The configuration files a catch-up reads, with their identity (a new, changed or removed one differs)."""
+        paths = {path for workspace in self.workspaces for path in config_files(workspace, workspace.root, os.environ)}
+        return tuple(sorted((str(path), file_identity(str(path))) for path in paths))
+
+    def _after_config_change(self) -> None:
+        """When a configuration file changed (or SIGHUP came), look again at the conversations waiting for it."""
+        if not self._config_waits:
+            return
+        stamp = self._config_files()
+        if stamp == self._config_stamp and not self._hup.is_set():
+            return
+        self._hup.clear()
+        self._config_stamp = stamp
+        with self._lock:
+            waiting, self._config_waits = self._config_waits, set()
+        self._config_said.clear()
+        self._say(
+            "config", None, f"the configuration changed; looking again at {counted(len(waiting), 'conversation')}"
+        )
+        for conversation_id in waiting:
+            self._mark(conversation_id, self.options.settle)
 
     def _adopt_new_silos(self, schedule: Callable[[Path], None]) -> None:
         """Pick up a user-local silo JP created after the watch started: its locks are the ones JP
@@ -361,6 +400,7 @@ class Watcher:
 
         signal.signal(signal.SIGTERM, handle)
         signal.signal(signal.SIGINT, handle)
+        signal.signal(signal.SIGHUP, lambda signum, frame: self._hup.set())
 
 
 class _Changes(FileSystemEventHandler):

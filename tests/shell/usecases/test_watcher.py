@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -315,3 +317,56 @@ def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
     assert landed.is_set()
     catchups = [list(summaries) for summaries in written if summaries]
     assert catchups[:2] == [["t1"], ["t2"]], "the turn that landed as the file was read waited for its settle period"
+
+
+def test_a_missing_key_is_said_once_and_waits_for_the_configuration_to_change(workspace: Path) -> None:
+    """No retries for a cause no retry can cure (the old back-off asked again after 5 s, 10 s, ... for ever)."""
+    config = workspace / ".jp" / "config.toml"
+    config.write_text('[conversation.turn_summary.generate.model]\nid = "anthropic/claude-haiku-4-5"\n')
+    time.sleep(SETTLE * 2)  # the files have settled: only a retry could start a second catch-up
+    now = [1_000.0]
+    lines: list[WatchEvent] = []
+    options = WatchOptions(settle=SETTLE, catchup=CatchupOptions(environ={}))
+    watcher = Watcher([require_workspace(workspace)], options, sequential_ids("w"), lines.append, clock=lambda: now[0])
+    thread = threading.Thread(target=watcher.run, daemon=True)
+    thread.start()
+    try:
+        assert wait_for(lambda: any("until the configuration changes" in str(line) for line in lines))
+        for _ in range(8):
+            now[0] += 400
+            time.sleep(0.2)
+        said = [str(line) for line in lines if "until the configuration changes" in str(line)]
+        assert len(said) == 1, lines
+        assert "ANTHROPIC_API_KEY" in said[0]
+        assert set(watcher.catchups.values()) == {1}
+        config.write_text('[conversation.turn_summary.generate.model]\nid = "builtin/extractive"\n')
+        assert wait_for(lambda: any(summaries(workspace, "17800000040")[1:]))
+        assert any("the configuration changed" in str(line) for line in lines)
+    finally:
+        watcher.stop()
+        thread.join(timeout=10)
+
+
+def test_sighup_tries_again_the_conversations_that_wait_for_the_configuration(workspace: Path) -> None:
+    (workspace / ".jp" / "config.toml").write_text('[conversation.turn_summary.generate.model]\nid = "openai/gpt-5"\n')
+    turnmark = Path(sys.executable).parent / "turnmark"
+    env = {key: value for key, value in os.environ.items() if not key.endswith("_API_KEY")}
+    service = subprocess.Popen(
+        [str(turnmark), "--workspace", str(workspace), "watch", "--settle", "0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(service.stderr.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        assert wait_for(lambda: any("until the configuration changes" in line for line in lines), 30)
+        service.send_signal(signal.SIGHUP)
+        assert wait_for(lambda: any("the configuration changed" in line for line in lines), 30)
+        assert wait_for(lambda: sum("until the configuration changes" in line for line in lines) == 2, 30)
+        assert service.poll() is None
+    finally:
+        service.send_signal(signal.SIGTERM)
+        service.wait(timeout=30)
