@@ -242,8 +242,9 @@ def repair(
 ) -> None:
     """Fix what `turnmark check` finds: links to copied or deleted requests, orphaned tool halves.
 
-    Exit status: 0 when nothing is left to fix, 1 when problems wait for a decision (-i) or a
-    conversation could not be written, 2 on bad input.
+    Exit status: 0 when nothing is left to fix, 1 when fixes are pending (a dry run that found some,
+    as `git diff --exit-code` does), problems wait for a decision (-i) or a conversation could not be
+    written, 2 on bad input.
     """
     settings = settings_of(ctx)
     if interactive and not sys.stdin.isatty():
@@ -260,8 +261,17 @@ def repair(
         for outcome in outcomes:
             for line in _repair_lines(outcome, apply or interactive):
                 emit_line(line)
-    if any(outcome.error or (outcome.plan and outcome.to_json()["problems"]) for outcome in outcomes):
+    pending = any(_fixes(outcome) and not outcome.applied for outcome in outcomes)
+    if pending or any(outcome.error or (outcome.plan and outcome.to_json()["problems"]) for outcome in outcomes):
         raise typer.Exit(1)
+
+
+def _fixes(outcome: Outcome) -> list[Fix]:
+    """The fixes that change something (a link confirmed as it is changes nothing)."""
+    if outcome.plan is None or outcome.stream is None:
+        return []
+    stream = outcome.stream
+    return [fix for fix in (*outcome.plan.fixes, *outcome.decided) if not _changes_nothing(stream, fix)]
 
 
 def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
@@ -269,7 +279,7 @@ def _repair_lines(outcome: Outcome, applying: bool) -> list[str]:
     if plan is None or stream is None:
         return [f"{outcome.conversation}  not repaired: see the error above"]
     every_fix = [*plan.fixes, *outcome.decided]
-    fixes = [fix for fix in every_fix if not _changes_nothing(stream, fix)]
+    fixes = _fixes(outcome)
     open_problems = [p for p in plan.problems if p.position not in {fix.position for fix in outcome.decided}]
     if not every_fix and not open_problems:
         return [f"{outcome.conversation}  nothing to repair"]
@@ -311,7 +321,8 @@ For a JP release from before event IDs, request links and turn summaries,
 which refuses a turn_start with keys it does not know: removes event_id,
 request_id, turn summaries and turnmark's provenance, and nothing else. A conversation turnmark upgraded from
 the legacy format stays in the current format (that JP reads it). Dry run by
-default; --apply writes under JP's lock.
+default (exit 1 when a conversation would change, as `git diff --exit-code`
+does); --apply writes under JP's lock.
 """
 
 
@@ -363,5 +374,5 @@ def strip(
     else:
         for row in rows:
             emit_line(f"{row['id']}  {_strip_state(row)}")
-    if any(row["error"] for row in rows):
+    if any(row["error"] or (row["changes"] and not row["applied"]) for row in rows):
         raise typer.Exit(1)

@@ -120,7 +120,7 @@ def test_strip_gives_an_older_jp_its_file_back(workspace: Path) -> None:
     original = msgspec.json.decode((directory / "events.json").read_bytes())
     run(workspace, "summarize", "17790000000", "--model", "builtin/extractive")
     run(workspace, "label", "17790000000", "1", "Thanks")
-    out, _ = run(workspace, "strip", "17790000000")
+    out, _ = run(workspace, "strip", "17790000000", code=1)
     assert out == "jp-c17790000000  would be stripped: 10 event_ids and 2 turn summaries would go (--apply writes it)\n"
     out, _ = run(workspace, "strip", "17790000000", "--apply")
     assert out.startswith("jp-c17790000000  stripped: 10 event_ids and 2 turn summaries removed (`turnmark edit --undo")
@@ -182,7 +182,7 @@ def test_check_reports_the_orphaned_tool_halves_repair_asks_about(entries: list[
 
 
 def test_strip_json(workspace: Path, snapshot: SnapshotAssertion) -> None:
-    out, _ = run(workspace, "strip", "--all", "--format", "json")
+    out, _ = run(workspace, "strip", "--all", "--format", "json", code=1)
     assert json.loads(out)["ok"] is True
     assert out == snapshot
 

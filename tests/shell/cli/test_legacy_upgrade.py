@@ -126,9 +126,9 @@ def test_repair_says_it_would_upgrade_then_that_it_did_and_undo_takes_it_back(
 ) -> None:
     directory = folder(legacy, OTHER)
     before = files(directory)
-    plan, _ = run(legacy, "repair", OTHER, "--backfill")
+    plan, _ = run(legacy, "repair", OTHER, "--backfill", code=1)
     assert f"  {WOULD} (base_config.json split out, 7 event IDs stamped)" in plan
-    planned, _ = run(legacy, "repair", OTHER, "--backfill", "--format", "json")
+    planned, _ = run(legacy, "repair", OTHER, "--backfill", "--format", "json", code=1)
     [row] = json.loads(planned)["conversations"]
     assert upgrade_keys(row) == snapshot
     assert files(directory) == before

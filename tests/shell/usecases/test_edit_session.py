@@ -513,14 +513,15 @@ def test_fork_of_more_turns_than_there_are_forks_all_and_says_so(workspace: Path
 
 
 def test_strip_says_what_goes_and_undo_names_strip(workspace: Path) -> None:
-    def turnmark(*args: str) -> str:
+    def turnmark(*args: str, code: int = 0) -> str:
         result = CliRunner().invoke(app, ["--workspace", str(workspace), *args], obj=Settings())
-        assert result.exit_code == 0, result.stderr
+        assert result.exit_code == code, result.stderr
         return result.stdout
 
     said = "21 event_ids, 10 request_ids and 1 turn summary"
     assert (
-        turnmark("strip", "17800000040") == f"jp-c17800000040  would be stripped: {said} would go (--apply writes it)\n"
+        turnmark("strip", "17800000040", code=1)
+        == f"jp-c17800000040  would be stripped: {said} would go (--apply writes it)\n"
     )
     assert turnmark("strip", "17800000040", "--apply").startswith(f"jp-c17800000040  stripped: {said} removed")
     assert turnmark("edit", "--undo", "17800000040") == (
