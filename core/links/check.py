@@ -16,7 +16,14 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.duplicate_keys import DuplicateKey
 from turnmark.core.stream.event_ids import well_formed
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
+from turnmark.core.stream.payloads import (
+    ChatRequest,
+    ChatResponse,
+    Payload,
+    ToolCallRequest,
+    ToolCallResponse,
+    is_linkable,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +152,9 @@ def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] =
             "linked": counts.linked,
             "resolved": counts.resolved,
             "unlinked": counts.unlinked,
+            "unlinked_answers": sum(
+                1 for link in links if link.state == "unlinked" and is_linkable(entries[link.index].payload)
+            ),
             "unresolved": counts.unresolved,
             "unresolved_by_reason": counts.by_reason,
         },

@@ -40,6 +40,9 @@ a new ID at load) and makes a link to it ambiguous. turnmark reports these
 instead of guessing. To fix them: `turnmark repair CONV` shows the plan,
 --apply makes the fixes that follow from the conversation alone, -i asks you
 about the rest (or set request_id by hand, or delete the answers too).
+Answers written before JP linked them (no request_id) cannot show a deleted
+request: check says how many there are, and `turnmark repair CONV --backfill
+--apply` links them first, so later edits are found.
 """
 
 

@@ -183,6 +183,17 @@ def transient_note(transient: int, entries: int) -> str:
     )
 
 
+def unlinked_note(answers: int, conversations: list[str]) -> str:
+    """The one calm line about answers that carry no request link: what check cannot see there, and the fix."""
+    where = conversations[0] if len(conversations) == 1 else "--all"
+    inside = "" if len(conversations) == 1 else f" in {counted(len(conversations), 'conversation')}"
+    return (
+        f"note: {counted(answers, 'answer')}{inside} {'carries' if answers == 1 else 'carry'} no request link "
+        "(written before JP linked answers to requests): a request deleted or moved there cannot be detected. "
+        f"To make such edits detectable: turnmark repair {where} --backfill --apply"
+    )
+
+
 def _checked(
     settings: Settings, conversation: str | None, all_conversations: bool
 ) -> Iterator[tuple[ConversationRef, Checked]]:
@@ -238,6 +249,7 @@ def check(
     settings = settings_of(ctx)
     results: list[dict[str, object]] = []
     problems = errors = transient = entries = 0
+    unlinked: dict[str, int] = {}
     for ref, found in _checked(settings, conversation, all_conversations):
         if isinstance(found, dict):
             errors += 1
@@ -249,6 +261,8 @@ def check(
         problems += 0 if report.ok else 1
         transient += report.transient_ids
         entries += report.entries
+        if answers := int(str(report.links.get("unlinked_answers", 0))):
+            unlinked[ref.display_id] = answers
         results.append({**head, **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
             status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
@@ -258,8 +272,11 @@ def check(
             emit_line(f"{ref.display_id}  {status}  " + "\n".join(lines))
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"ok": problems == 0 and errors == 0, "transient_ids": transient, "conversations": results})
-    elif transient:
-        chrome(transient_note(transient, entries))
+    else:
+        if transient:
+            chrome(transient_note(transient, entries))
+        if unlinked:
+            chrome(unlinked_note(sum(unlinked.values()), list(unlinked)))
     if errors:
         raise typer.Exit(2)
     if problems:

@@ -126,6 +126,32 @@ def test_check_all_keeps_going_past_a_broken_conversation(run: Run, workspace: P
     assert len(text.splitlines()) >= 4
 
 
+def test_check_says_once_that_unlinked_answers_hide_deleted_requests_and_names_the_backfill(
+    run: Run, workspace: Path
+) -> None:
+    """A request deleted from a conversation written before request links: check cannot see it, and says so."""
+    folder = workspace / ".jp" / "conversations" / "17790000000-explain-the-build-script"
+    events = json.loads((folder / "events.json").read_text())
+    first = next(index for index, event in enumerate(events) if event["type"] == "chat_request")
+    del events[first]
+    (folder / "events.json").write_text(json.dumps(events))
+    out, err = run("check", "17790000000")
+    assert out.startswith("jp-c17790000000  ok")
+    notes = [line for line in err.splitlines() if "request link" in line]
+    assert notes == [
+        "note: 6 answers carry no request link (written before JP linked answers to requests): a request deleted "
+        "or moved there cannot be detected. To make such edits detectable: turnmark repair jp-c17790000000 "
+        "--backfill --apply"
+    ]
+    _, err = run("check", "--all", code=1)
+    assert [line for line in err.splitlines() if "request link" in line] == [
+        "note: 6 answers carry no request link (written before JP linked answers to requests): a request deleted "
+        "or moved there cannot be detected. To make such edits detectable: turnmark repair --all --backfill --apply"
+    ]
+    report = json.loads(run("check", "17790000000", "--format", "json")[0])
+    assert report["conversations"][0]["links"]["unlinked_answers"] == 6
+
+
 def test_check_says_once_calmly_that_ids_are_not_saved_yet(run: Run, workspace: Path) -> None:
     folder = workspace / ".jp" / "conversations" / "17790000000-explain-the-build-script"
     events = json.loads((folder / "events.json").read_text())
@@ -134,7 +160,7 @@ def test_check_says_once_calmly_that_ids_are_not_saved_yet(run: Run, workspace: 
     (folder / "events.json").write_text(json.dumps(events))
     out, err = run("check", "--all", code=1)
     assert "event_id assigned at load" not in out
-    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    notes = [line for line in err.splitlines() if line.startswith("note:") and "event_id" in line]
     assert len(notes) == 1
     assert notes[0].startswith(f"note: {len(events)} of ")
     assert notes[0].endswith("Nothing to fix.")
