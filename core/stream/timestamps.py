@@ -1,6 +1,7 @@
 """JP timestamps: kept as their exact text (up to nine fraction digits), validated, ordered."""
 
 import re
+from collections.abc import Iterable
 from datetime import UTC, date, datetime
 
 _TIMESTAMP = re.compile(
@@ -60,3 +61,17 @@ def format_timestamp(moment: datetime) -> str:
     utc = moment.astimezone(UTC) if moment.tzinfo else moment
     fraction = f"{utc.microsecond:06d}".rstrip("0") or "0"
     return f"{utc.strftime('%Y-%m-%d %H:%M:%S')}.{fraction}"
+
+
+def most_recently_active(dated: Iterable[tuple[str, int]]) -> int | None:
+    """The conversation a command takes when ``CONV`` is not given: the latest ``last_activated_at``, the higher
+    ID on a tie, among ``(last_activated_at, conversation ID)`` of the conversations whose metadata reads.
+
+    >>> most_recently_active([("2026-06-01 10:00:00.0", 17), ("2026-06-02 09:00:00.0", 12),
+    ...     ("2026-06-02 09:00:00.0", 11)])
+    12
+    >>> most_recently_active([]) is None
+    True
+    """
+    latest = max(((sort_key(at), conversation) for at, conversation in dated), default=None)
+    return latest[1] if latest is not None else None

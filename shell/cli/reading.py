@@ -33,7 +33,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
-    from turnmark.core.stream import previews
+    from turnmark.core.stream import previews, timestamps
     from turnmark.core.summaries import transcript, turn_rows
     from turnmark.core.wire import chat
     from turnmark.shell.cli import progress
@@ -396,18 +396,29 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
             warn(str(row["metadata_error"]))
         errors += 1 if row["error"] is not None or row["metadata_error"] else 0
         rows.append(row)
+    default = timestamps.most_recently_active(
+        (str(row["last_activated_at"]), listed.ref.id)
+        for row, listed in zip(rows, found, strict=True)
+        if row["error"] is None and not row["metadata_error"]
+    )
+    for row, listed in zip(rows, found, strict=True):
+        row["default"] = listed.ref.id == default
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"workspace": str(workspace.root), "conversations": rows})
     else:
-        header = f"{'ID':<16} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE"
-        emit_line("\n".join([header, *map(_conversation_line, rows)]))
+        header = f"{'ID':<17} {'ACTIVE':<10} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE"
+        lines = [header, *map(_conversation_line, rows)]
+        if default is not None:
+            lines.append("* the conversation a command takes when CONV is not given (the most recently active)")
+        emit_line("\n".join(lines))
     if errors:
         raise typer.Exit(2)
 
 
 def _conversation_line(row: dict[str, object]) -> str:
+    marked = f"{row['id']}{'*' if row.get('default') else ''}"
     if row.get("error"):
-        return f"{row['id']!s:<16} {'-':>5} {'-':>10}  {'unreadable':<24} {row['dirname']}"
+        return f"{marked:<17} {'-':<10} {'-':>5} {'-':>10}  {'unreadable':<24} {row['dirname']}"
     unresolved, duplicated = row["unresolved_links"], row["duplicated_ids"]
     problems = []
     if unresolved:
@@ -419,4 +430,5 @@ def _conversation_line(row: dict[str, object]) -> str:
     title = "(metadata.json unreadable)" if row["metadata_error"] else row["title"] or ""
     if row.get("forked_from"):
         title = f"⑂ {row['forked_from']}  {title}"
-    return f"{row['id']!s:<16} {row['turns']!s:>5} {summarized:>10}  {links:<24} {title}"
+    active = str(row["last_activated_at"] or "-")[:10]
+    return f"{marked:<17} {active:<10} {row['turns']!s:>5} {summarized:>10}  {links:<24} {title}"

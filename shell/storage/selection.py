@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from turnmark.core.stream.timestamps import sort_key
+from turnmark.core.stream.timestamps import most_recently_active as most_recently_active_id
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.storage.conversations import read_metadata
 from turnmark.shell.storage.workspace import (
@@ -33,11 +33,12 @@ def most_recently_active(
         if metadata is None:
             warn(f"passed over {ref.display_id} when choosing the most recent conversation: {problem}")
             continue
-        dated.append((sort_key(metadata.last_activated_at), ref.id, ref))
-    if not dated:
+        dated.append((metadata.last_activated_at, ref.id))
+    chosen = most_recently_active_id(dated)
+    if chosen is None:
         unreadable = " with a readable metadata.json" if refs else ""
         raise WorkspaceError(f"no conversations{unreadable} in {workspace.conversations_dir}")
-    return max(dated, key=lambda item: item[:2])[2]
+    return next(ref for ref in refs if ref.id == chosen)
 
 
 def pick_conversation(start: Path, wanted: str | None, warn: Callable[[str], None] = _ignore) -> ConversationRef:
