@@ -103,8 +103,14 @@ def cut_at(turns: tuple[Turn, ...], keep: range) -> str | None:
     return None
 
 
-def fork_metadata(source: Json, parent: str, cut: str | None, now: str) -> JsonObject:
+def fork_metadata(source: Json, parent: str, cut: str | None, now: str, title: str | None = None) -> JsonObject:
     """The fork's ``metadata.json``: the source's cloned as JP clones it (``last_activated_at`` now, no
-    ``expires_at``), plus its lineage (``forked_from``)."""
+    ``expires_at``), plus its lineage (``forked_from``); ``title`` replaces the source's.
+
+    >>> fork_metadata({"title": "Fix the build", "expires_at": "x"}, "jp-c1", "a1", "now", "Try another way")
+    {'title': 'Try another way', 'last_activated_at': 'now', 'forked_from': {'conversation': 'jp-c1', 'turn': 'a1'}}
+    """
     cloned = {key: value for key, value in source.items() if key != "expires_at"} if isinstance(source, dict) else {}
+    if title is not None:
+        cloned["title"] = title
     return {**cloned, "last_activated_at": now, "forked_from": {"conversation": parent, "turn": cut}}

@@ -155,6 +155,9 @@ def fork(
             help="Keep every turn up to this one (ID or number, or CONV:TURN as `find --output ids` prints it).",
         ),
     ] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", metavar="TEXT", help="The fork's title (default: the source's).")
+    ] = None,
     open_editor: Annotated[bool, typer.Option("--edit", help="Open the fork in edit -i.")] = False,
     output_format: FormatOption = None,
 ) -> None:
@@ -162,8 +165,11 @@ def fork(
     settings = settings_of(ctx)
     if sum(option is not None for option in (first, last, until)) > 1:
         raise fail("give at most one of --first, --last, --until")
+    if title is not None and (not title.strip() or "\n" in title or "\r" in title):
+        raise fail("--title: give one line of text")
     ref, until = pick_turn(settings, conversation, until)
-    forked = forking.fork_conversation(read_for_display(settings, ref), first=first, last=last, until=until)
+    loaded = read_for_display(settings, ref)
+    forked = forking.fork_conversation(loaded, first=first, last=last, until=until, title=title and title.strip())
     asked = first if first is not None else last
     if asked is not None and asked > len(forked.kept):
         option = "--first" if first is not None else "--last"

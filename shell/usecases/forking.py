@@ -34,9 +34,15 @@ def turn_index(stream: ConversationStream, wanted: str) -> int:
 
 
 def fork_conversation(
-    loaded: LoadedConversation, *, first: int | None = None, last: int | None = None, until: str | None = None
+    loaded: LoadedConversation,
+    *,
+    first: int | None = None,
+    last: int | None = None,
+    until: str | None = None,
+    title: str | None = None,
 ) -> Forked:
-    """Write the fork of ``loaded`` keeping the chosen turns; the source is not touched.
+    """Write the fork of ``loaded`` keeping the chosen turns (named ``title``, else as the source); the source is
+    not touched.
 
     Refused by the save rule (``refuse_unsavable``) as any other write is; a failure leaves no new folder.
     """
@@ -50,7 +56,7 @@ def fork_conversation(
         parsed = decode_document(source, METADATA) if source else None
     except InvalidDocument:
         parsed = None
-    document = fork_metadata(parsed, ref.display_id, cut_at(stream.turns(), keep), now_timestamp())
+    document = fork_metadata(parsed, ref.display_id, cut_at(stream.turns(), keep), now_timestamp(), title)
     new = create_conversation(
         ref.workspace or require_workspace(loaded.directory),
         encode_document(document),

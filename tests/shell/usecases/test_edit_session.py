@@ -561,3 +561,15 @@ def test_the_summary_edit_i_saves_first_upgrades_and_says_so_though_the_edit_is_
     assert f"{SAID}; upgraded from JP's older format (base_config.json split out, " in err
     run(workspace, "false", "--undo", LEGACY)
     assert legacy_files(workspace) == before
+
+
+def test_fork_takes_a_title_of_its_own(workspace: Path) -> None:
+    out, _ = fork(workspace, "17800000040", "--last", "1", "--title", "  Locks, once more  ", "--format", "json")
+    created = json.loads(out)["fork"]
+    folder = next((workspace / ".jp" / "conversations").glob(f"{created.removeprefix('jp-c')}*"))
+    assert json.loads((folder / "metadata.json").read_text())["title"] == "Locks, once more"
+    result = CliRunner().invoke(
+        app, ["--workspace", str(workspace), "fork", "17800000040", "--title", "two\nlines"], obj=Settings()
+    )
+    assert result.exit_code == 2
+    assert "--title: give one line of text" in result.stderr
