@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.agreement.workspaces import copy_corpus
+
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCUMENTS = (README, *sorted((REPO / "docs").glob("*.md")))
@@ -372,3 +374,25 @@ def test_a_block_with_a_command_that_cannot_run_here_is_skipped_saying_why() -> 
     )
     once = Block(1, (Command(2, ("turnmark", "watch", "--once", "--workspace", f"{TOUR}/workspace"), ()),))
     assert not_run_reason(once) is None
+
+
+def test_the_corpus_plan_quoted_on_the_commands_page_is_the_one_edit_i_writes(tmp_path: Path) -> None:
+    quoted = next(
+        tuple(lines)
+        for _, lines in fenced_blocks((REPO / "docs" / "commands.md").read_text(encoding="utf-8"))
+        if lines and lines[0].startswith("# Turn 0 (")
+    )
+    root = copy_corpus(tmp_path / "corpus")
+    editor = tmp_path / "keep_plan.py"
+    kept = tmp_path / "plan.txt"
+    editor.write_text(f"import shutil, sys\nshutil.copyfile(sys.argv[1], {str(kept)!r})\n")
+    env = isolated_environment(tmp_path / "home", editor)
+    subprocess.run(
+        [str(TURNMARK), "--workspace", str(root), "edit", "-i", "17738399468"],
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    planned = tuple(kept.read_text(encoding="utf-8").split("\n# Turn 1 ")[0].splitlines())
+    plan = planned[next(i for i, line in enumerate(planned) if line.startswith("# Turn 0 (")) :]
+    assert matches(quoted, plan), "\n".join(difflib.unified_diff(quoted, plan[: len(quoted) + 5], lineterm=""))
