@@ -387,12 +387,8 @@ def test_the_corpus_plan_quoted_on_the_commands_page_is_the_one_edit_i_writes(tm
     kept = tmp_path / "plan.txt"
     editor.write_text(f"import shutil, sys\nshutil.copyfile(sys.argv[1], {str(kept)!r})\n")
     env = isolated_environment(tmp_path / "home", editor)
-    subprocess.run(
-        [str(TURNMARK), "--workspace", str(root), "edit", "-i", "17738399468"],
-        env=env,
-        capture_output=True,
-        timeout=120,
-    )
+    command = [str(TURNMARK), "--workspace", str(root), "edit", "-i", "17738399468"]
+    subprocess.run(command, env=env, capture_output=True, timeout=120, check=True)
     planned = tuple(kept.read_text(encoding="utf-8").split("\n# Turn 1 ")[0].splitlines())
     plan = planned[next(i for i, line in enumerate(planned) if line.startswith("# Turn 0 (")) :]
     assert matches(quoted, plan), "\n".join(difflib.unified_diff(quoted, plan[: len(quoted) + 5], lineterm=""))
