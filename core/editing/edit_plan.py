@@ -517,3 +517,51 @@ def _turn_start(
         return replace(owner, payload=replace(payload, summary=None, metadata=metadata))
     stamp = request.payload.timestamp if request is not None and isinstance(request.payload, ChatRequest) else now
     return Entry(new_id(), TurnStart(stamp), None, "inserted")
+
+
+@dataclass(frozen=True, slots=True)
+class EditChanges:
+    """What a saved edit did beyond the turns it leaves: entries gone and new, turn summaries it cleared."""
+
+    dropped: int
+    added: int
+    summaries_cleared: int
+
+    def describe(self) -> str:
+        """``2 entries dropped, 1 summary cleared`` (empty when nothing of that kind changed)."""
+        parts = [
+            f"{count} {noun if count == 1 else plural} {verb}"
+            for count, noun, plural, verb in (
+                (self.dropped, "entry", "entries", "dropped"),
+                (self.added, "entry", "entries", "added"),
+                (self.summaries_cleared, "summary", "summaries", "cleared"),
+            )
+            if count
+        ]
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, int]:
+        return {"dropped": self.dropped, "added": self.added, "summaries_cleared": self.summaries_cleared}
+
+
+def edit_changes(before: ConversationStream, after: ConversationStream) -> EditChanges:
+    """Entries of ``before`` not in ``after`` (by event ID), the reverse, and turns whose summary went.
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> def made(summary):
+    ...     stream = ConversationStream.empty({}, new_id=sequential_ids())
+    ...     stream = stream.start_turn(ChatRequest(ts, "Fix it")).push(ChatResponse(ts, "message", "Done."))
+    ...     return stream.set_turn_summary("e000001", summary).unwrap() if summary else stream
+    >>> edit_changes(made("Fix it"), made(None).start_turn(ChatRequest(ts, "And now?"))).describe()
+    '2 entries added, 1 summary cleared'
+    """
+    kept = {entry.event_id for entry in after.entries}
+    had = {entry.event_id for entry in before.entries}
+    summaries = {turn.id(): turn.summary() for turn in after.turns()}
+    cleared = sum(
+        1
+        for turn in before.turns()
+        if turn.summary() is not None and turn.id() in summaries and summaries[turn.id()] is None
+    )
+    return EditChanges(len(had - kept), len(kept - had), cleared)

@@ -37,9 +37,11 @@ from returns.result import Failure
 from turnmark.core.editing.edit_plan import (
     PLAN_NAME,
     Dropped,
+    EditChanges,
     EditSession,
     annotate,
     dropped_unsaid,
+    edit_changes,
     rebuild,
     render_session,
 )
@@ -102,6 +104,8 @@ class EditResult:
     """Summaries saved before the editor opened (their own undo step), by turn ID."""
     upgrade: LegacyUpgrade | None = None
     """The upgrade from JP's older format a save of the session performed (the summary's or the edit's)."""
+    changes: EditChanges | None = None
+    """What the saved edit dropped, added and cleared."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -114,6 +118,7 @@ class EditResult:
             "summarized": self.summarized,
             "upgraded": self.upgrade is not None,
             "upgrade": None if self.upgrade is None else self.upgrade.to_json(),
+            "changes": None if self.changes is None else self.changes.to_json(),
         }
 
 
@@ -336,8 +341,10 @@ def _rounds(
         saved = saved_with_undo(loaded, partial(save_stream, lock, loaded, edited), "edit -i")
         _report_links(edited, note)
         turns = len(edited.turns())
-        message = f"{name}: saved ({counted(turns, 'turn')}); `turnmark edit --undo {name}` takes it back"
-        return EditResult(name, "saved", message, turns, dropped, upgrade=saved.upgrade)
+        changes = edit_changes(loaded.stream, edited)
+        what = "; ".join(part for part in (counted(turns, "turn"), changes.describe()) if part)
+        message = f"{name}: saved ({what}); `turnmark edit --undo {name}` takes it back"
+        return EditResult(name, "saved", message, turns, dropped, upgrade=saved.upgrade, changes=changes)
     return EditResult(name, "invalid", f"still invalid after {MAX_ROUNDS} rounds")
 
 

@@ -79,7 +79,7 @@ def test_deleting_a_turn_keeps_the_others_and_the_conversation_checks_clean(work
     """
     before = json.loads(events_path(workspace).read_text())
     out, _ = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary")
-    assert out.startswith(f"jp-c{CONV}: saved (1 turn)")
+    assert out.startswith(f"jp-c{CONV}: saved (1 turn; 3 entries dropped); `turnmark edit --undo")
     after = json.loads(events_path(workspace).read_text())
     assert after == before[:11] + [entry for entry in before[11:] if entry["type"] == "config_delta"]
     check = CliRunner().invoke(app, ["--workspace", str(workspace), "check", CONV], obj=Settings())
@@ -269,7 +269,7 @@ def test_fork_last_2_edit_opens_the_fork_and_leaves_the_original(workspace: Path
         workspace, "17800000040", "--last", "2", "--edit", environ={**os.environ, "EDITOR": editor(tmp_path, body)}
     )
     assert "forked from jp-c17800000040 (turns 2-3)" in out
-    assert ": saved (1 turn)" in out
+    assert ": saved (1 turn; 7 entries dropped)" in out
     assert {p.name: p.read_bytes() for p in original.iterdir()} == before
 
 
@@ -403,7 +403,18 @@ def test_the_json_outcome_is_one_of_four_values(
     out, _ = run(workspace, editor(tmp_path, body), "-i", CONV, "--no-summary", code=code, before=("--format", "json"))
     result = json.loads(out)
     assert result["outcome"] == outcome
-    keys = {"conversation", "action", "outcome", "message", "turns", "dropped", "summarized", "upgraded", "upgrade"}
+    keys = {
+        "conversation",
+        "action",
+        "outcome",
+        "message",
+        "turns",
+        "dropped",
+        "summarized",
+        "upgraded",
+        "upgrade",
+        "changes",
+    }
     assert set(result) == keys
     assert (result["turns"] is not None) == (outcome == "saved")
 
