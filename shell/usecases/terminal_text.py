@@ -69,7 +69,11 @@ def _event(event: ShownEvent, detail: str) -> list[object]:
         return shown
     when = minute(event.timestamp).rpartition(" ")[2]
     if event.kind == "inquiry":
-        return [_indented(_text((f"{event.title}: {event.text} → {answer_text(event.answer)}", dim))), *_why(event)]
+        answered = f"→ {answer_text(event.answer)}"
+        if "\n" not in event.text.strip():
+            return [_indented(_text((f"{event.title}: {event.text} {answered}", dim))), *_why(event)]
+        question = [_indented(_text((f"{event.title}:", dim))), _indented(_markdown(event.text, dim), 4)]
+        return [*question, _indented(_text((answered, dim)), 4), *_why(event)]
     if event.kind == "reasoning":
         style, body = "italic dim", _markdown(event.text, "italic dim")
     else:

@@ -232,3 +232,25 @@ def test_colour_text_carries_no_escape_but_colours(show_workspace: Path) -> None
     without_colours = re.sub("\x1b\\[[0-9;]*m", "", text)
     assert not [c for c in without_colours if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) < 0xA0]
     assert "\\u{1b}[2J" in without_colours
+
+
+def test_a_multi_line_question_renders_its_markdown_and_shows_no_raw_fence(show_workspace: Path) -> None:
+    folder = next((show_workspace / ".jp" / "conversations").glob(f"{STORAGE}-*"))
+    events = json.loads((folder / "events.json").read_text())
+    ts = events[-1]["timestamp"]
+    patch = "Do you want to apply the following patch?\n\n```diff\n--- a/lib.rs\n+++ b/lib.rs\n+pub mod trash;\n```"
+    events += [
+        {
+            "timestamp": ts,
+            "type": "inquiry_request",
+            "id": "call_9.apply_changes",
+            "source": {"source": "tool", "name": "fs_modify_file"},
+            "question": {"text": patch, "answer_type": {"type": "boolean"}},
+        },
+        {"timestamp": ts, "type": "inquiry_response", "id": "call_9.apply_changes", "answer": True},
+    ]
+    (folder / "events.json").write_text(json.dumps(events, indent=2))
+    out, _ = show(show_workspace, STORAGE)
+    assert "+pub mod trash;" in out
+    assert not [line for line in out.splitlines() if line.strip().startswith("```")]
+    assert "→ yes" in out
