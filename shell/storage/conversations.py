@@ -48,6 +48,7 @@ from turnmark.shell.storage.files import (
     remove_abandoned,
     write_together,
 )
+from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.locking import ConversationLock, hold_lock
 from turnmark.shell.storage.undo import Along, saved_with_undo
 from turnmark.shell.storage.workspace import (
@@ -254,7 +255,7 @@ def write_documents(
             changes.append((directory / BASE_CONFIG, base_config))
         changes.append((directory / EVENTS, events))
     extra = along(events) if along is not None else []
-    return [path for path in write_together([*extra, *changes], ref.anchor_of) if path not in {p for p, _ in extra}]
+    return [path for path in write_together([*extra, *changes], state_dirs.anchor_of(ref)) if path not in {p for p, _ in extra}]
 
 
 def edit_conversation(
