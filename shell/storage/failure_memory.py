@@ -10,8 +10,8 @@ from pathlib import Path
 
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_if_changed
 from turnmark.shell.storage import state_dirs
+from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_if_changed
 from turnmark.shell.storage.workspace import ConversationRef
 
 

@@ -96,9 +96,9 @@ def open_directory(
 ) -> int:
     """A descriptor of the directory ``path``, reached from ``anchor`` without following a link below it.
 
-    ``create`` makes the missing folders on the way (with ``mode``, less the umask). ``FileFault`` (one line, naming ``target``, the file
-    to be written, when given) names the folder that is a link, is missing or cannot be opened, or says
-    that ``path`` is not below ``anchor``.
+    ``create`` makes the missing folders on the way (with ``mode``, less the umask). ``FileFault`` (one line,
+    naming ``target``, the file to be written, when given) names the folder that is a link, is missing or
+    cannot be opened, or says that ``path`` is not below ``anchor``.
     """
     target = target or path
     try:

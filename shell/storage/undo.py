@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from turnmark.shell.errors import ConversationError
+from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
@@ -27,7 +28,6 @@ from turnmark.shell.storage.files import (
     write_if_changed,
     write_together,
 )
-from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.locking import hold_lock
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 

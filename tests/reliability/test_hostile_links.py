@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES
-from turnmark.shell.storage.state_dirs import state_home, workspace_key
 from tests.support.llm_servers import ModelServer
+from turnmark.shell.storage.state_dirs import state_home, workspace_key
 
 from .hostile_cli import FIXTURE_IDS, Outcome, Tally, invoke
 

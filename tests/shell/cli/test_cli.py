@@ -28,7 +28,8 @@ class Run:
         return self.clean(result.stdout), self.clean(result.stderr)
 
     def clean(self, text: str) -> str:
-        """The workspace, its cache and its state folder (under the test's homes) as ``<ws>``, ``<cache>``, ``<state>``."""
+        """The workspace, its cache and its state folder (under the test's homes) as ``<ws>``, ``<cache>``,
+        ``<state>``."""
         key = workspace_key(self.workspace)
         for path, name in ((cache_home() / key, "<cache>"), (state_home() / key, "<state>"), (self.workspace, "<ws>")):
             text = text.replace(str(path), name)

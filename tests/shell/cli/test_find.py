@@ -25,7 +25,6 @@ from turnmark.shell.usecases import finding
 from .test_cli import Run
 
 
-
 def index(workspace: Path) -> Path:
     """The workspace's index file, in its folder under the (test's) cache home."""
     return cache_db.cache_path(require_workspace(workspace))
@@ -134,8 +133,7 @@ def test_since_and_conversations_narrow_the_search(run: Run) -> None:
 def test_count_and_hits_text(run: Run) -> None:
     assert run("find", "watchdog", "--output", "count") == (
         "2\n",
-        "note: building the search index <cache>/cache.sqlite3 "
-        "(once; later searches read only what changed)\n",
+        "note: building the search index <cache>/cache.sqlite3 (once; later searches read only what changed)\n",
     )
     out, err = run("find", "watchdog", "--limit", "1")
     assert out == (
