@@ -104,6 +104,8 @@ def main() -> None:
     options = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="turnmark-find-bench-"))
     os.environ["JP_USER_DATA_DIR"] = str(scratch / "user-data")
+    os.environ["TURNMARK_CACHE_DIR"] = str(scratch / "cache")
+    os.environ["TURNMARK_STATE_DIR"] = str(scratch / "state")
     try:
         root = scratch / "ws"
         size = generate(root, options.conversations)

@@ -23,6 +23,7 @@ with the turns, load + save of 100 MB), ``bench/catchup.py`` (linear catch-up) a
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -129,6 +130,8 @@ def main() -> None:
     sizes = sorted(int(size) for size in options.conversations.split(","))
     cold: dict[int, tuple[float, float, float]] = {}
     with tempfile.TemporaryDirectory(prefix="turnmark-workspace-") as temporary:
+        os.environ["TURNMARK_CACHE_DIR"] = str(Path(temporary) / "cache")
+        os.environ["TURNMARK_STATE_DIR"] = str(Path(temporary) / "state")
         for count in sizes:
             root = Path(temporary) / f"w{count}"
             space = Workspace(root, count, options.repeat)

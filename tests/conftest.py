@@ -80,6 +80,19 @@ def show_workspace(tmp_path: Path, user_data: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def turnmark_homes(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """turnmark's cache and state folders in a fresh temporary folder per test (inherited by the subprocesses a
+    test starts), so that no test reads or writes the real home directory's."""
+    homes = tmp_path_factory.mktemp("turnmark-homes")
+    cache, state = homes / "cache", homes / "state"
+    monkeypatch.setenv("TURNMARK_CACHE_DIR", str(cache))
+    monkeypatch.setenv("TURNMARK_STATE_DIR", str(state))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(homes / "xdg-cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(homes / "xdg-state"))
+    return cache, state
+
+
+@pytest.fixture(autouse=True)
 def fresh_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with no remembered API key (the registry is process-wide, as in a real run)."""
     from turnmark.shell import secrets

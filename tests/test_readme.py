@@ -171,8 +171,14 @@ TIMESTAMP = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d
 DURATION = re.compile(r"\b\d+(?:\.\d+)?(?:ms|s)\b")
 
 
+STATE_FOLDER = re.compile(r"(/turnmark/[\w.-]+?)-[0-9a-f]{16}\b")
+
+
 def normalized(text: str, copy: Path) -> str:
-    text = text.replace(str(copy), TOUR)
+    """The copy as ``TOUR``, the run's home as ``~``, a workspace's folder digest under turnmark's cache or state
+    folder as ``<digest>``, times and durations as placeholders."""
+    text = text.replace(str(copy), TOUR).replace(str(copy.parent / "home"), "~")
+    text = STATE_FOLDER.sub(r"\1-<digest>", text)
     text = TIMESTAMP.sub("<time>", text)
     return DURATION.sub("<duration>", text)
 

@@ -89,6 +89,17 @@ class Settings:
         return workspace_files.require_workspace(self.workspace or Path.cwd())
 
 
+FILES_HELP = """
+turnmark writes nothing into a workspace but the conversations a command
+changes (and JP's lock files). Its own files live with you, one folder per
+workspace (named for its path, so two clones never share one): the cache and
+search index in $TURNMARK_CACHE_DIR, else $XDG_CACHE_HOME/turnmark (on Linux;
+default ~/.cache/turnmark); undo copies and summary failure notes in
+$TURNMARK_STATE_DIR, else $XDG_STATE_HOME/turnmark (default
+~/.local/state/turnmark). Deleting the cache loses nothing. A .jp/.turnmark or
+.jp/turnmark folder left by an older turnmark is no longer read.
+"""
+
 app = TurnmarkTyper(
     cls=TurnmarkGroup,
     name="turnmark",
@@ -96,6 +107,7 @@ app = TurnmarkTyper(
         "Keep long JP assistant conversations navigable and safe to edit by hand: stable event IDs, "
         "request links and one-line turn summaries for the .jp/conversations folders JP writes."
     ),
+    epilog=FILES_HELP,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,

@@ -36,9 +36,10 @@ only when --in names them (--in all: every scope). Under each hit, the best
 matching text with the match marked; "(excluded)" when that event is left
 out of what the model sees (a hand edit broke its request link).
 
-The index is a SQLite FTS5 database in turnmark's .turnmark/ folder (in JP's
-user-local copy, else in .jp/): only conversations whose files changed are read
-again, `watch` and `label` keep it fresh, and deleting it loses nothing.
+The index is a SQLite FTS5 database in turnmark's cache folder for the
+workspace (under $TURNMARK_CACHE_DIR or ~/.cache/turnmark; see turnmark --help):
+only conversations whose files changed are read again, `watch` and `label` keep
+it fresh, and deleting it loses nothing.
 --regex scans the conversations instead (exact, slower). --output ids prints
 CONV:TURN lines that `transcript --turn`, `show --turn`, `fork --until` and
 `edit -i` take.

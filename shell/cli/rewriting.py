@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 with lazy_imports():
     from turnmark.core.stream import turns as stream_turns
-    from turnmark.shell.storage import undo
+    from turnmark.shell.storage import state_dirs, undo
     from turnmark.shell.usecases import edit_session, forking
 
 EDIT_HELP = """
@@ -79,6 +79,8 @@ def edit(
     try:
         ref = pick(settings, conversation)
         if undo_last:
+            for line in state_dirs.leftovers(ref.workspace) if ref.workspace is not None else []:
+                _note(line)
             restored = undo.undo(ref)
             if settings.format is OutputFormat.json:
                 emit_json(

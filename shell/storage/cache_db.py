@@ -1,17 +1,18 @@
 """The workspace's cache database: one SQLite file that ``find``'s index and the workspace cache live in.
 
-It is ``.turnmark/cache.sqlite3`` in JP's user-local silo for the workspace, or in ``.jp`` when JP keeps
-none: beside the undo copies, in turnmark's dot-folder that JP's listing ignores, and user-local
-because it holds the text of the user-local conversations too (a ``.jp`` folder may be committed).
+It is ``cache.sqlite3`` in the workspace's folder under the user's cache directory
+(``state_dirs.cache_dir``: ``~/.cache/turnmark/<workspace>-<digest>/``), never inside the workspace: a
+``.jp`` folder may be committed and shipped, and the cache holds the text of the user-local
+conversations too.
 
 It is only a cache: a missing file is built, and one that SQLite cannot read or that has another
 schema version is removed and built again, with a note; a conversation's rows are trusted only while
 its files keep the identity they had (``core/search/freshness.py``). The folder is reached from the
-anchor without following a link (``files.open_directory``) and the database and its side files must
-be absent or regular files with one name before SQLite opens them, so nothing is written through a
-link. Readers never wait: the journal is a write-ahead log. Writers take the cache's lock, an
-``flock`` on the ``.turnmark`` folder, so one process writes at a time and a rebuild never removes a
-file another writer is filling.
+cache home without following a link (``files.open_directory``, made with mode 0700) and the database and
+its side files must be absent or regular files with one name before SQLite opens them, so nothing is
+written through a link. Readers never wait: the journal is a write-ahead log. Writers take the cache's
+lock, an ``flock`` on the workspace's cache folder, so one process writes at a time and a rebuild never
+removes a file another writer is filling.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from typing import TypeVar
 
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES
 from turnmark.shell.errors import FileFault
+from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.files import open_directory, os_reason, refuse_links
 from turnmark.shell.storage.workspace import Workspace
 
-DIRECTORY = ".turnmark"
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
 SCHEMA_VERSION = 4
@@ -99,7 +100,7 @@ def damaged(error: sqlite3.Error) -> bool:
 
 
 def cache_path(workspace: Workspace) -> Path:
-    return (workspace.user_silo or workspace.storage) / DIRECTORY / NAME
+    return state_dirs.cache_dir(workspace) / NAME
 
 
 def _check_files(directory_fd: int, directory: Path) -> None:
@@ -290,16 +291,17 @@ def open_cache(workspace: Workspace, *, create: bool = True) -> CacheDb | None:
     ``FileFault`` (one line) when its folder or a file of it is a link or cannot be opened.
     """
     path = cache_path(workspace)
-    anchor = workspace.anchor_of(path)
     if not create and not os.path.lexists(path):
         return None
-    directory_fd = open_directory(path.parent, anchor, create=create, target=path)
+    anchor = state_dirs.anchor(path)
+    directory_fd = open_directory(path.parent, anchor, create=create, target=path, mode=state_dirs.PRIVATE)
     try:
         _check_files(directory_fd, path.parent)
         db = CacheDb(_connect(str(path)), path, directory_fd)
     except BaseException:
         os.close(directory_fd)
         raise
+    db.notes.extend(state_dirs.leftovers(workspace))
     try:
         _configure(db.connection)
         version = _version(db.connection)

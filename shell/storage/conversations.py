@@ -37,6 +37,7 @@ from turnmark.core.stream.save_rule import refusal, save_blockers
 from turnmark.shell.clock import now_epoch
 from turnmark.shell.collector import collector_paused, promote
 from turnmark.shell.errors import ConversationError, FileFault, SaveRefused
+from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
@@ -254,7 +255,11 @@ def write_documents(
             changes.append((directory / BASE_CONFIG, base_config))
         changes.append((directory / EVENTS, events))
     extra = along(events) if along is not None else []
-    return [path for path in write_together([*extra, *changes], ref.anchor_of) if path not in {p for p, _ in extra}]
+    return [
+        path
+        for path in write_together([*extra, *changes], state_dirs.anchor_of(ref))
+        if path not in {p for p, _ in extra}
+    ]
 
 
 def edit_conversation(

@@ -1,5 +1,6 @@
 """Where turnmark remembers turns whose summary answers keep failing: a small JSON file per conversation
-under ``.jp/turnmark/summary-failures/`` (JP ignores it), written through the safe-write path."""
+under the user's state directory (``state_dirs.failures_path``; never inside the workspace), written through
+the safe-write path."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ from pathlib import Path
 
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.errors import ConversationError
+from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.files import METADATA_LIMIT, read_file, write_if_changed
-from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.workspace import ConversationRef
 
 
 def memory_path(ref: ConversationRef) -> Path:
-    return lock_path(ref).parent.parent / "turnmark" / "summary-failures" / f"{ref.display_id}.json"
+    return state_dirs.failures_path(ref)
 
 
 def load_memory(ref: ConversationRef) -> JsonObject:
@@ -33,4 +34,4 @@ def save_memory(ref: ConversationRef, memory: JsonObject) -> None:
     path = memory_path(ref)
     with contextlib.suppress(ConversationError):
         data = (json.dumps(memory, indent=2, sort_keys=True) + "\n").encode()
-        write_if_changed(path, data, ref.anchor_of(path), create=True)
+        write_if_changed(path, data, state_dirs.conversation_anchor(ref, path), create=True, mode=state_dirs.PRIVATE)

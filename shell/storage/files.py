@@ -91,12 +91,14 @@ def _walk_refusal(target: Path, reached: Path, error: OSError) -> FileFault:
     return FileFault(f"{target}: cannot write: {reached}: {os_reason(error)}")
 
 
-def open_directory(path: Path, anchor: Path, *, create: bool = False, target: Path | None = None) -> int:
+def open_directory(
+    path: Path, anchor: Path, *, create: bool = False, target: Path | None = None, mode: int = 0o777
+) -> int:
     """A descriptor of the directory ``path``, reached from ``anchor`` without following a link below it.
 
-    ``create`` makes the missing folders on the way. ``FileFault`` (one line, naming ``target``, the file
-    to be written, when given) names the folder that is a link, is missing or cannot be opened, or says
-    that ``path`` is not below ``anchor``.
+    ``create`` makes the missing folders on the way (with ``mode``, less the umask). ``FileFault`` (one line,
+    naming ``target``, the file to be written, when given) names the folder that is a link, is missing or
+    cannot be opened, or says that ``path`` is not below ``anchor``.
     """
     target = target or path
     try:
@@ -115,7 +117,7 @@ def open_directory(path: Path, anchor: Path, *, create: bool = False, target: Pa
             reached /= part
             if create:
                 with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o777, dir_fd=fd)
+                    os.mkdir(part, mode, dir_fd=fd)
             below = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = below
@@ -126,8 +128,10 @@ def open_directory(path: Path, anchor: Path, *, create: bool = False, target: Pa
 
 
 @contextlib.contextmanager
-def directory(path: Path, anchor: Path, *, create: bool = False, target: Path | None = None) -> Iterator[int]:
-    fd = open_directory(path, anchor, create=create, target=target)
+def directory(
+    path: Path, anchor: Path, *, create: bool = False, target: Path | None = None, mode: int = 0o777
+) -> Iterator[int]:
+    fd = open_directory(path, anchor, create=create, target=target, mode=mode)
     try:
         yield fd
     finally:
@@ -278,12 +282,12 @@ def _replace(directory_fd: int, name: str, data: bytes) -> None:
     os.fsync(directory_fd)
 
 
-def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = False) -> bool:
+def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = False, mode: int = 0o777) -> bool:
     """Write ``data`` atomically unless the file already holds it; ``FileFault`` (one line) when it cannot.
 
-    ``create`` makes the missing folders between ``anchor`` and the file.
+    ``create`` makes the missing folders between ``anchor`` and the file (with ``mode``, less the umask).
     """
-    with directory(path.parent, anchor, create=create, target=path) as fd:
+    with directory(path.parent, anchor, create=create, target=path, mode=mode) as fd:
         refuse_links(fd, path.parent, (path.name,))
         try:
             if _holds(fd, path.name, data):

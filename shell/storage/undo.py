@@ -2,8 +2,9 @@
 and for any save that upgrades a conversation from JP's older (legacy) format.
 
 Before such a command saves, the conversation's files as they were are kept in
-``.jp/.turnmark/undo/<conversation>/<n>/`` (a dot-folder JP's listing ignores),
-with the command's name and a digest of the ``events.json`` it writes; only the
+``<state>/<workspace>-<digest>/undo/<conversation>/<n>/`` under the user's state directory
+(``state_dirs.undo_dir``; never inside the workspace, whose ``.jp`` a repository may ship), with the
+command's name and a digest of the ``events.json`` it writes; only the
 last ``KEEP`` are kept. ``undo`` restores the newest one under the lock, only if
 the conversation is still exactly as that command left it, and removes it, so a
 second undo restores the one before.
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from turnmark.shell.errors import ConversationError
+from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
@@ -26,7 +28,7 @@ from turnmark.shell.storage.files import (
     write_if_changed,
     write_together,
 )
-from turnmark.shell.storage.locking import hold_lock, lock_path
+from turnmark.shell.storage.locking import hold_lock
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 
 if TYPE_CHECKING:
@@ -44,7 +46,7 @@ Result_co = TypeVar("Result_co", covariant=True)
 
 
 def undo_root(ref: ConversationRef) -> Path:
-    return lock_path(ref).parent.parent / ".turnmark" / "undo" / ref.display_id
+    return state_dirs.undo_dir(ref)
 
 
 def _digest(data: bytes | None) -> str:
@@ -80,7 +82,7 @@ def saved_with_undo(loaded: LoadedConversation, save: Save[Result_co], command: 
     steps a killed run left without a record are removed here.
     """
     root = undo_root(loaded.ref)
-    anchor = loaded.ref.anchor_of(root)
+    anchor = state_dirs.conversation_anchor(loaded.ref, root)
     for unfinished in set(_steps(loaded.ref, complete=False)) - set(_steps(loaded.ref)):
         remove_tree(unfinished, anchor)
     steps = _steps(loaded.ref)
@@ -89,8 +91,8 @@ def saved_with_undo(loaded: LoadedConversation, save: Save[Result_co], command: 
         for name in NAMES:
             data = read_file(loaded.directory / name, LIMITS[name])
             if data is not None:
-                write_if_changed(step / name, data, anchor, create=True)
-        write_if_changed(step / COMMAND, command.encode(), anchor, create=True)
+                write_if_changed(step / name, data, anchor, create=True, mode=state_dirs.PRIVATE)
+        write_if_changed(step / COMMAND, command.encode(), anchor, create=True, mode=state_dirs.PRIVATE)
     except ConversationError as error:
         remove_tree(step, anchor)
         raise ConversationError(f"cannot keep the undo copy: {error}") from None
@@ -139,7 +141,7 @@ def undo(ref: ConversationRef) -> str:
                 order = NAMES if kept[BASE_CONFIG] is not None else tuple(reversed(NAMES))
                 changes = [(directory / name, kept[name]) for directory in reversed(ref.directories) for name in order]
                 changed = write_together(changes, ref.anchor_of)
-                remove_tree(step, ref.anchor_of(step))
+                remove_tree(step, state_dirs.conversation_anchor(ref, step))
                 legacy = any(path.name == BASE_CONFIG for path in changed) and kept[BASE_CONFIG] is None
                 what = ", in JP's older format (events.json as it was, base_config.json removed)" if legacy else ""
                 skipped = f" ({', '.join(interrupted)} had been interrupted before it saved)" if interrupted else ""
@@ -149,7 +151,7 @@ def undo(ref: ConversationRef) -> str:
                 )
             if current == _digest(read_file(step / EVENTS, EVENTS_LIMIT)):
                 interrupted.append(command)
-                remove_tree(step, ref.anchor_of(step))
+                remove_tree(step, state_dirs.conversation_anchor(ref, step))
                 continue
             raise ConversationError(
                 f"{ref.display_id}: changed since {command} (events.json is not what it wrote); nothing restored"

@@ -8,15 +8,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from turnmark.shell.storage.state_dirs import workspace_key
+
 TURNMARK = str(Path(sys.executable).parent / "turnmark")
 
 
 def isolated_env(home: Path) -> dict[str, str]:
-    """An environment whose JP user data and config live under ``home`` (created), nothing else inherited."""
+    """An environment whose JP user data and config and turnmark's cache and state live under ``home`` (created),
+    nothing else inherited."""
     (home / "user-data").mkdir(parents=True, exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
+        "TURNMARK_CACHE_DIR": str(home / "cache"),
+        "TURNMARK_STATE_DIR": str(home / "state"),
         "JP_USER_DATA_DIR": str(home / "user-data"),
         "JP_GLOBAL_CONFIG_DIR": str(home / "config"),
         "XDG_CONFIG_HOME": str(home / "config"),
@@ -24,6 +29,16 @@ def isolated_env(home: Path) -> dict[str, str]:
     }
     env.update({key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ})
     return env
+
+
+def state_folder(home: Path, workspace: Path) -> Path:
+    """turnmark's state folder (undo steps, failure memory) for ``workspace`` in ``isolated_env(home)``."""
+    return home / "state" / workspace_key(workspace)
+
+
+def cache_folder(home: Path, workspace: Path) -> Path:
+    """turnmark's cache folder (the database) for ``workspace`` in ``isolated_env(home)``."""
+    return home / "cache" / workspace_key(workspace)
 
 
 def run_turnmark(

@@ -32,6 +32,7 @@ from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.errors import TurnmarkError
 from turnmark.shell.storage import files
 from turnmark.shell.storage.conversations import read_conversation
+from turnmark.shell.storage.state_dirs import state_home, workspace_key
 from turnmark.shell.storage.workspace import ConversationRef, find_workspace
 
 from .figures import FULL, scale
@@ -74,7 +75,7 @@ class Place:
         return sorted(path.name for path in (self.workspace / ".jp" / "conversations").iterdir())
 
     def undo_steps(self) -> int:
-        root = self.user_data / "workspace" / "ws-fx001" / ".turnmark" / "undo" / f"jp-c{TARGET}"
+        root = state_home() / workspace_key(self.workspace) / "undo" / f"jp-c{TARGET}"
         return sum(1 for step in root.glob("*") if (step / "after.sha256").is_file()) if root.is_dir() else 0
 
 

@@ -21,7 +21,7 @@ from tests.conftest import REPO
 
 from .figures import record, seconds
 from .jp_writer import writer_workspace
-from .processes import TURNMARK, isolated_env, run_turnmark, stop_writer_and_watch
+from .processes import TURNMARK, cache_folder, isolated_env, run_turnmark, stop_writer_and_watch
 
 CONVERSATION_ID = 17830000000
 
@@ -89,7 +89,7 @@ def test_finds_beside_watch_and_a_jp_like_writer(tmp_path: Path) -> None:
     assert not problems, problems[:3]
     assert sum(outcomes.values()) >= 4, outcomes
 
-    with sqlite3.connect(workspace / ".jp" / ".turnmark" / "cache.sqlite3") as connection:
+    with sqlite3.connect(cache_folder(tmp_path / "home", workspace) / "cache.sqlite3") as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         for table in ("turns_fts", "turns_all_fts"):
             connection.execute(f"INSERT INTO {table}({table}) VALUES ('integrity-check')")

@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.support.llm_servers import ModelServer
+from turnmark.shell.storage.state_dirs import state_home, workspace_key
 
 from .hostile_cli import FIXTURE_IDS, Outcome, Tally, invoke
 
@@ -72,13 +73,14 @@ KINDS = (
     "undo-link",
     "memory-link",
 )
-FOLDER_LINKS = {
-    "conversations-link": "conversations",
-    "locks-link": "locks",
-    "undo-link": ".turnmark",
-    "memory-link": "turnmark",
+FOLDER_LINKS: dict[str, Callable[[Path], Path]] = {
+    "conversations-link": lambda workspace: workspace / ".jp" / "conversations",
+    "locks-link": lambda workspace: workspace / ".jp" / "locks",
+    "undo-link": lambda workspace: state_home() / workspace_key(workspace) / "undo",
+    "memory-link": lambda workspace: state_home() / workspace_key(workspace) / "summary-failures",
 }
-"""Kinds that move a folder of ``.jp`` outside and leave a link in its place."""
+"""Kinds that move a folder of ``.jp`` (or of turnmark's state folder for the workspace) outside and leave a link
+in its place."""
 NEW_KINDS = {"lock", "lock-hardlink", "conversations-link", "locks-link"}
 TMP_NAMES = {
     "tmp-events": "events.json.tmp",
@@ -176,9 +178,9 @@ def plant(kind: str, workspace: Path, outside: Path, command: Command) -> Plante
     canaries: list[Path] = []
     links: dict[Path, str] = {}
     if kind in FOLDER_LINKS:
-        folder = workspace / ".jp" / FOLDER_LINKS[kind]
-        folder.mkdir(exist_ok=True)
-        moved = outside / FOLDER_LINKS[kind]
+        folder = FOLDER_LINKS[kind](workspace)
+        folder.mkdir(parents=True, exist_ok=True)
+        moved = outside / folder.name
         shutil.move(folder, moved)
         for child in (moved, *moved.rglob("*")):
             os.utime(child, ns=(OLD, OLD))

@@ -32,7 +32,7 @@ from tests.conftest import FIXTURES
 
 from .figures import FULL
 from .hostile_cli import Outcome, Tally
-from .processes import TURNMARK, isolated_env
+from .processes import TURNMARK, isolated_env, state_folder
 
 TARGET = "17790000000"
 HUGE = 3 * 2**30
@@ -103,6 +103,17 @@ def _in_storage(name: str, make: Callable[[Path], None]) -> Callable[[Path], tup
     return plant
 
 
+def _in_state(name: str, make: Callable[[Path], None]) -> Callable[[Path], tuple[str, ...]]:
+    """``name`` in turnmark's state folder for the workspace (the runs' home is beside it)."""
+
+    def plant(workspace: Path) -> tuple[str, ...]:
+        path = state_folder(workspace.parent / "home", workspace) / name
+        make(path)
+        return (str(path),)
+
+    return plant
+
+
 def _in_conversation(name: str, make: Callable[[Path], None]) -> Callable[[Path], tuple[str, ...]]:
     def plant(workspace: Path) -> tuple[str, ...]:
         make(_conversation(workspace) / name)
@@ -130,7 +141,7 @@ def _config_loop(workspace: Path) -> tuple[str, ...]:
 
 def _undo_copy(workspace: Path) -> tuple[str, ...]:
     """A kept copy that ``edit --undo`` would restore: its digest matches the conversation as it is."""
-    step = workspace / ".jp" / ".turnmark" / "undo" / f"jp-c{TARGET}" / "1"
+    step = state_folder(workspace.parent / "home", workspace) / "undo" / f"jp-c{TARGET}" / "1"
     step.mkdir(parents=True)
     events = (_conversation(workspace) / "events.json").read_bytes()
     (step / "after.sha256").write_text(hashlib.sha256(events).hexdigest())
@@ -161,7 +172,7 @@ SETUPS = {
     "metadata-huge": Setup(_in_conversation("metadata.json", _sparse), ("conversations",)),
     "base-config-huge": Setup(_in_conversation("base_config.json", _sparse), CONVERSATION_READERS),
     "failure-memory-huge": Setup(
-        _in_storage(f"turnmark/summary-failures/jp-c{TARGET}.json", _sparse), ("summarize", "watch-once"), harmless=True
+        _in_state(f"summary-failures/jp-c{TARGET}.json", _sparse), ("summarize", "watch-once"), harmless=True
     ),
     "undo-copy-huge": Setup(_undo_copy, ("edit-undo",)),
     "plan-huge": Setup(_edit_folder("CONVERSATION"), ("edit-i",), editor="os.truncate(folder / 'CONVERSATION', HUGE)"),

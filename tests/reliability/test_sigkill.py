@@ -108,7 +108,7 @@ def put_state(workspace: Path, state: State) -> Path:
 @contextmanager
 def recorded_writes() -> Iterator[list[tuple[str, bytes]]]:
     """Every conversation file an in-process run renames into place, in order (the complete versions); the
-    copies an undo step keeps (in ``.turnmark/``) are not the conversation's."""
+    copies an undo step keeps (in turnmark's state folder) are not the conversation's."""
     writes: list[tuple[str, bytes]] = []
     original = os.replace
 
@@ -116,7 +116,7 @@ def recorded_writes() -> Iterator[list[tuple[str, bytes]]]:
         source: StrPath, target: StrPath, *, src_dir_fd: int | None = None, dst_dir_fd: int | None = None
     ) -> None:
         folder = os.readlink(f"/proc/self/fd/{dst_dir_fd}") if dst_dir_fd is not None else str(target)
-        if os.path.basename(target) in FILES and "/.turnmark/" not in f"{folder}/":
+        if os.path.basename(target) in FILES and os.environ["TURNMARK_STATE_DIR"] not in folder:
             fd = os.open(source, os.O_RDONLY, dir_fd=src_dir_fd)
             with os.fdopen(fd, "rb") as handle:
                 writes.append((os.path.basename(target), handle.read()))

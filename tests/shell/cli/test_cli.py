@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli.main import Settings, app
+from turnmark.shell.storage.state_dirs import cache_home, state_home, workspace_key
 
 ENV = {"COLUMNS": "100", "TERMINAL_WIDTH": "100", "NO_COLOR": "1"}
 
@@ -27,7 +28,12 @@ class Run:
         return self.clean(result.stdout), self.clean(result.stderr)
 
     def clean(self, text: str) -> str:
-        return text.replace(str(self.workspace), "<ws>")
+        """The workspace, its cache and its state folder (under the test's homes) as ``<ws>``, ``<cache>``,
+        ``<state>``."""
+        key = workspace_key(self.workspace)
+        for path, name in ((cache_home() / key, "<cache>"), (state_home() / key, "<state>"), (self.workspace, "<ws>")):
+            text = text.replace(str(path), name)
+        return text
 
 
 @pytest.fixture

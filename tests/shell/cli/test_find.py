@@ -24,7 +24,10 @@ from turnmark.shell.usecases import finding
 
 from .test_cli import Run
 
-INDEX = Path(".jp") / ".turnmark" / "cache.sqlite3"
+
+def index(workspace: Path) -> Path:
+    """The workspace's index file, in its folder under the (test's) cache home."""
+    return cache_db.cache_path(require_workspace(workspace))
 
 
 def add_conversation(
@@ -130,8 +133,7 @@ def test_since_and_conversations_narrow_the_search(run: Run) -> None:
 def test_count_and_hits_text(run: Run) -> None:
     assert run("find", "watchdog", "--output", "count") == (
         "2\n",
-        "note: building the search index <ws>/.jp/.turnmark/cache.sqlite3 "
-        "(once; later searches read only what changed)\n",
+        "note: building the search index <cache>/cache.sqlite3 (once; later searches read only what changed)\n",
     )
     out, err = run("find", "watchdog", "--limit", "1")
     assert out == (
@@ -229,7 +231,7 @@ def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(
     assert reads.count("jp-c17790000000") == 1
 
 
-def test_user_local_conversations_are_searched_and_the_index_lives_beside_them(
+def test_user_local_conversations_are_searched_and_the_index_lives_with_the_user(
     searchable: Path, user_data: Path
 ) -> None:
     silo = user_data / "workspace" / "ws-fx001"
@@ -238,21 +240,22 @@ def test_user_local_conversations_are_searched_and_the_index_lives_beside_them(
     (silo / ".jp").rmdir()
     out, _ = Run(searchable)("find", "pelican", "-o", "ids")
     assert references(out) == ["jp-c17900000009:e000001"]
-    assert (silo / ".turnmark" / "cache.sqlite3").is_file()
-    assert not (searchable / INDEX).exists()
+    assert index(searchable).is_file()
+    assert not (silo / ".turnmark").exists()
+    assert not (searchable / ".jp" / ".turnmark").exists()
 
 
 # The index as a cache ------------------------------------------------------------------------------
 
 
 def stored_turns(workspace: Path) -> dict[tuple[str, int], tuple[int, str]]:
-    with sqlite3.connect(workspace / INDEX) as connection:
+    with sqlite3.connect(index(workspace)) as connection:
         rows = connection.execute("SELECT conversation, turn_index, id, digest FROM turns").fetchall()
     return {(conversation, index): (rowid, digest) for conversation, index, rowid, digest in rows}
 
 
 def checked(workspace: Path) -> dict[str, int]:
-    with sqlite3.connect(workspace / INDEX) as connection:
+    with sqlite3.connect(index(workspace)) as connection:
         return dict(connection.execute("SELECT conversation, checked_ns FROM conversations").fetchall())
 
 
@@ -298,14 +301,14 @@ def test_a_label_change_rewrites_that_turns_row_only(run: Run, searchable: Path)
 
 def test_watch_keeps_the_index_fresh_as_it_summarizes(run: Run, searchable: Path) -> None:
     def fallbacks() -> int:
-        with sqlite3.connect(searchable / INDEX) as connection:
+        with sqlite3.connect(index(searchable)) as connection:
             return int(connection.execute("SELECT count(*) FROM turns WHERE label_source = 'fallback'").fetchone()[0])
 
     run("find", "watchdog")
     before = fallbacks()
     _, err = run("watch", "--once", code=1)
     assert "summarized 2 turns with builtin/extractive" in err
-    with sqlite3.connect(searchable / INDEX) as connection:
+    with sqlite3.connect(index(searchable)) as connection:
         stored = connection.execute("SELECT directory, events_sha256 FROM conversations").fetchall()
     for directory, sha in stored:
         assert sha == hashlib.sha256((Path(directory) / "events.json").read_bytes()).hexdigest(), directory
@@ -314,7 +317,7 @@ def test_watch_keeps_the_index_fresh_as_it_summarizes(run: Run, searchable: Path
 
 def test_a_deleted_index_is_built_again(run: Run, searchable: Path) -> None:
     run("find", "watchdog")
-    (searchable / INDEX).unlink()
+    (index(searchable)).unlink()
     out, err = run("find", "watchdog", "-o", "count")
     assert out == "2\n"
     assert "building the search index" in err
@@ -323,7 +326,7 @@ def test_a_deleted_index_is_built_again(run: Run, searchable: Path) -> None:
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "version"])
 def test_a_corrupted_index_is_built_again_with_a_note(run: Run, searchable: Path, damage: str) -> None:
     run("find", "watchdog")
-    path = searchable / INDEX
+    path = index(searchable)
     if damage == "garbage":
         path.write_bytes(b"not a database at all" * 100)
     elif damage == "truncated":
@@ -344,7 +347,8 @@ def test_a_corrupted_index_is_built_again_with_a_note(run: Run, searchable: Path
 def test_a_linked_index_folder_is_refused_and_the_search_still_runs(run: Run, searchable: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    (searchable / ".jp" / ".turnmark").symlink_to(elsewhere)
+    index(searchable).parent.parent.mkdir(parents=True)
+    index(searchable).parent.symlink_to(elsewhere)
     out, err = run("find", "watchdog", "-o", "count")
     assert out == "2\n"
     assert "is a symbolic link, and turnmark never writes through links" in err
@@ -356,8 +360,8 @@ def test_a_linked_index_folder_is_refused_and_the_search_still_runs(run: Run, se
 def test_a_linked_index_file_is_refused(run: Run, searchable: Path, tmp_path: Path, name: str) -> None:
     target = tmp_path / "target"
     target.write_bytes(b"")
-    (searchable / ".jp" / ".turnmark").mkdir()
-    (searchable / ".jp" / ".turnmark" / name).symlink_to(target)
+    index(searchable).parent.mkdir(parents=True)
+    (index(searchable).parent / name).symlink_to(target)
     out, err = run("find", "watchdog", "-o", "count")
     assert out == "2\n"
     assert f"{name}: not written: it is a symbolic link" in err

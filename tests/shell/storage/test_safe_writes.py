@@ -180,7 +180,7 @@ def test_a_failed_legacy_upgrade_takes_back_its_base_config(workspace: Path, mon
     written: list[int] = []
 
     def second_write_fails(fd: int, data: bytes) -> int:
-        if "/.turnmark/" not in os.readlink(f"/proc/self/fd/{fd}"):
+        if os.environ["TURNMARK_STATE_DIR"] not in os.readlink(f"/proc/self/fd/{fd}"):
             written.append(fd)
         if len(written) > 1:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

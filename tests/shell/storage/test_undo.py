@@ -31,7 +31,7 @@ real = os.replace
 
 def replace(source, target, *args, src_dir_fd=None, dst_dir_fd=None):
     folder = os.readlink(f"/proc/self/fd/{dst_dir_fd}") if dst_dir_fd is not None else ""
-    conversation = target == "events.json" and "/.turnmark/" not in folder
+    conversation = target == "events.json" and os.environ["TURNMARK_STATE_DIR"] not in folder
     if conversation and phase == "before":
         os.kill(os.getpid(), signal.SIGKILL)
     real(source, target, *args, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)

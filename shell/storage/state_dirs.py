@@ -1,0 +1,143 @@
+"""Where turnmark keeps its own files for a workspace: with the user, never inside the workspace.
+
+A repository can ship its ``.jp`` folder, so nothing turnmark believes may come from there. The cache
+database lives under the user's cache directory (``$TURNMARK_CACHE_DIR``, else
+``platformdirs.user_cache_dir("turnmark")``: ``$XDG_CACHE_HOME/turnmark``, by default
+``~/.cache/turnmark``), undo steps and failure memory under the user's state directory
+(``$TURNMARK_STATE_DIR``, else ``platformdirs.user_state_dir("turnmark")``: ``$XDG_STATE_HOME/turnmark``,
+by default ``~/.local/state/turnmark``). Each holds one folder per workspace, named for the workspace's
+real path (``<last part>-<first 16 hex digits of its SHA-256>``): two clones never share one, and a moved
+workspace starts afresh. These folders are made with mode 0700 and reached from their home without
+following a link (``files.open_directory``).
+
+The folders an older turnmark kept inside the workspace (``.jp/.turnmark``, ``.jp/turnmark``, and
+``.turnmark`` in JP's user-local silo) are never read; ``leftovers`` says so once per run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+import platformdirs
+
+from turnmark.shell.errors import FileFault
+from turnmark.shell.storage.files import os_reason
+from turnmark.shell.storage.workspace import ConversationRef, Workspace
+
+APP = "turnmark"
+CACHE_ENV = "TURNMARK_CACHE_DIR"
+STATE_ENV = "TURNMARK_STATE_DIR"
+PRIVATE = 0o700
+"""The mode of every folder turnmark makes for its own files (they hold the conversations' text)."""
+UNDO = "undo"
+FAILURES = "summary-failures"
+LEGACY = (".turnmark", "turnmark")
+"""The folders an older turnmark kept in ``.jp`` (and ``.turnmark`` in JP's user-local silo)."""
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_said: set[Path] = set()
+
+
+def _home(variable: str, default: str) -> Path:
+    """``$variable`` when it is an absolute path (a relative one is ignored, as XDG's are), else ``default``."""
+    explicit = os.environ.get(variable, "")
+    return Path(explicit) if os.path.isabs(explicit) else Path(default)
+
+
+def cache_home() -> Path:
+    return _home(CACHE_ENV, platformdirs.user_cache_dir(APP))
+
+
+def state_home() -> Path:
+    return _home(STATE_ENV, platformdirs.user_state_dir(APP))
+
+
+def workspace_key(root: Path) -> str:
+    """The folder name for the workspace at ``root``: its last part (made safe) and a digest of its real path."""
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    name = _UNSAFE.sub("_", os.path.basename(real))[:40].strip(".") or "workspace"
+    return f"{name}-{digest}"
+
+
+def _root(ref: ConversationRef) -> Path:
+    """The workspace a conversation belongs to (the folder holding the ``.jp`` it lies in, without one)."""
+    if ref.workspace is not None:
+        return ref.workspace.root
+    return ref.directories[0].parent.parent.parent
+
+
+def cache_dir(workspace: Workspace) -> Path:
+    """The folder of the workspace's cache database."""
+    return cache_home() / workspace_key(workspace.root)
+
+
+def undo_dir(ref: ConversationRef) -> Path:
+    """The folder of a conversation's undo steps."""
+    return state_home() / workspace_key(_root(ref)) / UNDO / ref.display_id
+
+
+def failures_path(ref: ConversationRef) -> Path:
+    """The file of a conversation's failure memory."""
+    return state_home() / workspace_key(_root(ref)) / FAILURES / f"{ref.display_id}.json"
+
+
+def anchor(path: Path) -> Path:
+    """The home ``path`` lies in (where writes to it start), made (mode 0700) when missing.
+
+    Only the homes are reached following links (the user may keep ``~/.cache`` elsewhere); everything below
+    is reached without (``files.open_directory``).
+    """
+    for home in (cache_home(), state_home()):
+        if path.is_relative_to(home):
+            try:
+                os.makedirs(home, PRIVATE, exist_ok=True)
+            except OSError as error:
+                raise FileFault(f"{path}: cannot write: {home}: {os_reason(error)}") from None
+            return home
+    raise ValueError(f"{path} is not in turnmark's cache or state folder")
+
+
+def conversation_anchor(ref: ConversationRef, path: Path) -> Path:
+    """``anchor`` for ``path``, one of ``ref``'s own files; ``FileFault`` for a conversation outside a workspace,
+    which turnmark never writes."""
+    if ref.workspace is None:
+        raise FileFault(
+            f"{path}: not written: {ref.display_id} is not inside a workspace's .jp/ folder; "
+            "turnmark writes only the conversations of a workspace"
+        )
+    return anchor(path)
+
+
+def anchor_of(ref: ConversationRef) -> Callable[[Path], Path]:
+    """Where writes start, for the conversation's files and for turnmark's own files about it (undo's record,
+    committed with the conversation's)."""
+
+    def of(path: Path) -> Path:
+        if any(path.is_relative_to(home) for home in (cache_home(), state_home())):
+            return conversation_anchor(ref, path)
+        return ref.anchor_of(path)
+
+    return of
+
+
+def leftovers(workspace: Workspace) -> list[str]:
+    """One note per folder an older turnmark left in the workspace (or JP's user-local silo), each said once
+    per run: it is no longer read, and how to remove it."""
+    places = [workspace.storage / name for name in LEGACY]
+    if workspace.user_silo is not None:
+        places.append(workspace.user_silo / LEGACY[0])
+    notes = []
+    for place in places:
+        if place in _said or not os.path.lexists(place):
+            continue
+        _said.add(place)
+        notes.append(
+            f"{place} is left by an older turnmark and no longer read (turnmark keeps its files in "
+            f"{cache_home()} and {state_home()} now); remove it with: rm -r {shlex.quote(str(place))}"
+        )
+    return notes
