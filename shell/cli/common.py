@@ -21,6 +21,7 @@ with lazy_imports():
     from turnmark.shell import entropy, version
     from turnmark.shell.storage import conversations, selection
     from turnmark.shell.storage import workspace as workspace_files
+    from turnmark.shell.usecases import parallel
 
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
@@ -174,7 +175,7 @@ def main_callback(
             metavar="N",
             help=(
                 "Processes for work over many conversations: reading what the workspace cache lacks, "
-                "summarize --all with builtin/extractive (default: one per core)."
+                "summarize --all with builtin/extractive (default: one per core; at most two per core)."
             ),
         ),
     ] = None,
@@ -187,8 +188,17 @@ def main_callback(
     settings.workspace = workspace
     settings.cfg = list(cfg or [])
     settings.format = output_format
-    settings.jobs = jobs
+    settings.jobs = capped_jobs(jobs)
     ctx.obj = settings
+
+
+def capped_jobs(jobs: int | None) -> int | None:
+    """``--jobs``, at most two per core (more only cost memory), with a note when it was more."""
+    most = parallel.most_jobs()
+    if jobs is None or jobs <= most:
+        return jobs
+    chrome(f"note: --jobs {jobs} is more than this machine can use; using {most} (two per core)")
+    return most
 
 
 def settings_of(ctx: typer.Context) -> Settings:
