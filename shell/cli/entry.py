@@ -31,7 +31,7 @@ def main() -> None:
     """Run the command line named by ``sys.argv``."""
     signal.signal(signal.SIGINT, _interrupt)
     try:
-        from turnmark.shell.cli.main import main as run  # noqa: PLC0415 (a Ctrl-C while importing is caught)
+        from turnmark.shell.cli.main import main as run
 
         run()
     except KeyboardInterrupt:

@@ -235,7 +235,9 @@ class PlainRuntimeParam(RuntimeParam):
         if low is not None and result < low:
             raise BadParameter(f"must be greater than or equal to {low:g}", ctx=ctx, param=param)
         if high is not None and result > high:
-            raise BadParameter(f"must be less than or equal to {high:g}", ctx=ctx, param=param)
+            raise BadParameter(
+                f"must be less than or equal to {high:{'d' if isinstance(high, int) else 'g'}}", ctx=ctx, param=param
+            )
         return result
 
 
