@@ -221,11 +221,23 @@ def warn(message: str) -> None:
 
 
 def pick(settings: Settings, wanted: str | None) -> ConversationRef:
-    """The conversation ``CONV`` names (``CONV:TURN``, as ``find --output ids`` prints, names its conversation)."""
-    if wanted is not None and not Path(wanted).exists():
-        reference = stream_turns.split_turn_reference(wanted)
-        wanted = reference[0] if reference else wanted
-    return selection.pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
+    """The conversation ``CONV`` names (``CONV:TURN``, as ``find --output ids`` prints, names its conversation;
+    a folder whose own name has a colon, such as ``17800000099-a:b``, is found by its whole name first)."""
+    start = settings.workspace or Path.cwd()
+    reference = turn_reference(wanted)
+    if wanted is not None and reference is not None:
+        try:
+            return selection.pick_conversation(start, wanted, warn)
+        except WorkspaceError:
+            wanted = reference[0]
+    return selection.pick_conversation(start, wanted, warn)
+
+
+def turn_reference(wanted: str | None) -> tuple[str, str] | None:
+    """``CONV:TURN`` split at its last colon, when ``wanted`` may be one (it is not a path that exists)."""
+    if wanted is None or Path(wanted).exists():
+        return None
+    return stream_turns.split_turn_reference(wanted)
 
 
 def pick_turn(settings: Settings, conversation: str | None, turn: str | None) -> tuple[ConversationRef, str | None]:
