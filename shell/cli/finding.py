@@ -151,7 +151,8 @@ def find(
         ),
     ] = None,
     limit: Annotated[
-        int, typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, metavar="N", help="Show at most N hits.")
+        int,
+        typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, metavar="N", help="Show at most N hits (N up to 1000000)."),
     ] = 20,
     output: Annotated[
         OutputKind,

@@ -154,8 +154,9 @@ def run_main(invoke: Callable[..., Any], args: Sequence[str] | None, standalone_
     return code
 
 
-RANGE_NOTE = re.compile(r"\s*\[x>=[01](?:\.0)?\]|; x>=[01](?:\.0)?(?=\])")
-"""click's ``[x>=0]`` or ``[x>=1]`` after an option's help: the help already says it counts something."""
+RANGE_NOTE = re.compile(r"\s*\[x>=[01](?:\.0)?\]|; x>=[01](?:\.0)?(?=\])|; [01]<=x<=\d+(?=\])")
+"""click's ``[x>=0]``, ``[x>=1]`` or ``1<=x<=N`` after an option's help: the help already says it counts
+something (and says its bound)."""
 
 
 def plain_argument(param: TyperArgument) -> str:
