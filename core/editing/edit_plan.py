@@ -75,10 +75,11 @@ class EditSession:
 
 
 def _turn_header(index: int, turn_id: str | None, summary: str | None, fallback: str | None) -> str:
+    """``# Turn 2 (<turn id>): <summary>``, on one line whatever the ID and the summary hold."""
     if turn_id is None:
         return f"# Turn {index}"
-    label = one_line(summary) if summary is not None else (FALLBACK_MARK + fallback if fallback else None)
-    return f"# Turn {index} ({turn_id})" + (f": {label}" if label else "")
+    label = one_line(summary) if summary is not None else (FALLBACK_MARK + one_line(fallback) if fallback else None)
+    return f"# Turn {index} ({one_line(turn_id)})" + (f": {label}" if label else "")
 
 
 def render_session(stream: ConversationStream) -> EditSession:
@@ -116,7 +117,7 @@ def render_session(stream: ConversationStream) -> EditSession:
 def _plan_line(name: str, preview: str) -> str:
     """``003-tool-call-fs_read_file.md  # fs_read_file src/lib.rs``, at most ``PLAN_COLUMNS`` wide."""
     room = PLAN_COLUMNS - width(name) - len(COMMENT)
-    return f"{name}{COMMENT}{cut_to_width(preview, max(room, 12))}" if preview else name
+    return f"{name}{COMMENT}{cut_to_width(one_line(preview), max(room, 12))}" if preview else name
 
 
 _TRAILING_COMMENT = re.compile(r"\s+#.*$")

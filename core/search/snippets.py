@@ -6,8 +6,9 @@ the spans, and a window of about ``WIDTH`` characters of that event's text kept,
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from turnmark.core.text.summary_text import one_line
 from turnmark.core.text.terminal import visible
@@ -106,7 +107,21 @@ def best_snippet(columns: Sequence[tuple[str, str, Sequence[Span]]]) -> Snippet 
     return None
 
 
-def regex_marked(text: str, pattern: re.Pattern[str]) -> str | None:
+class Found(Protocol):
+    """Where a match is (``re.Match`` and ``re2``'s match have it)."""
+
+    def start(self) -> int: ...
+
+    def end(self) -> int: ...
+
+
+class Pattern(Protocol):
+    """A compiled regex: ``re.Pattern`` or a linear-time one (``re2``)."""
+
+    def finditer(self, text: str) -> Iterator[Found]: ...
+
+
+def regex_marked(text: str, pattern: Pattern) -> str | None:
     """``text`` with every non-empty match of ``pattern`` marked, or ``None`` when it has none.
 
     >>> regex_marked("retry after 100 ms, then 200 ms", re.compile(r"\\d+ ms"))
@@ -117,7 +132,7 @@ def regex_marked(text: str, pattern: re.Pattern[str]) -> str | None:
     for match in pattern.finditer(text):
         if match.end() == match.start():
             continue
-        pieces += [text[cursor : match.start()], MARK_OPEN, match.group(), MARK_CLOSE]
+        pieces += [text[cursor : match.start()], MARK_OPEN, text[match.start() : match.end()], MARK_CLOSE]
         cursor = match.end()
     if not pieces:
         return None

@@ -3,12 +3,13 @@
 Words must all be in the turn (in any of the searched scopes); ``"a phrase"`` is words in this order;
 ``prefix*`` matches every word starting so; ``-word`` or ``-"a phrase"`` leaves out the turns that have
 it. Every term is passed to FTS5 as a quoted string, so no operator or punctuation of the query can
-change the expression's shape; what cannot be searched for is a ``QueryError`` naming its position.
+change the expression's shape; what cannot be searched for is a ``QueryError`` naming its position. A query
+has at most ``MAX_TERMS`` terms (FTS5's work grows with every prefix term).
 """
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 
 from returns.result import Failure, Result, Success
 
@@ -20,6 +21,8 @@ from .scopes import SCOPES
 _PHRASE_HINT = 'a phrase is written "like this"'
 _RELATIVE = re.compile(r"(\d{1,5})([hdw])")
 _UNITS = {"h": 3600, "d": 86_400, "w": 7 * 86_400}
+MAX_TERMS = 64
+"""The most terms a query may have."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,8 @@ def parse_query(text: str) -> Result[Query, QueryError]:
             term = _term(raw, index + 1, excluded, phrase=False)
         if isinstance(term, QueryError):
             return Failure(term)
+        if len(terms) == MAX_TERMS:
+            return Failure(QueryError(f"more than {MAX_TERMS} terms", term.position, hint="search for fewer words"))
         terms.append(term)
         index = end
     if not terms:
@@ -130,11 +135,14 @@ def parse_query(text: str) -> Result[Query, QueryError]:
 
 def parse_since(text: str, now: str) -> Result[int, QueryError]:
     """``--since``: a date (``2026-03-05``), a moment (``2026-03-05T14:30``) or an age (``36h``, ``7d``, ``2w``)
-    before ``now`` (a JP timestamp), as seconds on ``sort_key``'s scale.
+    before ``now`` (a JP timestamp), as seconds on ``sort_key``'s scale. A moment with an offset
+    (``2026-03-05T21:00+05:00``) is converted to UTC, JP's time; one without is taken as UTC.
 
     >>> parse_since("7d", "2026-03-08 12:00:00.0").unwrap() == sort_key("2026-03-01 12:00:00.0")[0]
     True
     >>> parse_since("2026-03-05", "2026-03-08 12:00:00.0").unwrap() == sort_key("2026-03-05 00:00:00.0")[0]
+    True
+    >>> parse_since("2026-03-05T21:00+05:00", "2026-03-08 12:00:00.0").unwrap() == sort_key("2026-03-05 16:00:00.0")[0]
     True
     >>> parse_since("last week", "2026-03-08 12:00:00.0").failure().describe()
     '--since: not a date (YYYY-MM-DD[THH:MM[:SS]]) or an age (36h, 7d, 2w) at position 1'
@@ -148,5 +156,8 @@ def parse_since(text: str, now: str) -> Result[int, QueryError]:
         day = date.fromisoformat(value) if moment is None else moment.date()
     except ValueError:
         return Failure(QueryError("not a date (YYYY-MM-DD[THH:MM[:SS]]) or an age (36h, 7d, 2w)", 1, "--since"))
+    if moment is not None and moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+        day = moment.date()
     clock = moment.strftime("%H:%M:%S") if moment is not None else "00:00:00"
     return Success(sort_key(f"{day.isoformat()} {clock}.0")[0])

@@ -21,6 +21,7 @@ with lazy_imports():
     from turnmark.shell import entropy, version
     from turnmark.shell.storage import conversations, selection
     from turnmark.shell.storage import workspace as workspace_files
+    from turnmark.shell.usecases import parallel
 
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
@@ -189,7 +190,7 @@ def main_callback(
             metavar="N",
             help=(
                 "Processes for work over many conversations: reading what the workspace cache lacks, "
-                "summarize --all with builtin/extractive (default: one per core)."
+                "summarize --all with builtin/extractive (default: one per core; at most two per core)."
             ),
         ),
     ] = None,
@@ -202,8 +203,17 @@ def main_callback(
     settings.workspace = workspace
     settings.cfg = list(cfg or [])
     settings.format = output_format
-    settings.jobs = jobs
+    settings.jobs = capped_jobs(jobs)
     ctx.obj = settings
+
+
+def capped_jobs(jobs: int | None) -> int | None:
+    """``--jobs``, at most two per core (more only cost memory), with a note when it was more."""
+    most = parallel.most_jobs()
+    if jobs is None or jobs <= most:
+        return jobs
+    chrome(f"note: --jobs {jobs} is more than this machine can use; using {most} (two per core)")
+    return most
 
 
 def settings_of(ctx: typer.Context) -> Settings:
@@ -226,11 +236,23 @@ def warn(message: str) -> None:
 
 
 def pick(settings: Settings, wanted: str | None) -> ConversationRef:
-    """The conversation ``CONV`` names (``CONV:TURN``, as ``find --output ids`` prints, names its conversation)."""
-    if wanted is not None and not Path(wanted).exists():
-        reference = stream_turns.split_turn_reference(wanted)
-        wanted = reference[0] if reference else wanted
-    return selection.pick_conversation(settings.workspace or Path.cwd(), wanted, warn)
+    """The conversation ``CONV`` names (``CONV:TURN``, as ``find --output ids`` prints, names its conversation;
+    a folder whose own name has a colon, such as ``17800000099-a:b``, is found by its whole name first)."""
+    start = settings.workspace or Path.cwd()
+    reference = turn_reference(wanted)
+    if wanted is not None and reference is not None:
+        try:
+            return selection.pick_conversation(start, wanted, warn)
+        except WorkspaceError:
+            wanted = reference[0]
+    return selection.pick_conversation(start, wanted, warn)
+
+
+def turn_reference(wanted: str | None) -> tuple[str, str] | None:
+    """``CONV:TURN`` split at its last colon, when ``wanted`` may be one (it is not a path that exists)."""
+    if wanted is None or Path(wanted).exists():
+        return None
+    return stream_turns.split_turn_reference(wanted)
 
 
 def pick_turn(settings: Settings, conversation: str | None, turn: str | None) -> tuple[ConversationRef, str | None]:

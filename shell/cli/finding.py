@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import enum
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +16,8 @@ from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, emit_json, emit_line, styled, write_prepared
 
 with lazy_imports():
+    import re2
+
     from turnmark.core.search import scopes as search_scopes
     from turnmark.core.search import terms as search_terms
     from turnmark.shell import clock
@@ -24,7 +25,11 @@ with lazy_imports():
     from turnmark.shell.usecases import finding
 
 if TYPE_CHECKING:
+    from turnmark.core.search.snippets import Pattern
     from turnmark.shell.usecases.finding import FindResult, Hit
+
+MAX_LIMIT = 1_000_000
+"""The largest ``--limit`` (SQLite takes 64-bit integers; no workspace holds this many turns)."""
 
 FIND_HELP = """
 QUERY: words (all must be in the turn), "a phrase", prefix* and -word or
@@ -40,7 +45,10 @@ The index is a SQLite FTS5 database in turnmark's cache folder for the
 workspace (under $TURNMARK_CACHE_DIR or ~/.cache/turnmark; see turnmark --help):
 only conversations whose files changed are read again, `watch` and `label` keep
 it fresh, and deleting it loses nothing.
---regex scans the conversations instead (exact, slower). --output ids prints
+--regex scans the conversations instead (exact, slower), with RE2's syntax (as
+Python's, without backreferences or lookarounds; \\w and \\d are ASCII: \\pL is a
+letter), in time linear in the text, whatever the pattern. A QUERY has at most
+64 terms. --output ids prints
 CONV:TURN lines that `transcript --turn`, `show --turn`, `fork --until` and
 `edit -i` take.
 
@@ -100,14 +108,18 @@ def _options(
         moment = parsed.value_or(None)
         if moment is None:
             raise QueryError(parsed.failure().describe())
-    pattern = None
-    if regex:
-        try:
-            pattern = re.compile(text)
-        except re.error as error:
-            position = (error.pos or 0) + 1
-            raise QueryError(f"regex: {error.msg} at position {position}") from None
-    return finding.FindOptions(chosen, limit, moment, pattern, jobs)
+    return finding.FindOptions(chosen, limit, moment, _pattern(text) if regex else None, jobs)
+
+
+def _pattern(text: str) -> Pattern:
+    """``--regex``'s QUERY compiled by RE2 (linear time: no pattern can make a scan hang), or why it cannot be."""
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(text, options=options)  # type: ignore[no-any-return]
+    except re2.error as error:
+        reason = error.args[0].decode("utf-8", "replace") if error.args and isinstance(error.args[0], bytes) else error
+        raise QueryError(f"regex: {reason} (RE2 syntax: no backreferences or lookarounds)") from None
 
 
 @app.command(epilog=FIND_HELP)
@@ -127,14 +139,22 @@ def find(
             "reasoning, titles, or all.",
         ),
     ] = None,
-    regex: Annotated[bool, typer.Option("--regex", help="QUERY is a Python regex; scan instead of the index.")] = False,
+    regex: Annotated[
+        bool,
+        typer.Option(
+            "--regex", help="QUERY is a regex (RE2: no backreferences or lookarounds); scan instead of the index."
+        ),
+    ] = False,
     since: Annotated[
         str | None,
         typer.Option(
             "--since", metavar="DATE", help="Only turns from DATE on: 2026-03-05, 2026-03-05T14:30, 36h, 7d, 2w."
         ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, metavar="N", help="Show at most N hits.")] = 20,
+    limit: Annotated[
+        int,
+        typer.Option("--limit", "-n", min=1, max=MAX_LIMIT, metavar="N", help="Show at most N hits (N up to 1000000)."),
+    ] = 20,
     output: Annotated[
         OutputKind,
         typer.Option("--output", "-o", metavar="KIND", help="hits (default), ids (CONV:TURN lines) or count."),

@@ -17,6 +17,7 @@ from turnmark.shell.cli.common import (
     pick_turn,
     read_for_display,
     settings_of,
+    turn_reference,
 )
 from turnmark.shell.errors import ConversationError, TurnmarkError
 from turnmark.shell.lazy import lazy_imports
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
     from turnmark.shell.storage.workspace import ConversationRef
 
 with lazy_imports():
-    from turnmark.core.stream import turns as stream_turns
     from turnmark.shell.storage import state_dirs, undo
     from turnmark.shell.usecases import edit_session, forking
 
@@ -89,8 +89,8 @@ def edit(
             else:
                 emit_line(restored)
             return
-        reference = stream_turns.split_turn_reference(conversation) if conversation else None
-        if reference is not None:
+        reference = turn_reference(conversation)
+        if reference is not None and ref.dirname != conversation:
             _note(f"turn {reference[1]} is the block '# Turn N ({reference[1]}): …' in the plan")
         options = edit_session.EditOptions.using(settings.run(), summarize_first=not no_summary)
         result = edit_session.edit_interactively(ref, options, settings.new_id, _note, _confirmation(yes))

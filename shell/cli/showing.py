@@ -100,11 +100,12 @@ def show(
         ToolDetail | None, typer.Option("--tools", metavar="LEVEL", help="Tool calls: none, names, args or full.")
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout.")
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout (-: stdout).")
     ] = None,
 ) -> None:
     """Show a conversation to read or share: turns with their labels, requests, answers and tool calls."""
     settings = settings_of(ctx)
+    output = None if output == Path("-") else output
     if sum(choice is not None for choice in (turn, last, span)) > 1:
         raise WorkspaceError("give one of --turn, --last and --turns")
     chosen = _chosen_format(output_format, settings.format, output)

@@ -154,8 +154,9 @@ def run_main(invoke: Callable[..., Any], args: Sequence[str] | None, standalone_
     return code
 
 
-RANGE_NOTE = re.compile(r"\s*\[x>=[01](?:\.0)?\]|; x>=[01](?:\.0)?(?=\])")
-"""click's ``[x>=0]`` or ``[x>=1]`` after an option's help: the help already says it counts something."""
+RANGE_NOTE = re.compile(r"\s*\[x>=[01](?:\.0)?\]|; x>=[01](?:\.0)?(?=\])|; [01]<=x<=\d+(?=\])")
+"""click's ``[x>=0]``, ``[x>=1]`` or ``1<=x<=N`` after an option's help: the help already says it counts
+something (and says its bound)."""
 
 
 def plain_argument(param: TyperArgument) -> str:
@@ -235,7 +236,9 @@ class PlainRuntimeParam(RuntimeParam):
         if low is not None and result < low:
             raise BadParameter(f"must be greater than or equal to {low:g}", ctx=ctx, param=param)
         if high is not None and result > high:
-            raise BadParameter(f"must be less than or equal to {high:g}", ctx=ctx, param=param)
+            raise BadParameter(
+                f"must be less than or equal to {high:{'d' if isinstance(high, int) else 'g'}}", ctx=ctx, param=param
+            )
         return result
 
 

@@ -9,7 +9,6 @@ memory for this run, with a note: slower, never a wrong answer.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from turnmark.core.search.documents import TurnDocument, TurnLine, conversation_documents
 from turnmark.core.search.freshness import Freshness
 from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight, index_columns
-from turnmark.core.search.snippets import Snippet, best_snippet, regex_marked, snippet
+from turnmark.core.search.snippets import Pattern, Snippet, best_snippet, regex_marked, snippet
 from turnmark.core.search.terms import Query
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
@@ -42,7 +41,7 @@ class FindOptions:
     scopes: tuple[str, ...]
     limit: int = 20
     since: int | None = None
-    regex: re.Pattern[str] | None = None
+    regex: Pattern | None = None
     jobs: int | None = None
     """Processes that read the conversations the index lacks (``None``: one per core)."""
 
@@ -243,7 +242,7 @@ def find(
 # The scan (--regex) ------------------------------------------------------------------------------
 
 
-def _scan_document(document: TurnDocument, pattern: re.Pattern[str], scopes: Sequence[str]) -> Snippet | None:
+def _scan_document(document: TurnDocument, pattern: Pattern, scopes: Sequence[str]) -> Snippet | None:
     for scope in by_weight(scopes):
         column = SCOPES.index(scope)
         marked = regex_marked(document.texts[column], pattern)

@@ -39,6 +39,11 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def most_jobs() -> int:
+    """The most processes ``--jobs`` may start: two per core."""
+    return 2 * default_jobs()
+
+
 def workers_for(items: int, jobs: int | None) -> int:
     """How many worker processes ``items`` deserve with ``jobs`` allowed (0: run in this process)."""
     allowed = default_jobs() if jobs is None else jobs

@@ -1,8 +1,11 @@
 """The worker processes behind ``parallel.each``: loaded only when a run has enough work for them.
 
-Workers are started fresh (``spawn``: a watcher's threads are never forked) and ignore Ctrl-C: the
-parent hears it, hands out no more work and waits for the few items already handed out (at most
-``AHEAD`` per worker), each of which a worker finishes whole, as a single process would.
+Workers are started fresh (``spawn``: a watcher's threads are never forked) and ignore Ctrl-C from their
+first instruction: they are started with SIGINT blocked (a signal mask survives fork and exec, and Python
+never unblocks it), so a Ctrl-C to the process group while they start cannot kill one half-started. The
+parent hears it (a SIGINT that came while it was blocked is delivered when the workers are up), hands out no
+more work and waits for the few items already handed out (at most ``AHEAD`` per worker), each of which a
+worker finishes whole, as a single process would.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from multiprocessing import resource_tracker
 from typing import TypeVar
 
 from turnmark.shell.errors import WorkerDied
@@ -28,6 +33,17 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """SIGINT blocked in this thread (and so in every process it starts) until the block ends."""
+    resource_tracker.ensure_running()  # started now: it unblocks SIGINT when it starts
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def results(work: Callable[[T], R], items: Sequence[T], workers: int) -> Generator[R, None, None]:
     """``work`` of every item on ``workers`` processes, in the order of the items."""
     context = multiprocessing.get_context("spawn")
@@ -40,7 +56,8 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int) -> Generat
                 waiting.append(pool.submit(work, item))
 
         try:
-            hand_out(workers * AHEAD)
+            with _interrupts_held():  # the first submission starts every worker
+                hand_out(workers * AHEAD)
             while waiting:
                 done = waiting.popleft().result()
                 hand_out(1)

@@ -190,7 +190,10 @@ def test_regex_scans_exactly(run: Run) -> None:
             ("a", "--since", "yesterday"),
             "error: --since: not a date (YYYY-MM-DD[THH:MM[:SS]]) or an age (36h, 7d, 2w) at position 1\n",
         ),
-        (("(unclosed", "--regex"), "error: regex: missing ), unterminated subpattern at position 1\n"),
+        (
+            ("(unclosed", "--regex"),
+            "error: regex: missing ): (unclosed (RE2 syntax: no backreferences or lookarounds)\n",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(run: Run, args: tuple[str, ...], message: str) -> None:
