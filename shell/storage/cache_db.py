@@ -137,7 +137,7 @@ def _configure(connection: sqlite3.Connection) -> None:
 
 
 Schema = tuple[tuple[object, ...], ...]
-"""Every object in ``sqlite_master`` with its SQL, then each table's and view's columns as ``table_xinfo`` gives them."""
+"""Every object in ``sqlite_master`` with its SQL, then each table's and view's columns (``table_xinfo``)."""
 
 
 def _objects(connection: sqlite3.Connection) -> Schema:
