@@ -125,8 +125,24 @@ class TurnDocument:
         return digest.hexdigest()
 
 
-def spans_from_json(text: str) -> tuple[tuple[Span, ...], ...]:
-    return tuple(tuple(Span(int(o), e, bool(x)) for o, e, x in spans) for spans in msgspec.json.decode(text))
+_StoredSpans = list[list[tuple[int, str | None, bool]]]
+
+
+def spans_from_json(text: str) -> tuple[tuple[Span, ...], ...] | None:
+    """The spans ``spans_json`` wrote; ``None`` for text of another shape (one list per scope, each span typed).
+
+    >>> spans_from_json('[[[0, "e1", false]], [], [], [], [], [], []]')[0]
+    (Span(offset=0, event_id='e1', excluded=False),)
+    >>> spans_from_json('not json'), spans_from_json('[[["0", null, false]]]'), spans_from_json('[[]]')
+    (None, None, None)
+    """
+    try:
+        decoded = msgspec.json.decode(text, type=_StoredSpans)
+    except msgspec.DecodeError:
+        return None
+    if len(decoded) != len(SCOPES):
+        return None
+    return tuple(tuple(Span(offset, event_id, excluded) for offset, event_id, excluded in spans) for spans in decoded)
 
 
 def clean(text: str) -> str:

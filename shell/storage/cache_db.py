@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import sqlite3
 import time
@@ -122,12 +123,81 @@ def _inode(directory_fd: int) -> int | None:
 
 
 def _configure(connection: sqlite3.Connection) -> None:
+    """SQLite's defensive settings (where this Python exposes them), then the journal and the timeout."""
+    if hasattr(connection, "setconfig") and hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):
+        connection.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
+    if hasattr(connection, "enable_load_extension"):
+        connection.enable_load_extension(False)
     connection.execute("PRAGMA trusted_schema = OFF")
+    connection.execute("PRAGMA cell_size_check = ON")
     connection.execute(f"PRAGMA busy_timeout = {int(LOCK_WAIT * 1000)}")
     mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() not in ("wal", "memory"):
         raise sqlite3.DatabaseError(f"journal mode {mode} instead of wal")
     connection.execute("PRAGMA synchronous = NORMAL")
+
+
+Schema = tuple[tuple[object, ...], ...]
+"""Every object in ``sqlite_master`` with its SQL, then each table's and view's columns (``table_xinfo``)."""
+
+
+def _objects(connection: sqlite3.Connection) -> Schema:
+    return tuple(
+        connection.execute("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").fetchall()
+    )
+
+
+def _columns(connection: sqlite3.Connection, objects: Schema) -> Schema:
+    """Compiles the tables and views named, never runs them."""
+    return tuple(
+        (name, *column)
+        for kind, name, *_ in objects
+        if kind in ("table", "view")
+        for column in connection.execute("SELECT * FROM pragma_table_xinfo(?)", (name,)).fetchall()
+    )
+
+
+@functools.cache
+def expected_schema() -> tuple[Schema, Schema]:
+    """The schema this version creates, read back from a database made in memory (once per process)."""
+    connection = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        create_schema(connection)
+        objects = _objects(connection)
+        return objects, _columns(connection, objects)
+    finally:
+        connection.close()
+
+
+def _described(row: tuple[object, ...]) -> str:
+    name = str(row[1])
+    return f"{row[0]} {name if len(name) <= 60 else name[:59] + '…'}"
+
+
+def schema_problem(connection: sqlite3.Connection) -> str | None:
+    """Why the file's schema is not the one this version creates (``None``: it is, or the file is empty).
+
+    Reads only ``sqlite_master`` and the columns' declared types, before anything is written: a trigger or a
+    view someone else put there is never run.
+    """
+    try:
+        objects = _objects(connection)
+        if not objects:
+            return None
+        expected_objects, expected_columns = expected_schema()
+        if objects != expected_objects:
+            extra = sorted(set(objects) - set(expected_objects), key=_described)
+            missing = sorted(set(expected_objects) - set(objects), key=_described)
+            if extra:
+                return f"schema: an unexpected or changed {_described(extra[0])}"
+            return f"schema: no {_described(missing[0])}"
+        columns = _columns(connection, objects)
+    except sqlite3.Error as error:
+        return f"schema: {error}"
+    if columns != expected_columns:
+        changed = next((column for column in columns if column not in expected_columns), ("a table", 0, "a column"))
+        return f"schema: the column {changed[0]}.{changed[2]} differs from this version's"
+    return None
 
 
 def _version(connection: sqlite3.Connection) -> int | None:
@@ -221,6 +291,14 @@ class CacheDb:
         _check_files(self._directory_fd, self.path.parent)
         self.connection = _connect(str(self.path))
         _configure(self.connection)
+        problem = schema_problem(self.connection)
+        if problem is not None:
+            self.connection.close()
+            _remove_files(self._directory_fd)
+            _check_files(self._directory_fd, self.path.parent)
+            self.connection = _connect(str(self.path))
+            _configure(self.connection)
+            self.notes.append(self._rebuilt(problem))
         if _version(self.connection) is None:
             create_schema(self.connection)
             self.created = True
@@ -236,7 +314,10 @@ class CacheDb:
             self.connection.close()
             _remove_files(self._directory_fd)
             self._reopen()
-        self.notes.append(f"the workspace cache {self.path} could not be used ({why}); it was built again")
+        self.notes.append(self._rebuilt(why))
+
+    def _rebuilt(self, why: str) -> str:
+        return f"the workspace cache {self.path} could not be used ({why}); it was built again"
 
     def guarded(self, action: Callable[[], T]) -> T:
         """Run ``action``; when SQLite finds the file damaged, build it again and run ``action`` once more."""
@@ -304,6 +385,10 @@ def open_cache(workspace: Workspace, *, create: bool = True) -> CacheDb | None:
     db.notes.extend(state_dirs.leftovers(workspace))
     try:
         _configure(db.connection)
+        problem = schema_problem(db.connection)
+        if problem is not None:
+            db.rebuild(problem)
+            return db
         version = _version(db.connection)
     except sqlite3.DatabaseError as error:
         if not damaged(error):

@@ -13,10 +13,12 @@ from collections.abc import Iterable
 
 
 def stored_plans(connection: sqlite3.Connection) -> dict[str, tuple[str, str]]:
-    """Every stored plan by conversation: the digest of its inputs and the report."""
+    """Every stored plan by conversation: the digest of its inputs and the report (a row whose values are not all
+    text is left out: a miss)."""
     return {
         conversation: (inputs, report)
         for conversation, inputs, report in connection.execute("SELECT conversation, inputs, report FROM plans")
+        if type(conversation) is str and type(inputs) is str and type(report) is str
     }
 
 

@@ -9,12 +9,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
 from turnmark.shell.storage import workspace_cache
 from turnmark.shell.storage.cache_db import FTS_TABLES
 from turnmark.shell.storage.workspace_cache import ConversationRow
+
+
+class BadRows(Exception):
+    """Turn rows of these conversations are not of the types turnmark writes: index them again from their files."""
+
+    def __init__(self, conversations: frozenset[str]) -> None:
+        super().__init__(", ".join(sorted(conversations)))
+        self.conversations = conversations
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +151,17 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
     return written
 
 
+def unindex(connection: sqlite3.Connection, conversations: Collection[str]) -> None:
+    """Drop the turn rows of ``conversations`` and their marks, so the next update reads them again."""
+    for conversation in conversations:
+        for table in TABLES:
+            connection.execute(
+                f"DELETE FROM {table} WHERE rowid IN (SELECT id FROM turns WHERE conversation = ?)", (conversation,)
+            )
+        connection.execute("DELETE FROM turns WHERE conversation = ?", (conversation,))
+        connection.execute("UPDATE conversations SET indexed = 0 WHERE conversation = ?", (conversation,))
+
+
 def forget(connection: sqlite3.Connection, conversations: Collection[str]) -> None:
     """Drop conversations that no longer exist (inside the caller's transaction)."""
     workspace_cache.forget_rows(connection, conversations)
@@ -184,12 +204,38 @@ def search(
         + " ORDER BY score, t.started_at DESC, t.conversation, t.turn_index LIMIT ?",
         (match, *values, limit),
     )
-    return [
-        HitRow(
-            row[0], TurnLine(row[1], row[2], row[3], row[4], bool(row[5]), *row[6:9]), spans_from_json(row[9]), -row[10]
-        )
-        for row in rows
-    ]
+    hits = [_hit(row) for row in rows]
+    bad = frozenset(row for row in hits if isinstance(row, str))
+    if bad:
+        raise BadRows(bad)
+    return [row for row in hits if not isinstance(row, str)]
+
+
+_OPTIONAL_TEXT = (str, type(None))
+_HIT_KINDS = (
+    (int,),
+    (str,),
+    (str, bytes, type(None)),
+    (int,),
+    _OPTIONAL_TEXT,
+    (int,),
+    _OPTIONAL_TEXT,
+    _OPTIONAL_TEXT,
+    _OPTIONAL_TEXT,
+    (str,),
+    (float,),
+)
+
+
+def _hit(row: Sequence[Any]) -> HitRow | str:
+    """A hit from its stored values, or its conversation when a value is not of the type turnmark writes."""
+    if not all(type(value) in kinds for value, kinds in zip(row, _HIT_KINDS, strict=True)):
+        return str(row[1])
+    spans = spans_from_json(row[9])
+    if spans is None:
+        return str(row[1])
+    title = row[2].decode("utf-8", "surrogatepass") if isinstance(row[2], bytes) else row[2]
+    return HitRow(row[0], TurnLine(row[1], title, row[3], row[4], bool(row[5]), *row[6:9]), spans, -row[10])
 
 
 def count(
@@ -210,4 +256,7 @@ def highlighted(
     row = connection.execute(
         f"SELECT {selected} FROM {table} WHERE {table} MATCH ? AND rowid = ?", (*markers, match, rowid)
     ).fetchone()
+    if row and not all(isinstance(text, str) for text in row):
+        conversation = connection.execute("SELECT conversation FROM turns WHERE id = ?", (rowid,)).fetchone()
+        raise BadRows(frozenset({str(conversation[0]) if conversation else ""}))
     return list(row) if row else [""] * len(shown)

@@ -276,9 +276,49 @@ def _identity(values: Sequence[Any]) -> Identity | None:
     return Identity(FileIdentity._make(values[:5]), values[5])
 
 
+_TEXT = frozenset({str, bytes})
+_OPTIONAL_TEXT = frozenset({str, bytes, type(None)})
+_INT = frozenset({int})
+_OPTIONAL_INT = frozenset({int, type(None)})
+_KINDS = (
+    frozenset({str}),
+    _TEXT,
+    *(_OPTIONAL_INT,) * 5,
+    frozenset({str, type(None)}),
+    *(_OPTIONAL_INT,) * 5,
+    frozenset({str, type(None)}),
+    _INT,
+    *(_OPTIONAL_TEXT,) * 3,
+    _INT,
+    _INT,
+    _OPTIONAL_TEXT,
+    _INT,
+    _INT,
+    *(_OPTIONAL_INT,) * 4,
+    _OPTIONAL_TEXT,
+    *(_OPTIONAL_INT,) * 3,
+    _OPTIONAL_TEXT,
+)
+"""The Python types each column of ``_SELECT`` may come back as (declared by the schema, not enforced by SQLite)."""
+_WIDTH = len(_IDENTITY)
+_CACHED = len(_COMMON) + 1
+_FACT_COUNTS = (_CACHED + 1, _CACHED + 2, _CACHED + 3, _CACHED + 4, _CACHED + 6, _CACHED + 7, _CACHED + 8)
+
+
+def _valid(values: Sequence[Any]) -> bool:
+    """Each value of its column's type, a file's identity whole or absent, a ``cached`` row's facts all there."""
+    if len(values) != len(_KINDS) or not all(type(value) in kinds for value, kinds in zip(values, _KINDS, strict=True)):
+        return False
+    for start in (2, 2 + _WIDTH):
+        present = [value is not None for value in values[start : start + _WIDTH]]
+        if any(present) and not all(present):
+            return False
+    return not values[_CACHED] or all(values[index] is not None for index in _FACT_COUNTS)
+
+
 def _row(values: Sequence[Any]) -> ConversationRow:
     """A stored row (SQLite gives its integers as ints and its text as str, or as bytes when it was not UTF-8)."""
-    width = len(_IDENTITY)
+    width = _WIDTH
     events, metadata = _identity(values[2 : 2 + width]), _identity(values[2 + width : 2 + 2 * width])
     rest = values[2 + 2 * width :]
     checked, title, last, forked, turns, summarized, problem, indexed, cached = rest[:9]
@@ -310,11 +350,12 @@ def _row(values: Sequence[Any]) -> ConversationRow:
 
 
 def stored(connection: sqlite3.Connection, only: str | None = None) -> dict[str, ConversationRow]:
-    """Every conversation the cache holds (or the one ``only`` names), by display ID."""
+    """Every conversation the cache holds (or the one ``only`` names), by display ID; a row whose values are not
+    of their columns' types is left out (its conversation is read again and the row replaced)."""
     where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
     return {
         row.conversation: row
-        for row in map(_row, connection.execute(f"SELECT {_SELECT} FROM conversations{where}", values))
+        for row in map(_row, filter(_valid, connection.execute(f"SELECT {_SELECT} FROM conversations{where}", values)))
     }
 
 

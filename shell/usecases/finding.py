@@ -181,7 +181,31 @@ def _search(
             search_index.include_all_scopes(db.connection)
         if not db.in_memory:
             note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
-    written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
+    written = 0
+    for attempt in range(2):
+        more, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
+        written += more
+        try:
+            hits, total = _matched(db, everything=everything, refs=refs, query=query, options=options)
+        except search_index.BadRows as bad:
+            if attempt or db.in_memory:
+                raise sqlite3.OperationalError(f"turn rows of {bad} are not of the types turnmark writes") from None
+            with db.writing(), cache_db.batch(db.connection):
+                search_index.unindex(db.connection, bad.conversations)
+            continue
+        return FindResult(hits, total, _skipped(stored, refs), written)
+    raise AssertionError("unreachable")
+
+
+def _matched(
+    db: cache_db.CacheDb,
+    *,
+    everything: bool,
+    refs: Sequence[ConversationRef],
+    query: Query,
+    options: FindOptions,
+) -> tuple[list[Hit], int]:
+    """The hits and their number; ``search_index.BadRows`` when a turn row is not of the types turnmark writes."""
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:
@@ -200,7 +224,7 @@ def _search(
         spans = [row.spans[SCOPES.index(scope)] for scope in order]
         found = best_snippet(list(zip(order, columns, spans, strict=True)))
         hits.append(Hit(row.line, row.score, found))
-    return FindResult(hits, total, _skipped(stored, refs), written)
+    return hits, total
 
 
 def find(

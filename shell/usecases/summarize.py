@@ -29,8 +29,8 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any
 
+import msgspec
 from returns.result import Failure
 
 from turnmark.core.links.exclusion import excluded_ids
@@ -165,6 +165,43 @@ class CatchupOptions(RunSettings):
     """The command named by the undo step a save that upgrades a legacy conversation keeps (``watch``)."""
 
 
+class _StoredUpgrade(msgspec.Struct, forbid_unknown_fields=True):
+    ids_stamped: int
+    config_split_out: bool
+    turn_start_inserted: bool
+
+
+class _StoredReport(msgspec.Struct, forbid_unknown_fields=True):
+    """The keys and types ``CatchupReport.to_json`` writes."""
+
+    conversation: str
+    model: str | None = None
+    budget: int | None = None
+    plan: list[dict[str, str | int | None]] = msgspec.field(default_factory=list)
+    written: dict[str, str] = msgspec.field(default_factory=dict)
+    dropped: dict[str, str] = msgspec.field(default_factory=dict)
+    refused: dict[str, str] = msgspec.field(default_factory=dict)
+    notes: list[str] = msgspec.field(default_factory=list)
+    too_large: dict[str, str] = msgspec.field(default_factory=dict)
+    given_up: dict[str, str] = msgspec.field(default_factory=dict)
+    error: str | None = None
+    skipped: str | None = None
+    save_refused: str | None = None
+    upgraded: bool = False
+    upgrade: _StoredUpgrade | None = None
+
+
+_PLAN_ROW_TYPES = {"turn": (str,), "index": (int,), "tokens": (int,), "batch": (int,), "excluded": (str,)}
+
+
+def _plan_row(row: dict[str, str | int | None]) -> bool:
+    """A row ``plan_rows`` makes: a turn, its index and tokens, and either its batch or why it was left out."""
+    keys = set(row)
+    return keys in ({"turn", "index", "tokens", "batch"}, {"turn", "index", "tokens", "excluded"}) and all(
+        type(value) in _PLAN_ROW_TYPES[key] for key, value in row.items()
+    )
+
+
 @dataclass
 class CatchupReport:
     """What happened to one conversation (the ``summarize --format json`` shape)."""
@@ -207,10 +244,21 @@ class CatchupReport:
         return self.error is None and self.skipped is None and self.save_refused is None
 
     @classmethod
-    def from_json(cls, value: dict[str, Any]) -> CatchupReport:
-        """The report ``to_json`` wrote (a stored dry run's, shown again)."""
-        upgrade = value.get("upgrade")
-        return cls(**{**value, "upgrade": None if upgrade is None else LegacyUpgrade.from_json(upgrade)})
+    def from_json(cls, value: object) -> CatchupReport:
+        """The report ``to_json`` wrote (a stored dry run's, shown again); ``ValueError`` for any other key, a value
+        of another type or a plan row ``plan_rows`` does not make."""
+        stored = msgspec.convert(value, _StoredReport, strict=True)
+        if not all(_plan_row(row) for row in stored.plan):
+            raise ValueError("a plan row that is not one a dry run makes")
+        upgrade = stored.upgrade
+        fields = {name: getattr(stored, name) for name in stored.__struct_fields__}
+        fields["plan"] = [dict(row) for row in stored.plan]
+        fields["upgrade"] = (
+            None
+            if upgrade is None
+            else LegacyUpgrade(upgrade.ids_stamped, upgrade.config_split_out, upgrade.turn_start_inserted)
+        )
+        return cls(**fields)
 
     def to_json(self) -> dict[str, object]:
         return {

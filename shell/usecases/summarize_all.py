@@ -111,7 +111,10 @@ class _Plans:
         stored = self.stored.get(ref.display_id)
         if inputs is None or stored is None or stored[0] != inputs:
             return None
-        return CatchupReport.from_json(json.loads(stored[1]))
+        try:
+            return CatchupReport.from_json(json.loads(stored[1]))
+        except (ValueError, RecursionError):
+            return None
 
     def remember(self, ref: ConversationRef, report: CatchupReport) -> None:
         """Keep a plan under the inputs it was looked up with, unless jp took or left the lock meanwhile."""

@@ -1,0 +1,196 @@
+"""A crafted cache database: one turnmark did not make, planted where turnmark looks for its own.
+
+Each case builds a real database (``conversations``, ``find``, ``check --all``, ``summarize --all --dry-run``
+run as real processes), tampers with it through sqlite3 (an extra trigger that rewrites titles and plans, a
+view in place of a table, a trigger whose recursive query never ends, a value or a column of another type,
+a stored plan with an extra key) and runs the same commands twice more. Each run must exit as the clean run
+did, print what it printed on stdout and no traceback on stderr; ``TIMEOUT`` only guards against a hang.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from turnmark.shell.storage.cache_db import cache_path
+from turnmark.shell.storage.workspace import require_workspace
+
+from .hostile_cli import Tally
+from .processes import isolated_env, run_turnmark
+
+TIMEOUT = 60.0
+"""Seconds a run may take before it counts as hung (a clean one takes under one)."""
+COMMANDS = (
+    ("conversations",),
+    ("find", "retry"),
+    ("check", "--all"),
+    ("summarize", "--all", "--dry-run", "--model", "builtin/extractive"),
+)
+SPIN = "SELECT count(*) FROM (WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r)"
+"""A query that never ends."""
+
+
+def _retyped(connection: sqlite3.Connection, table: str, declared: str, instead: str, *, copy: bool) -> None:
+    """``table`` made again with ``declared`` in its SQL read as ``instead`` (its rows copied when ``copy``)."""
+    (sql,) = connection.execute("SELECT sql FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+    assert declared in sql
+    connection.execute(f"ALTER TABLE {table} RENAME TO {table}_before")
+    connection.execute(sql.replace(declared, instead).replace(f"CREATE TABLE {table}_before", f"CREATE TABLE {table}"))
+    if copy:
+        connection.execute(f"INSERT INTO {table} SELECT * FROM {table}_before")
+    connection.execute(f"DROP TABLE {table}_before")
+
+
+def _unindexed(connection: sqlite3.Connection) -> None:
+    """Forget every turn row, so the next ``find`` writes them again."""
+    for table in ("turns", "turns_fts", "turns_all_fts"):
+        connection.execute(f"DELETE FROM {table}")
+    connection.execute("UPDATE conversations SET indexed = 0")
+
+
+def forging_triggers(connection: sqlite3.Connection) -> None:
+    for event in ("INSERT", "UPDATE"):
+        connection.execute(
+            f"CREATE TRIGGER forge_title_{event.lower()} AFTER {event} ON conversations "
+            "WHEN new.title IS NOT 'FORGED TITLE' "
+            "BEGIN UPDATE conversations SET title = 'FORGED TITLE' WHERE conversation = new.conversation; END"
+        )
+    connection.execute(
+        "CREATE TRIGGER forge_plan AFTER INSERT ON plans BEGIN UPDATE plans SET report = "
+        "json_set(report, '$.notes', json_array('FORGED NOTE'), '$.plan', json_array()) "
+        "WHERE conversation = new.conversation; END"
+    )
+    connection.execute("DELETE FROM plans")
+    connection.execute("DELETE FROM conversations")
+    _unindexed(connection)
+
+
+def forging_view(connection: sqlite3.Connection) -> None:
+    connection.execute("ALTER TABLE plans RENAME TO plans_kept")
+    connection.execute(
+        "CREATE VIEW plans AS SELECT conversation, inputs, "
+        """replace(report, '"notes": []', '"notes": ["FORGED NOTE"]') AS report FROM plans_kept"""
+    )
+
+
+def spinning_trigger(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE conversations SET indexed = 0, cached = 0")
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        for table in ("conversations", "turns", "plans"):
+            connection.execute(
+                f"CREATE TRIGGER spin_{table}_{event.lower()} AFTER {event} ON {table} BEGIN {SPIN}; END"
+            )
+
+
+def spinning_view(connection: sqlite3.Connection) -> None:
+    connection.execute("ALTER TABLE meta RENAME TO meta_kept")
+    connection.execute(f"CREATE VIEW meta AS SELECT key, value FROM meta_kept WHERE ({SPIN}) > 0")
+
+
+def spans_not_json(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE turns SET spans = 'not json'")
+
+
+def checked_ns_declared_text(connection: sqlite3.Connection) -> None:
+    _retyped(connection, "conversations", "checked_ns INTEGER", "checked_ns TEXT", copy=True)
+
+
+def checked_ns_value_text(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE conversations SET checked_ns = 'yesterday', turns = 'many'")
+
+
+def conversation_integer_key(connection: sqlite3.Connection) -> None:
+    _retyped(
+        connection, "conversations", "conversation TEXT PRIMARY KEY", "conversation INTEGER PRIMARY KEY", copy=False
+    )
+    _unindexed(connection)
+
+
+def plan_extra_key(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE plans SET report = json_set(report, '$.forged', 1)")
+
+
+def plan_wrong_type(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE plans SET report = json_set(report, '$.plan', json_array(json_object('turn', 1)))")
+
+
+def turn_id_text_key(connection: sqlite3.Connection) -> None:
+    _retyped(connection, "turns", "id INTEGER PRIMARY KEY", "id TEXT PRIMARY KEY", copy=False)
+    _unindexed(connection)
+
+
+CASES: dict[str, Callable[[sqlite3.Connection], None]] = {
+    case.__name__: case
+    for case in (
+        forging_triggers,
+        forging_view,
+        spinning_trigger,
+        spinning_view,
+        spans_not_json,
+        checked_ns_declared_text,
+        checked_ns_value_text,
+        conversation_integer_key,
+        plan_extra_key,
+        plan_wrong_type,
+        turn_id_text_key,
+    )
+}
+
+
+@pytest.fixture(scope="module")
+def tally() -> Iterator[Tally]:
+    tally = Tally(
+        "crafted cache database: an extra trigger rewriting titles and plans, a view forging plans, a trigger and "
+        "a view running a recursive query that never ends, `turns.spans` not JSON, `checked_ns` declared or "
+        "stored as text, `conversation INTEGER PRIMARY KEY`, `turns.id TEXT PRIMARY KEY`, stored plans with an "
+        "extra key or a wrongly typed plan row",
+        "each command's exit and stdout those of the clean run, twice; no traceback; no hang (60 s guard)",
+    )
+    yield tally
+    tally.publish(f"{tally.runs} command runs: {len(COMMANDS)} commands x 2 rounds after each crafted database")
+
+
+def _run_all(workspace: Path, env: dict[str, str]) -> list[tuple[int, str, str]]:
+    outcomes = []
+    for command in COMMANDS:
+        done = run_turnmark(workspace, env, ("--format", "json", *command), TIMEOUT)
+        outcomes.append((done.returncode, done.stdout, done.stderr))
+    return outcomes
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_crafted_database_is_rebuilt_not_believed(
+    case: str, *, workspace: Path, user_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tally: Tally
+) -> None:
+    env = isolated_env(tmp_path / "home")
+    env["JP_USER_DATA_DIR"] = str(user_data)
+    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        env[name] = str(tmp_path / "home" / name.lower())
+        monkeypatch.setenv(name, env[name])
+    monkeypatch.delenv("TURNMARK_CACHE_DIR", raising=False)
+    time.sleep(2.1)  # the copied files' identity settles, so the clean run stores its plans
+    clean = _run_all(workspace, env)
+    database = cache_path(require_workspace(workspace))
+    assert database.is_file()
+    connection = sqlite3.connect(database, isolation_level=None)
+    try:
+        CASES[case](connection)
+    finally:
+        connection.close()
+    problems = []
+    for round_ in (1, 2):
+        tally.runs += len(COMMANDS)
+        for command, before, after in zip(COMMANDS, clean, _run_all(workspace, env), strict=True):
+            what = f"{case}, round {round_}: turnmark {' '.join(command)}"
+            if "Traceback" in after[2]:
+                problems.append(f"{what}: a traceback\n{after[2]}")
+            elif after[0] != before[0]:
+                problems.append(f"{what}: exit {after[0]}, clean {before[0]}\n{after[2]}")
+            elif after[1] != before[1]:
+                problems.append(f"{what}: stdout differs from the clean run's\n{after[1]}\n{after[2]}")
+    tally.case(case, problems)
+    assert not problems, "\n".join(problems)
