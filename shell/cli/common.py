@@ -238,14 +238,19 @@ def warn(message: str) -> None:
 def pick(settings: Settings, wanted: str | None) -> ConversationRef:
     """The conversation ``CONV`` names (``CONV:TURN``, as ``find --output ids`` prints, names its conversation;
     a folder whose own name has a colon, such as ``17800000099-a:b``, is found by its whole name first)."""
+    return _named(settings, wanted)[0]
+
+
+def _named(settings: Settings, wanted: str | None) -> tuple[ConversationRef, str | None]:
+    """The conversation ``CONV`` names, and the turn when it is ``CONV:TURN``."""
     start = settings.workspace or Path.cwd()
     reference = turn_reference(wanted)
     if wanted is not None and reference is not None:
         try:
-            return selection.pick_conversation(start, wanted, warn)
+            return selection.pick_conversation(start, wanted, warn), None
         except WorkspaceError:
-            wanted = reference[0]
-    return selection.pick_conversation(start, wanted, warn)
+            return selection.pick_conversation(start, reference[0], warn), reference[1]
+    return selection.pick_conversation(start, wanted, warn), None
 
 
 def turn_reference(wanted: str | None) -> tuple[str, str] | None:
@@ -256,10 +261,12 @@ def turn_reference(wanted: str | None) -> tuple[str, str] | None:
 
 
 def pick_turn(settings: Settings, conversation: str | None, turn: str | None) -> tuple[ConversationRef, str | None]:
-    """The conversation and turn of a command with a turn option, which may be ``CONV:TURN`` and name both."""
+    """The conversation and turn of a command with a turn option, which may be ``CONV:TURN`` and name both; so
+    may ``CONV`` itself, when no turn option is given (``show jp-c17800000010:p8q2r4b``)."""
     reference = stream_turns.split_turn_reference(turn) if turn is not None else None
     if reference is None:
-        return pick(settings, conversation), turn
+        named, its_turn = _named(settings, conversation)
+        return named, turn if turn is not None else its_turn
     named = pick(settings, reference[0])
     if conversation is not None and pick(settings, conversation).id != named.id:
         raise WorkspaceError(f"{turn!r} is a turn of {named.display_id}, not of {conversation}")

@@ -473,3 +473,20 @@ def test_a_negative_settle_time_is_refused(workspace: Path) -> None:
         app, ["--workspace", str(workspace), "watch", "--settle", "-5", "--once"], obj=Settings()
     )
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("show",), ("transcript",), ("turns",), ("check",), ("project",), ("summarize", "--dry-run")],
+)
+def test_every_command_taking_conv_takes_conv_turn(run: Run, command: tuple[str, ...]) -> None:
+    """``CONV:TURN`` as ``find --output ids`` prints it: that turn where the command shows turns, else its
+    conversation."""
+    out, _ = run(command[0], "17800000010:p8q2r4b", *command[1:])
+    whole, _ = run(command[0], "17800000010", *command[1:])
+    if command[0] in ("show", "transcript"):
+        assert "p8q2r4b" in out
+        assert "k3m9x2a" not in out
+        assert out != whole
+    else:
+        assert out == whole
