@@ -16,11 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.shell.storage.cache_db import cache_path
-from turnmark.shell.storage.workspace import require_workspace
-
 from .hostile_cli import Tally
-from .processes import isolated_env, run_turnmark
+from .processes import cache_folder, isolated_env, run_turnmark
 
 TIMEOUT = 60.0
 """Seconds a run may take before it counts as hung (a clean one takes under one)."""
@@ -164,17 +161,13 @@ def _run_all(workspace: Path, env: dict[str, str]) -> list[tuple[int, str, str]]
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_crafted_database_is_rebuilt_not_believed(
-    case: str, *, workspace: Path, user_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tally: Tally
+    case: str, *, workspace: Path, user_data: Path, tmp_path: Path, tally: Tally
 ) -> None:
     env = isolated_env(tmp_path / "home")
     env["JP_USER_DATA_DIR"] = str(user_data)
-    for name in ("XDG_CACHE_HOME", "XDG_STATE_HOME"):
-        env[name] = str(tmp_path / "home" / name.lower())
-        monkeypatch.setenv(name, env[name])
-    monkeypatch.delenv("TURNMARK_CACHE_DIR", raising=False)
     time.sleep(2.1)  # the copied files' identity settles, so the clean run stores its plans
     clean = _run_all(workspace, env)
-    database = cache_path(require_workspace(workspace))
+    database = cache_folder(tmp_path / "home", workspace) / "cache.sqlite3"
     assert database.is_file()
     connection = sqlite3.connect(database, isolation_level=None)
     try:
