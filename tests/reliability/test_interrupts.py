@@ -22,7 +22,7 @@ import pytest
 
 from tests.conftest import FIXTURES, corpus_conversations
 from tests.reliability.figures import record, scale
-from tests.reliability.processes import TURNMARK, isolated_env
+from tests.reliability.processes import TURNMARK, isolated_env, run_turnmark
 
 COMMANDS = (
     ("conversations",),
@@ -138,13 +138,6 @@ def test_ctrl_c_at_any_moment_ends_the_run_without_a_hang_or_a_traceback(
 
 
 def test_jobs_beyond_two_per_core_are_capped_with_a_note(workspace: Path, tmp_path: Path) -> None:
-    result = subprocess.run(
-        [TURNMARK, "--workspace", str(workspace), "-j", "100000", "conversations"],
-        env=isolated_env(tmp_path / "home"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_turnmark(workspace, isolated_env(tmp_path / "home"), ("-j", "100000", "conversations"), 60)
     assert result.returncode == 0, result.stderr
     assert "note: --jobs 100000 is more than this machine can use; using" in result.stderr

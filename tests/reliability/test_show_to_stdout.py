@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tests.reliability.processes import TURNMARK, isolated_env
+from tests.reliability.processes import isolated_env, run_turnmark
 
 
 def test_show_output_dash_is_stdout(workspace: Path, tmp_path: Path) -> None:
-    result = subprocess.run(
-        [TURNMARK, "show", "-o", "-", "17800000010"],
-        cwd=workspace,
-        env=isolated_env(tmp_path / "home"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_turnmark(workspace, isolated_env(tmp_path / "home"), ("show", "-o", "-", "17800000010"), 60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Add retry backoff to the stream handler  jp-c17800000010")
     assert not (workspace / "-").exists()
