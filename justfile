@@ -27,9 +27,9 @@ models:
 browser:
     command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 
-# vim and tmux (Debian's packages) for the test that edits a plan in a real editor, installed when missing
+# vim, tmux and less (Debian's packages) for the tests in a real editor and pager, installed when missing
 editor:
-    command -v vim >/dev/null && command -v tmux >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q vim tmux; }
+    command -v vim >/dev/null && command -v tmux >/dev/null && command -v less >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q vim tmux less; }
 
 pytest *ARGS:
     {{bin}}/python -m pytest {{ARGS}}
