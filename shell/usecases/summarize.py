@@ -216,9 +216,9 @@ class CatchupReport:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     conversation_problem: bool = False
+    """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
     config_problem: bool = False
     """The error is the configuration (a missing key, an unusable model): retrying before it changes is useless."""
-    """The error is in the conversation itself (unreadable, unsavable): retrying before it changes is useless."""
     too_large: dict[str, str] = field(default_factory=dict)
     """Turns that do not fit the model's window on their own: they wait for a larger model, not the next run."""
     given_up: dict[str, str] = field(default_factory=dict)
@@ -253,11 +253,7 @@ class CatchupReport:
         upgrade = stored.upgrade
         fields = {name: getattr(stored, name) for name in stored.__struct_fields__}
         fields["plan"] = [dict(row) for row in stored.plan]
-        fields["upgrade"] = (
-            None
-            if upgrade is None
-            else LegacyUpgrade(upgrade.ids_stamped, upgrade.config_split_out, upgrade.turn_start_inserted)
-        )
+        fields["upgrade"] = None if upgrade is None else LegacyUpgrade.from_json(msgspec.structs.asdict(upgrade))
         return cls(**fields)
 
     def to_json(self) -> dict[str, object]:
