@@ -56,6 +56,8 @@ from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, Cat
 
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 SILO_RECHECK = 2.0
+CONFIG_RECHECK = 1.0
+"""Seconds between two looks at the configuration files while conversations wait for them to change."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,7 @@ class Watcher:
         self._config_said: set[str] = set()
         self._config_stamp = self._config_files()
         self._hup = threading.Event()
+        self._config_checked = 0.0
 
     # Events -> dirty conversations ------------------------------------------------------------------
 
@@ -353,8 +356,9 @@ class Watcher:
 
     def _after_config_change(self) -> None:
         """When a configuration file changed (or SIGHUP came), look again at the conversations waiting for it."""
-        if not self._config_waits:
+        if not self._config_waits or (not self._hup.is_set() and monotonic() < self._config_checked + CONFIG_RECHECK):
             return
+        self._config_checked = monotonic()
         stamp = self._config_files()
         if stamp == self._config_stamp and not self._hup.is_set():
             return
