@@ -74,6 +74,11 @@ def chrome(text: str, stream: TextIO | None = None) -> None:
     _write(stream or sys.stderr, visible(redacted(text)) + "\n", TEXT_ERRORS)
 
 
+def note(line: str) -> None:
+    """``note: line`` on the chrome channel."""
+    chrome(f"note: {line}")
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` on stderr and return the exit to raise."""
     chrome(f"error: {message}")

@@ -14,7 +14,9 @@ from pathlib import Path
 from syrupy.assertion import SnapshotAssertion
 
 ROOT = Path(__file__).resolve().parents[1]
-SAYING = frozenset({"fail", "chrome", "warn"})
+SAYING = frozenset({"fail", "chrome", "warn", "note"})
+PREFIXED = {"note": "note: "}
+"""Sayers that put a prefix of their own before the message."""
 INTERNAL = re.compile(r"\bRFD\b|\bD\d\d\b")
 
 
@@ -55,7 +57,8 @@ def messages() -> list[str]:
                 continue
             template = _template(call.args[0])
             if template is not None:
-                found.append(f"{path.relative_to(ROOT)}: {' '.join(template.split())}")
+                prefix = PREFIXED.get(_called(call), "") if isinstance(node, ast.Call) else ""
+                found.append(f"{path.relative_to(ROOT)}: {prefix}{' '.join(template.split())}")
     return found
 
 

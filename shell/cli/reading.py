@@ -27,7 +27,7 @@ from turnmark.shell.cli.common import (
 )
 from turnmark.shell.errors import ConfigProblem
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, emit_json, emit_line
+from turnmark.shell.output import chrome, emit_json, emit_line, note
 
 with lazy_imports():
     from turnmark.core.links import check as link_check
@@ -219,7 +219,7 @@ def _checked(
         chosen(settings, conversation, all_conversations)
     workspace = settings.workspace_root()
     with progress.reading("reading conversations") as on_read:
-        found = listing.list_workspace(workspace, chrome, checks=True, jobs=settings.jobs, on_read=on_read)
+        found = listing.list_workspace(workspace, note, checks=True, jobs=settings.jobs, on_read=on_read)
     for listed in found:
         row = _listing_json(workspace, listed)
         report = listed.report()
@@ -387,7 +387,7 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     rows: list[dict[str, object]] = []
     errors = 0
     with progress.reading("reading conversations") as on_read:
-        found = listing.list_workspace(workspace, chrome, jobs=settings.jobs, on_read=on_read)
+        found = listing.list_workspace(workspace, note, jobs=settings.jobs, on_read=on_read)
     for listed in found:
         row = _listing_json(workspace, listed)
         if row["error"] is not None:

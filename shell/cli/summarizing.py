@@ -24,7 +24,7 @@ from turnmark.shell.cli.common import (
 )
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, emit_json, emit_line, fail
+from turnmark.shell.output import chrome, emit_json, emit_line, fail, note
 
 with lazy_imports():
     from returns import result as returns_result
@@ -121,8 +121,8 @@ def _text_lines(reports: list[CatchupReport], dry_run: bool) -> list[str]:
 
 def _report_chrome(report: CatchupReport) -> None:
     """What a catch-up says on stderr, as soon as it is done (above the progress bar on a terminal)."""
-    for note in report.notes:
-        chrome(f"note: {report.conversation}: {note}")
+    for line in report.notes:
+        note(f"{report.conversation}: {line}")
     if report.error and not report.repeated:
         chrome(f"error: {report.conversation}: {report.error}")
     for turn_id, reason in {**report.refused, **report.dropped}.items():
@@ -167,7 +167,7 @@ def summarize(
     listed = []
     if all_conversations:
         with progress.reading("reading conversations") as on_read:
-            listed = listing.list_workspace(settings.workspace_root(), chrome, jobs=settings.jobs, on_read=on_read)
+            listed = listing.list_workspace(settings.workspace_root(), note, jobs=settings.jobs, on_read=on_read)
     idle = listing.idle(listed, upgrade=upgrade)
     rows = {item.ref.display_id: item.row for item in listed}
     reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle, rows, settings.jobs)
@@ -209,7 +209,7 @@ def _catch_up_all(
             bar.update(batches, completed=done, total=total)
 
         done = summarize_all.catch_up_all(
-            refs, options, new_id, idle, on_batch=on_batch, jobs=jobs, rows=rows, note=chrome
+            refs, options, new_id, idle, on_batch=on_batch, jobs=jobs, rows=rows, note=note
         )
         try:
             for report in done:

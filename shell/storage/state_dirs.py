@@ -11,11 +11,13 @@ workspace starts afresh. These folders are made with mode 0700 and reached from 
 following a link (``files.open_directory``).
 
 The folders an older turnmark kept inside the workspace (``.jp/.turnmark``, ``.jp/turnmark``, and
-``.turnmark`` in JP's user-local silo) are never read; ``leftovers`` says so once per run.
+``.turnmark`` in JP's user-local silo) are never read; ``leftovers`` says so once per workspace (the folders
+it named are remembered in the workspace's state folder).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -26,7 +28,7 @@ from pathlib import Path
 import platformdirs
 
 from turnmark.shell.errors import FileFault
-from turnmark.shell.storage.files import os_reason
+from turnmark.shell.storage.files import METADATA_LIMIT, os_reason, read_file, write_if_changed
 from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
 APP = "turnmark"
@@ -38,6 +40,8 @@ UNDO = "undo"
 FAILURES = "summary-failures"
 LEGACY = (".turnmark", "turnmark")
 """The folders an older turnmark kept in ``.jp`` (and ``.turnmark`` in JP's user-local silo)."""
+NOTED = "older-folders-noted"
+"""The file (in the workspace's state folder) listing the older folders ``leftovers`` has named."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _said: set[Path] = set()
 
@@ -126,18 +130,34 @@ def anchor_of(ref: ConversationRef) -> Callable[[Path], Path]:
 
 
 def leftovers(workspace: Workspace) -> list[str]:
-    """One note per folder an older turnmark left in the workspace (or JP's user-local silo), each said once
-    per run: it is no longer read, and how to remove it."""
+    """One note per folder an older turnmark left in the workspace (or JP's user-local silo): it is no longer
+    read, and how to remove it. Each is said once per workspace (and once per run when the state folder
+    cannot be written)."""
     places = [workspace.storage / name for name in LEGACY]
     if workspace.user_silo is not None:
         places.append(workspace.user_silo / LEGACY[0])
-    notes = []
-    for place in places:
-        if place in _said or not os.path.lexists(place):
-            continue
-        _said.add(place)
-        notes.append(
-            f"{place} is left by an older turnmark and no longer read (turnmark keeps its files in "
-            f"{cache_home()} and {state_home()} now); remove it with: rm -r {shlex.quote(str(place))}"
-        )
-    return notes
+    found = [place for place in places if place not in _said and os.path.lexists(place)]
+    if not found:
+        return []
+    _said.update(found)
+    record = state_home() / workspace_key(workspace.root) / NOTED
+    noted = _noted(record)
+    fresh = [place for place in found if str(place) not in noted]
+    if fresh:
+        data = "".join(f"{line}\n" for line in sorted(noted | {str(place) for place in fresh}))
+        with contextlib.suppress(FileFault):
+            write_if_changed(record, data.encode(errors="surrogateescape"), anchor(record), create=True, mode=PRIVATE)
+    return [
+        f"{place} is left by an older turnmark and no longer read (turnmark keeps its files in "
+        f"{cache_home()} and {state_home()} now); remove it with: rm -r {shlex.quote(str(place))}"
+        for place in fresh
+    ]
+
+
+def _noted(record: Path) -> set[str]:
+    """The folders named in ``record`` (none when it is missing, unreadable or not a regular file)."""
+    try:
+        data = read_file(record, METADATA_LIMIT, follow_links=False)
+    except FileFault:
+        return set()
+    return set(data.decode(errors="surrogateescape").splitlines()) if data is not None else set()

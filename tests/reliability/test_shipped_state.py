@@ -179,6 +179,20 @@ def test_a_shipped_turnmark_folder_changes_no_output(tmp_path: Path, tally: Tall
     assert all(f"<ws>/.jp/.turnmark is {LEFTOVER}" in note and "rm -r" in note for note in notes), notes
 
 
+def test_an_older_folder_is_named_once_per_workspace(tmp_path: Path) -> None:
+    """The note about an older turnmark's folder comes with the first command, not with every one after; a
+    second such folder appearing later is named when it appears."""
+    workspace, home = copy_fixtures(tmp_path / "ws"), tmp_path / "home"
+    (workspace / ".jp" / ".turnmark").mkdir()
+    said = [turnmark(workspace, home, "conversations")[2].count(LEFTOVER) for _ in range(3)]
+    assert said == [1, 0, 0], said
+    (workspace / ".jp" / "turnmark").mkdir()
+    err = turnmark(workspace, home, "check", "--all")[2]
+    notes = [line for line in err.splitlines() if LEFTOVER in line]
+    assert len(notes) == 1 and notes[0].startswith(f"note: <ws>/.jp/turnmark is {LEFTOVER}"), err
+    assert notes[0].endswith("remove it with: rm -r <ws>/.jp/turnmark"), err
+
+
 def test_commands_write_nothing_into_the_workspace_but_its_conversations(tmp_path: Path, tally: Tally) -> None:
     workspace = copy_fixtures(tmp_path / "ws")
     home = tmp_path / "home"
