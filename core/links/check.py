@@ -66,34 +66,6 @@ class CheckReport:
         }
 
 
-_LISTS = (
-    "unresolved",
-    "duplicated_ids",
-    "save_blocked_by",
-    "duplicated_keys",
-    "exclusions",
-    "malformed_ids",
-    "orphaned_tool_halves",
-)
-
-
-def report_from_json(value: JsonObject) -> CheckReport:
-    """The report ``CheckReport.to_json`` wrote (the workspace cache keeps it so).
-
-    >>> report = CheckReport(3, 3, 0, {"linked": 1}, ({"index": 2},), (), ())
-    >>> report_from_json(report.to_json()) == report
-    True
-    """
-    lists = {name: tuple(value[name]) for name in _LISTS}
-    return CheckReport(
-        entries=value["entries"],
-        events=value["events"],
-        transient_ids=value["transient_ids"],
-        links=value["links"],
-        **lists,
-    )
-
-
 def link_problems(stream: ConversationStream) -> tuple[int, int]:
     """How many request links are unresolved and how many event IDs more than one entry has: the counts
     ``check_report`` gives, without the rest of the report (what ``conversations`` lists).

@@ -8,7 +8,6 @@ be used (a link, a read-only disk, another writer holding it) costs a slower run
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from functools import partial
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.storage import cache_db, workspace_cache
+from turnmark.shell.storage import cache_db, check_reports, workspace_cache
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import ConversationRow, Facts
 from turnmark.shell.usecases import parallel
@@ -40,7 +39,7 @@ class Listed:
 
     def report(self) -> link_check.CheckReport | None:
         """``check``'s report, when the listing was made with ``checks``."""
-        return link_check.report_from_json(json.loads(self.row.check)) if self.row.check is not None else None
+        return check_reports.read_back(self.row.check) if self.row.check is not None else None
 
 
 def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
@@ -64,14 +63,17 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
         turns=turns,
         summarized_turns=summarized,
         facts=facts,
-        check=json.dumps(report.to_json(), ensure_ascii=False) if report else None,
+        check=check_reports.stored(report) if report else None,
     )
 
 
 def _usable(row: ConversationRow | None, checks: bool) -> bool:
-    if row is None:
-        return False
-    return row.problem is not None or (row.facts is not None and (row.check is not None or not checks))
+    """A row to keep as it is: a problem, or facts (and with ``checks``, a report that reads back whole)."""
+    if row is None or row.problem is not None:
+        return row is not None
+    if not checks:
+        return row.facts is not None
+    return row.facts is not None and row.check is not None and check_reports.read_back(row.check) is not None
 
 
 def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]], gone: set[str]) -> None:

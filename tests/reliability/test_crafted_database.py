@@ -115,6 +115,28 @@ def plan_wrong_type(connection: sqlite3.Connection) -> None:
     connection.execute("UPDATE plans SET report = json_set(report, '$.plan', json_array(json_object('turn', 1)))")
 
 
+def check_report_not_json(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE conversations SET check_report = '{\"ok\": tr' WHERE check_report IS NOT NULL")
+
+
+def check_report_extra_key(connection: sqlite3.Connection) -> None:
+    connection.execute("UPDATE conversations SET check_report = json_set(check_report, '$.forged', 1)")
+
+
+def check_report_wrong_types(connection: sqlite3.Connection) -> None:
+    connection.execute(
+        "UPDATE conversations SET check_report = json_set(check_report, '$.links.linked', 'many', "
+        "'$.unresolved', json_array(json_object('index', 'x')), '$.duplicated_ids', json_array(7))"
+    )
+
+
+def check_report_unknown_reason(connection: sqlite3.Connection) -> None:
+    connection.execute(
+        "UPDATE conversations SET check_report = json_set(check_report, '$.links.unresolved_by_reason', "
+        "json_object('forged_reason', 1))"
+    )
+
+
 def turn_id_text_key(connection: sqlite3.Connection) -> None:
     _retyped(connection, "turns", "id INTEGER PRIMARY KEY", "id TEXT PRIMARY KEY", copy=False)
     _unindexed(connection)
@@ -133,6 +155,10 @@ CASES: dict[str, Callable[[sqlite3.Connection], None]] = {
         conversation_integer_key,
         plan_extra_key,
         plan_wrong_type,
+        check_report_not_json,
+        check_report_extra_key,
+        check_report_wrong_types,
+        check_report_unknown_reason,
         turn_id_text_key,
     )
 }
@@ -144,7 +170,8 @@ def tally() -> Iterator[Tally]:
         "crafted cache database: an extra trigger rewriting titles and plans, a view forging plans, a trigger and "
         "a view running a recursive query that never ends, `turns.spans` not JSON, `checked_ns` declared or "
         "stored as text, `conversation INTEGER PRIMARY KEY`, `turns.id TEXT PRIMARY KEY`, stored plans with an "
-        "extra key or a wrongly typed plan row",
+        "extra key or a wrongly typed plan row, `check --all`'s stored reports not JSON, with an extra key, values "
+        "of other types or an unknown reason",
         "each command's exit and stdout those of the clean run, twice; no traceback; no hang (60 s guard)",
     )
     yield tally

@@ -189,7 +189,8 @@ def test_an_older_folder_is_named_once_per_workspace(tmp_path: Path) -> None:
     (workspace / ".jp" / "turnmark").mkdir()
     err = turnmark(workspace, home, "check", "--all")[2]
     notes = [line for line in err.splitlines() if LEFTOVER in line]
-    assert len(notes) == 1 and notes[0].startswith(f"note: <ws>/.jp/turnmark is {LEFTOVER}"), err
+    assert len(notes) == 1, err
+    assert notes[0].startswith(f"note: <ws>/.jp/turnmark is {LEFTOVER}"), err
     assert notes[0].endswith("remove it with: rm -r <ws>/.jp/turnmark"), err
 
 
