@@ -7,6 +7,14 @@ from pathlib import Path
 
 from tests.reliability.processes import isolated_env, run_turnmark
 
+PROBE = (
+    "names: a folder `17800000099-a:b` named whole and as `CONV:TURN` (issue 34, finding 11)",
+    "{cases} command runs",
+    "the folder found by its whole name first, and with a turn",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
+
 FOLDER = "17800000099-a:b"
 
 

@@ -13,6 +13,14 @@ from tests.conftest import FIXTURES
 
 from .processes import cache_folder, isolated_env, run_turnmark
 
+PROBE = (
+    "a deleted conversation: `find` or the listing sees it go first (issue 34, finding 6)",
+    "{cases} setups: a `find`, the folder removed, then `find` (or `conversations`, then `find`)",
+    "`find` keeps its index (no note of searching without it), and no turn row or indexed text of the deleted "
+    "conversation is left",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
 
 @pytest.mark.parametrize("first", ["find", "conversations"])
 def test_a_deleted_conversation_is_forgotten_whole_and_find_keeps_its_index(tmp_path: Path, first: str) -> None:

@@ -17,6 +17,16 @@ import pytest
 from tests.conftest import FIXTURES, corpus_root
 from tests.reliability.processes import isolated_env, run_turnmark
 
+PROBE = (
+    "hostile queries: `find --regex` with `(\\w+\\s?)+$`, `(.*,)*x`, `(a+)+$` on the corpus plus a 5,000-`a` "
+    "request; backreferences and lookarounds; more prefix terms than the bound; `--limit 99999999999999999999`; "
+    "`--since` with an offset (issue 34, findings 8 and 9)",
+    "{cases} command runs",
+    "each regex answered within 5 s (RE2, linear time); unsupported syntax, too many terms (more than 64) and a "
+    "limit above 1,000,000 a one-line error with status 2; an offset converted to UTC",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
 CATASTROPHIC = (r"(\w+\s?)+$", r"(.*,)*x", r"(a+)+$")
 
 

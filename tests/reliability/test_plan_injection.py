@@ -12,6 +12,15 @@ from tests.support.streams import load
 from turnmark.core.editing.edit_plan import parse_plan, rebuild, render_session
 from turnmark.core.stream.json_value import Json
 
+PROBE = (
+    "plan injection: a `turn_start` event ID holding a newline, CR, U+2028 or U+0085 and a plan file name "
+    "(issue 34, finding 10)",
+    "{cases} `edit -i` plans rendered and parsed back (core, plain values)",
+    'one `# Turn` header per turn, every plan line one line; the unchanged plan parses back to "no change"',
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
+
 NOW = "2026-07-01 12:00:00.0"
 FORGED = ("q\n002-message.md #", "q\r002-message.md", "q\u2028002-message.md", "q\x85002-message.md")
 

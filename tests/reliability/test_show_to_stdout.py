@@ -6,6 +6,13 @@ from pathlib import Path
 
 from tests.reliability.processes import isolated_env, run_turnmark
 
+PROBE = (
+    "outputs: `show -o -` (issue 34, finding 11)",
+    "{cases} command runs",
+    "`-o -` writes stdout and no file named `-`",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
 
 def test_show_output_dash_is_stdout(workspace: Path, tmp_path: Path) -> None:
     result = run_turnmark(workspace, isolated_env(tmp_path / "home"), ("show", "-o", "-", "17800000010"), 60)
