@@ -27,7 +27,7 @@ def test_each_event_goes_to_its_scope_and_the_title_to_every_turn() -> None:
     )
     first, second = conversation_documents(stream, "Build troubles")
     assert columns(first) == {
-        "labels": "Fix the build",
+        "summaries": "Fix the build",
         "titles": "Build troubles",
         "requests": "Why does it fail?",
         "answers": "Fixed the import.",

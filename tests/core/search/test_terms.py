@@ -28,8 +28,8 @@ NOW = "2026-03-08 12:00:00.0"
     ],
 )
 def test_every_term_is_a_quoted_string_so_nothing_changes_the_expressions_shape(text: str, expression: str) -> None:
-    match = parse_query(text).unwrap().match(("labels",))
-    assert match == "{labels} : (" + expression + ")"
+    match = parse_query(text).unwrap().match(("summaries",))
+    assert match == "{summaries} : (" + expression + ")"
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_every_term_is_a_quoted_string_so_nothing_changes_the_expressions_shape(
         ("lo*ck", "query: '*' can only end a word (prefix*) at position 3"),
         ("lock - x", "query: '-' must come right before the word to leave out at position 6"),
         ("-x -y", "query: only words to leave out at position 2 (give at least one word to look for)"),
-        ("lock --", "query: '-' has no letters or digits to search for at position 7"),
+        ("lock --", "query: '--' has no letters or digits to search for at position 6"),
         ('lock "?!"', "query: the phrase has no letters or digits to search for at position 6"),
         ("*", "query: '*' has no letters or digits to search for at position 1"),
     ],
@@ -59,11 +59,11 @@ def test_words_are_what_the_unicode61_tokenizer_sees() -> None:
 def test_scopes() -> None:
     assert parse_scopes(None) == DEFAULT_SCOPES
     assert parse_scopes("all") == SCOPES
-    assert parse_scopes(" reasoning , labels") == ("labels", "reasoning")
+    assert parse_scopes(" reasoning , summaries") == ("summaries", "reasoning")
     assert index_columns(DEFAULT_SCOPES) == SCOPES[:5]
-    failure = parse_scopes("labels,,tools")
+    failure = parse_scopes("summaries,,tools")
     assert not isinstance(failure, tuple)
-    assert failure.position == 8
+    assert failure.position == 11
 
 
 @pytest.mark.parametrize(
