@@ -243,7 +243,8 @@ def conversation_documents(stream: ConversationStream, title: str | None) -> tup
     >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the lock"))
     >>> stream = stream.push(ChatResponse(ts, "message", "Fixed.")).set_turn_summary("e000001", "Lock fixed").unwrap()
     >>> [document] = conversation_documents(stream, "Locks")
-    >>> dict(zip(SCOPES, document.texts))["summaries"], document.label, document.date, document.line("c", None).reference
+    >>> texts = dict(zip(SCOPES, document.texts))
+    >>> texts["summaries"], document.label, document.date, document.line("c", None).reference
     ('Lock fixed', 'Lock fixed', '2026-03-05', 'c:e000001')
     """
     excluded = excluded_ids(stream)

@@ -2,9 +2,10 @@
 
 Words must all be in the turn (in any of the searched scopes); ``"a phrase"`` is words in this order;
 ``prefix*`` matches every word starting so; ``-word`` or ``-"a phrase"`` leaves out the turns that have
-it, while a word that starts with ``--`` is a word to look for (a pasted flag: ``jp --version``). Every term is passed to FTS5 as a quoted string, so no operator or punctuation of the query can
-change the expression's shape; what cannot be searched for is a ``QueryError`` naming its position. A query
-has at most ``MAX_TERMS`` terms (FTS5's work grows with every prefix term).
+it, while a word that starts with ``--`` is a word to look for (a pasted flag: ``jp --version``). Every
+term is passed to FTS5 as a quoted string, so no operator or punctuation of the query can change the
+expression's shape; what cannot be searched for is a ``QueryError`` naming its position. A query has at
+most ``MAX_TERMS`` terms (FTS5's work grows with every prefix term).
 """
 
 import re

@@ -95,8 +95,8 @@ def references(out: str) -> list[str]:
     return out.split()
 
 
-def test_a_word_in_a_label_outranks_the_same_word_in_a_request_answer_and_tool_result(run: Run) -> None:
-    out, _ = run("find", "watchdog", "--in", "labels,requests,answers,results", "--output", "ids")
+def test_a_word_in_a_summary_outranks_the_same_word_in_a_request_answer_and_tool_result(run: Run) -> None:
+    out, _ = run("find", "watchdog", "--in", "summaries,requests,answers,results", "--output", "ids")
     assert references(out) == ["jp-c17900000001:e000001", "jp-c17900000002:e000001", "jp-c17900000001:e000004"]
 
 
@@ -160,7 +160,7 @@ def test_json(run: Run, snapshot: SnapshotAssertion) -> None:
     document = json.loads(out)
     assert document["total"] == len(document["hits"]) == 3
     first = next(hit for hit in document["hits"] if hit["reference"] == "jp-c17800000010:k3m9x2a")
-    assert (first["scope"], first["event_id"], first["label_source"]) == ("labels", "k3m9x2a", "summary")
+    assert (first["scope"], first["event_id"], first["label_source"]) == ("summaries", "k3m9x2a", "summary")
     start, end = first["marks"][0]
     assert first["snippet"][start:end] == "backoff"
     assert out == snapshot
@@ -182,8 +182,8 @@ def test_regex_scans_exactly(run: Run) -> None:
         ),
         (("lo*ck",), "error: query: '*' can only end a word (prefix*) at position 3\n"),
         (
-            ("a", "--in", "labels,answer"),
-            "error: --in: unknown scope 'answer' at position 8 (scopes: labels, titles, "
+            ("a", "--in", "summaries,answer"),
+            "error: --in: unknown scope 'answer' at position 11 (scopes: summaries, titles, "
             "requests, answers, tools, results, reasoning)\n",
         ),
         (
