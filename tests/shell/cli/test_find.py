@@ -3,7 +3,9 @@ as a cache (incremental, deleted, corrupted, linked), and the hits feeding ``tra
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import inspect
 import json
 import os
 import sqlite3
@@ -16,6 +18,7 @@ from turnmark.core.search import freshness
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource, sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, ToolCallRequest, ToolCallResponse
+from turnmark.shell.cli import finding as finding_cli
 from turnmark.shell.storage import cache_db
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, CacheBusy, open_cache
 from turnmark.shell.storage.conversations import LoadedConversation, read_conversation
@@ -417,3 +420,12 @@ def test_ids_feed_transcript_show_fork_and_edit(run: Run, searchable: Path, monk
     monkeypatch.setenv("JP_EDITOR", "true")
     _, err = run("edit", "-i", "--no-summary", reference)
     assert "turn e000009 is the block '# Turn N (e000009): …' in the plan" in err
+
+
+def test_the_find_command_function_is_under_50_lines_and_needs_no_unreachable_raise() -> None:
+    """Issue 31: ``find``'s options are aliases and its work is the use case's; ``_search`` ends on a return."""
+    command = ast.parse(inspect.getsource(finding_cli)).body
+    [function] = [node for node in command if isinstance(node, ast.FunctionDef) and node.name == "find"]
+    assert function.end_lineno is not None
+    assert function.end_lineno - function.lineno + 1 < 50
+    assert "unreachable" not in inspect.getsource(finding)
