@@ -16,17 +16,17 @@ import pytest
 
 from tests.reliability.processes import isolated_env, run_turnmark
 from tests.support.streams import message, request, stream_of, turn
-from turnmark.core.stream.payloads import ToolCallRequest, ToolCallResponse
+from turnmark.core.stream.payloads import Payload, ToolCallRequest, ToolCallResponse
 
 VERSION = "jp-c17990000001"
 INIT = "jp-c17990000002"
 EDIT = "jp-c17990000003"
 
 
-def write(root: Path, folder: str, *payloads: object) -> None:
+def write(root: Path, folder: str, *payloads: Payload) -> None:
     directory = root / ".jp" / "conversations" / folder
     directory.mkdir(parents=True)
-    (directory / "events.json").write_bytes(stream_of(*payloads).to_json())  # type: ignore[arg-type]
+    (directory / "events.json").write_bytes(stream_of(*payloads).to_json())
     (directory / "base_config.json").write_text("{}\n")
 
 
