@@ -150,8 +150,25 @@ def clean(text: str) -> str:
     return text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
 
 
-def _json_text(value: Json) -> str:
-    return value if isinstance(value, str) else msgspec.json.encode(value).decode()
+def json_text(value: Json) -> str:
+    """A JSON value as searched and shown: JSON's shape, each string as its text (a line break in a tool's
+    argument is a line break, not ``\\n``, so the words on both sides of it are found).
+
+    >>> print(json_text({"path": "a.rs", "old": "fn main() {\\n    run(\\"x\\")", "n": [1, None]}))
+    {"path":"a.rs","old":"fn main() {
+        run("x")","n":[1,null]}
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "{" + ",".join(f'"{key}":{_nested(item)}' for key, item in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_nested(item) for item in value) + "]"
+    return msgspec.json.encode(value).decode()
+
+
+def _nested(value: Json) -> str:
+    return f'"{value}"' if isinstance(value, str) else json_text(value)
 
 
 def event_texts(entry: Entry) -> Iterator[tuple[str, str]]:
@@ -160,20 +177,20 @@ def event_texts(entry: Entry) -> Iterator[tuple[str, str]]:
     if isinstance(payload, TurnStart):
         summary = normalize_summary(payload.summary) if payload.summary is not None else None
         if summary:
-            yield "labels", summary
+            yield "summaries", summary
     elif isinstance(payload, ChatRequest):
         yield "requests", payload.content
     elif isinstance(payload, ChatResponse):
-        yield ("reasoning" if payload.variant == "reasoning" else "answers"), _json_text(payload.value)
+        yield ("reasoning" if payload.variant == "reasoning" else "answers"), json_text(payload.value)
     elif isinstance(payload, ToolCallRequest):
-        arguments = msgspec.json.encode(payload.arguments).decode() if payload.arguments else ""
+        arguments = json_text(payload.arguments) if payload.arguments else ""
         yield "tools", f"{payload.name} {arguments}".strip()
     elif isinstance(payload, ToolCallResponse):
         yield "results", payload.content
     elif isinstance(payload, InquiryRequest):
-        yield "tools", _json_text(payload.question.get("text", payload.question))
+        yield "tools", json_text(payload.question.get("text", payload.question))
     elif isinstance(payload, InquiryResponse):
-        yield "tools", _json_text(payload.answer)
+        yield "tools", json_text(payload.answer)
 
 
 def _started_at(turn: Turn) -> tuple[int | None, str | None]:
@@ -226,7 +243,8 @@ def conversation_documents(stream: ConversationStream, title: str | None) -> tup
     >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the lock"))
     >>> stream = stream.push(ChatResponse(ts, "message", "Fixed.")).set_turn_summary("e000001", "Lock fixed").unwrap()
     >>> [document] = conversation_documents(stream, "Locks")
-    >>> dict(zip(SCOPES, document.texts))["labels"], document.label, document.date, document.line("c", None).reference
+    >>> texts = dict(zip(SCOPES, document.texts))
+    >>> texts["summaries"], document.label, document.date, document.line("c", None).reference
     ('Lock fixed', 'Lock fixed', '2026-03-05', 'c:e000001')
     """
     excluded = excluded_ids(stream)

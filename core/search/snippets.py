@@ -2,7 +2,9 @@
 
 The index (or a regex scan) hands over a column with each match between ``MARK_OPEN`` and
 ``MARK_CLOSE``; the heaviest scope with a match is chosen, its first match traced to its event through
-the spans, and a window of about ``WIDTH`` characters of that event's text kept, on one line.
+the spans, and a window of about ``WIDTH`` characters of that event's text kept: its line breaks kept as
+``\n`` (JSON gives them so), each line made one line, empty lines dropped; on a terminal a line break is
+shown as ``⏎``, so a snippet is one line there.
 """
 
 import re
@@ -18,6 +20,8 @@ from .documents import MARK_CLOSE, MARK_OPEN, Span
 WIDTH = 100
 LEAD = 30
 _MARKERS = re.compile(f"([{MARK_OPEN}{MARK_CLOSE}])")
+_LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+LINE_BREAK_SHOWN = "⏎"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +42,13 @@ class Snippet:
         return _unmark(self.marked)[1]
 
     def render(self, opening: str, closing: str) -> str:
-        """The snippet safe for a terminal, each match between ``opening`` and ``closing``.
+        """The snippet safe for a terminal, on one line, each match between ``opening`` and ``closing``.
 
-        >>> Snippet("answers", "e000003", False, "the \\x1b[31mlock\\ue000 timeout\\ue001 was").render("[", "]")
-        'the \\\\u{1b}[31mlock[ timeout] was'
+        >>> Snippet("answers", "e000003", False, "the \\x1b[31mlock\\ue000 timeout\\ue001 was\\nset").render("[", "]")
+        'the \\\\u{1b}[31mlock[ timeout] was⏎set'
         """
-        return visible(self.marked).replace(MARK_OPEN, opening).replace(MARK_CLOSE, closing)
+        shown = visible(self.marked).replace("\n", LINE_BREAK_SHOWN)
+        return shown.replace(MARK_OPEN, opening).replace(MARK_CLOSE, closing)
 
 
 def _unmark(marked: str) -> tuple[str, list[tuple[int, int]]]:
@@ -75,17 +80,17 @@ def _window(text: str, marks: list[tuple[int, int]], low: int, high: int) -> str
         pieces += [text[cursor:low_end], MARK_OPEN, text[low_end:high_end], MARK_CLOSE]
         cursor = high_end
     pieces.append(text[cursor:end])
-    line = one_line("".join(pieces))
-    return ("…" if start > low else "") + line + ("…" if end < high else "")
+    lines = "\n".join(line for line in map(one_line, _LINE_BREAK.split("".join(pieces))) if line)
+    return ("…" if start > low else "") + lines + ("…" if end < high else "")
 
 
 def snippet(scope: str, highlighted: str, spans: Sequence[Span]) -> Snippet | None:
     """The snippet of one highlighted column, or ``None`` when nothing in it is marked.
 
     >>> spans = (Span(0, "e000002", False), Span(12, "e000005", True))
-    >>> found = snippet("answers", "Looked at it\\nThe \\ue000lock\\ue001 waits", spans)
+    >>> found = snippet("answers", "Looked at it\\nThe \\ue000lock\\ue001 waits\\n\\n  for it", spans)
     >>> found.event_id, found.excluded, found.text, found.marks()
-    ('e000005', True, 'The lock waits', [(4, 8)])
+    ('e000005', True, 'The lock waits\\nfor it', [(4, 8)])
     """
     text, marks = _unmark(highlighted)
     if not marks:

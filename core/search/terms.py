@@ -2,12 +2,14 @@
 
 Words must all be in the turn (in any of the searched scopes); ``"a phrase"`` is words in this order;
 ``prefix*`` matches every word starting so; ``-word`` or ``-"a phrase"`` leaves out the turns that have
-it. Every term is passed to FTS5 as a quoted string, so no operator or punctuation of the query can
-change the expression's shape; what cannot be searched for is a ``QueryError`` naming its position. A query
-has at most ``MAX_TERMS`` terms (FTS5's work grows with every prefix term).
+it, while a word that starts with ``--`` is a word to look for (a pasted flag: ``jp --version``). Every
+term is passed to FTS5 as a quoted string, so no operator or punctuation of the query can change the
+expression's shape; what cannot be searched for is a ``QueryError`` naming its position. A query has at
+most ``MAX_TERMS`` terms (FTS5's work grows with every prefix term).
 """
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
@@ -50,8 +52,8 @@ class Query:
     def match(self, scopes: tuple[str, ...] = SCOPES) -> str:
         """The FTS5 ``MATCH`` expression over ``scopes`` (columns of the index).
 
-        >>> parse_query('lock "time out" retr* -flaky').unwrap().match(("labels", "requests"))
-        '{labels requests} : ((("lock" AND "time out" AND "retr" *) NOT "flaky"))'
+        >>> parse_query('lock "time out" retr* -flaky').unwrap().match(("summaries", "requests"))
+        '{summaries requests} : ((("lock" AND "time out" AND "retr" *) NOT "flaky"))'
         """
         expression = "(" + " AND ".join(term.fts() for term in self.wanted) + ")"
         for term in self.terms:
@@ -84,6 +86,8 @@ def parse_query(text: str) -> Result[Query, QueryError]:
     [('lock', False, False), ('race condition', False, True), ('tim', True, False)]
     >>> parse_query('lock "race').failure().describe()
     'query: unbalanced quote at position 6 (a phrase is written "like this")'
+    >>> [(t.text, t.excluded) for t in parse_query("jp --version -draft").unwrap().terms]
+    [('jp', False), ('--version', False), ('draft', True)]
     >>> parse_query("-flaky").failure().describe()
     'query: only words to leave out at position 2 (give at least one word to look for)'
     """
@@ -94,7 +98,7 @@ def parse_query(text: str) -> Result[Query, QueryError]:
             index += 1
             continue
         start = index
-        excluded = text[index] == "-"
+        excluded = text[index] == "-" and not text.startswith("--", index)
         if excluded:
             index += 1
             if index == len(text) or text[index].isspace():
@@ -131,6 +135,24 @@ def parse_query(text: str) -> Result[Query, QueryError]:
             QueryError("only words to leave out", terms[0].position, hint="give at least one word to look for")
         )
     return Success(Query(tuple(terms)))
+
+
+_COUNTS = ("", "", "both", "all three", "all four", "all five", "all six", "all seven", "all eight", "all nine")
+
+
+def quoted_query(words: Sequence[str]) -> str:
+    """How to search for ``words`` given as separate arguments: one shell argument, on one line.
+
+    >>> quoted_query(["stack", "overflow", "windows"])
+    "to search for all three words, quote them: turnmark find 'stack overflow windows'"
+    >>> print(quoted_query(["don't", "panic"]))
+    to search for both words, quote them: turnmark find 'don'\\''t panic'
+    """
+    text = " ".join(" ".join(words).split())
+    number = len(text.split())
+    count = _COUNTS[number] if number < len(_COUNTS) else f"all {number}"
+    quoted = "'" + text.replace("'", "'\\''") + "'"
+    return f"to search for {count or 'these'} words, quote them: turnmark find {quoted}"
 
 
 def parse_since(text: str, now: str) -> Result[int, QueryError]:

@@ -36,7 +36,7 @@ from turnmark.shell.storage.workspace import Workspace
 
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FTS_TABLES = ("turns_fts", "turns_all_fts")
 """``find``'s text, one row per turn (rowid: ``turns.id``): the default scopes, and all of them."""
 T = TypeVar("T")
@@ -84,7 +84,7 @@ SCHEMA = (
     f"CREATE VIRTUAL TABLE {FTS_TABLES[0]} USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE {FTS_TABLES[1]} USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
-"""Schema version 4 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+"""Schema version 5 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 
 
 class CacheBusy(FileFault):

@@ -11,23 +11,27 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from turnmark.core.search.documents import TurnDocument, TurnLine, conversation_documents
 from turnmark.core.search.freshness import Freshness
-from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight, index_columns
+from turnmark.core.search.scopes import SCOPES, WEIGHTS, by_weight, index_columns, parse_scopes
 from turnmark.core.search.snippets import Pattern, Snippet, best_snippet, regex_marked, snippet
-from turnmark.core.search.terms import Query
+from turnmark.core.search.terms import Query, parse_query, parse_since
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.shell.clock import now_ns
+from turnmark.shell.clock import now_ns, now_timestamp
 from turnmark.shell.entropy import random_event_ids
 from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, search_index, workspace_cache
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import ConversationRow
 from turnmark.shell.usecases import parallel
+
+with lazy_imports():
+    import re2
 
 Note = Callable[[str], None]
 
@@ -74,6 +78,65 @@ class FindResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     """Conversations that could not be read: display ID and the one-line reason."""
     reindexed: int = 0
+
+    def to_json(self, text: str, options: FindOptions, since: str | None) -> JsonObject:
+        """``find --format json``'s document (``text`` and ``since`` as given)."""
+        return {
+            "query": text,
+            "scopes": list(options.scopes),
+            "regex": options.regex is not None,
+            "since": since,
+            "total": self.total,
+            "hits": [hit.to_json() for hit in self.hits],
+            "skipped": [{"conversation": conversation, "error": error} for conversation, error in self.skipped],
+        }
+
+
+def find_options(
+    text: str, scopes: str | None, *, regex: bool, since: str | None, limit: int, jobs: int | None
+) -> FindOptions:
+    """The options of a search as the command line gives them; a ``QueryError`` names what is wrong."""
+    chosen = parse_scopes(scopes)
+    if not isinstance(chosen, tuple):
+        raise QueryError(chosen.describe())
+    moment = None
+    if since is not None:
+        parsed = parse_since(since, now_timestamp())
+        moment = parsed.value_or(None)
+        if moment is None:
+            raise QueryError(parsed.failure().describe())
+    return FindOptions(chosen, limit, moment, _pattern(text) if regex else None, jobs)
+
+
+def _pattern(text: str) -> Pattern:
+    """``--regex``'s QUERY compiled by RE2 (linear time: no pattern can make a scan hang), or why it cannot be."""
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(text, options=options)  # type: ignore[no-any-return]
+    except re2.error as error:
+        reason = error.args[0].decode("utf-8", "replace") if error.args and isinstance(error.args[0], bytes) else error
+        raise QueryError(f"regex: {reason} (RE2 syntax: no backreferences or lookarounds)") from None
+
+
+def search(
+    workspace: Workspace,
+    text: str,
+    options: FindOptions,
+    new_id: IdSource,
+    *,
+    refs: Sequence[ConversationRef] | None = None,
+    note: Note = _ignore,
+    on_read: parallel.OnRead = parallel.no_progress,
+) -> FindResult:
+    """``find``: a scan for ``options.regex``, else the index searched for the query ``text``."""
+    if options.regex is not None:
+        return scan(workspace, options, new_id, refs)
+    parsed = parse_query(text)
+    query = parsed.value_or(None)
+    if query is None:
+        raise QueryError(parsed.failure().describe())
+    return find(workspace, query, options, refs=refs, note=note, on_read=on_read)
 
 
 # Indexing -------------------------------------------------------------------------------------------
@@ -175,26 +238,27 @@ def _search(
     options: FindOptions,
     note: Note,
     on_read: parallel.OnRead,
+    retried: bool = False,
 ) -> FindResult:
+    """Search ``db``; turn rows not of the types turnmark writes are read again once (``retried`` then)."""
     if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
         with db.writing():
             search_index.include_all_scopes(db.connection)
         if not db.in_memory:
             note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
-    written = 0
-    for attempt in range(2):
-        more, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
-        written += more
-        try:
-            hits, total = _matched(db, everything=everything, refs=refs, query=query, options=options)
-        except search_index.BadRows as bad:
-            if attempt or db.in_memory:
-                raise sqlite3.OperationalError(f"turn rows of {bad} are not of the types turnmark writes") from None
-            with db.writing(), cache_db.batch(db.connection):
-                search_index.unindex(db.connection, bad.conversations)
-            continue
-        return FindResult(hits, total, _skipped(stored, refs), written)
-    raise AssertionError("unreachable")
+    written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
+    try:
+        hits, total = _matched(db, everything=everything, refs=refs, query=query, options=options)
+    except search_index.BadRows as bad:
+        if retried or db.in_memory:
+            raise sqlite3.OperationalError(f"turn rows of {bad} are not of the types turnmark writes") from None
+        with db.writing(), cache_db.batch(db.connection):
+            search_index.unindex(db.connection, bad.conversations)
+        again = _search(
+            db, refs, everything=everything, query=query, options=options, note=note, on_read=on_read, retried=True
+        )
+        return replace(again, reindexed=again.reindexed + written)
+    return FindResult(hits, total, _skipped(stored, refs), written)
 
 
 def _matched(

@@ -100,7 +100,7 @@ def forge_cache(database: Path) -> None:
         )
         connection.execute("UPDATE turns SET label = ?, label_source = 'user', date = '1999-01-01'", (FORGED_LABEL,))
         for table in ("turns_fts", "turns_all_fts"):
-            connection.execute(f"UPDATE {table} SET labels = ?", (FORGED_LABEL,))
+            connection.execute(f"UPDATE {table} SET summaries = ?", (FORGED_LABEL,))
 
 
 def genuine_cache(home: Path, source: Path) -> Path:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from tests.support.streams import answer, ask, call, load, message, reasoning, request, result, stream_of, turn
+from tests.support.streams import TS, answer, ask, call, load, message, reasoning, request, result, stream_of, turn
 from turnmark.core.links.compaction import apply_compactions
-from turnmark.core.search.documents import MARK_OPEN, Span, conversation_documents, spans_from_json
+from turnmark.core.search.documents import MARK_OPEN, Span, conversation_documents, json_text, spans_from_json
 from turnmark.core.search.scopes import SCOPES
+from turnmark.core.search.terms import words
+from turnmark.core.stream.payloads import ToolCallRequest
 
 
 def columns(document: object) -> dict[str, str]:
@@ -27,7 +29,7 @@ def test_each_event_goes_to_its_scope_and_the_title_to_every_turn() -> None:
     )
     first, second = conversation_documents(stream, "Build troubles")
     assert columns(first) == {
-        "labels": "Fix the build",
+        "summaries": "Fix the build",
         "titles": "Build troubles",
         "requests": "Why does it fail?",
         "answers": "Fixed the import.",
@@ -95,3 +97,16 @@ def test_the_digest_changes_with_the_label_only_for_that_turn() -> None:
     after = conversation_documents(stream.set_turn_summary("e000003", "Second").unwrap(), "T")
     assert [b.digest() == a.digest() for b, a in zip(before, after, strict=True)] == [True, False]
     assert spans_from_json(after[1].spans_json()) == after[1].spans
+
+
+def test_a_tools_json_arguments_are_searched_as_their_text() -> None:
+    """Issue 31, finding 4: an edit's line break was indexed as ``\\n``, so ``\\noverflow`` hid ``overflow``."""
+    arguments = {"path": "src/lib.rs", "old": 'fn run() {\n    stack\noverflow("x")', "count": 2, "all": None}
+    assert (
+        json_text(arguments)
+        == '{"path":"src/lib.rs","old":"fn run() {\n    stack\noverflow("x")","count":2,"all":null}'
+    )
+    stream = stream_of(turn(), request("Fix it"), ToolCallRequest(TS, "call_1", "fs_modify_file", arguments))
+    [document] = conversation_documents(stream, None)
+    assert "overflow" in words(columns(document)["tools"])
+    assert "\\" not in columns(document)["tools"]

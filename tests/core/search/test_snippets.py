@@ -13,27 +13,27 @@ from turnmark.core.search.snippets import WIDTH, Snippet, best_snippet, regex_ma
 def test_the_first_column_with_a_match_wins_and_names_its_event() -> None:
     found = best_snippet(
         [
-            ("labels", "Tune the timer", (Span(0, "t1", False),)),
+            ("summaries", "Tune the timer", (Span(0, "t1", False),)),
             ("requests", f"first\nthe {O}lock{C} waits", (Span(0, "q1", False), Span(6, "q2", False))),
         ]
     )
     assert found is not None
     assert (found.scope, found.event_id, found.text, found.marks()) == ("requests", "q2", "the lock waits", [(4, 8)])
-    assert best_snippet([("labels", "nothing here", ())]) is None
+    assert best_snippet([("summaries", "nothing here", ())]) is None
 
 
-def test_a_long_text_is_cut_around_the_first_match_on_one_line() -> None:
+def test_a_long_text_is_cut_around_the_first_match_keeping_its_line_break() -> None:
     text = "word " * 100 + f"{O}needle{C}\n\tin   a haystack " + "hay " * 100
     found = snippet("results", text, (Span(0, "r1", True),))
     assert found is not None
     assert found.excluded
     assert found.text.startswith("…")
     assert found.text.endswith("…")
-    assert "\n" not in found.text
     assert len(found.text) <= WIDTH + 2
     start, end = found.marks()[0]
     assert found.text[start:end] == "needle"
-    assert "needle in a haystack" in found.text
+    assert "needle\nin a haystack" in found.text
+    assert "[needle]⏎in a haystack" in found.render("[", "]")
 
 
 def test_the_window_stays_inside_the_matching_event() -> None:

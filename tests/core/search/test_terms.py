@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from turnmark.core.search.scopes import DEFAULT_SCOPES, SCOPES, index_columns, parse_scopes
-from turnmark.core.search.terms import parse_query, parse_since, words
+from turnmark.core.search.scopes import DEFAULT_SCOPES, SCOPES, index_columns, parse_scopes, renamed
+from turnmark.core.search.terms import parse_query, parse_since, quoted_query, words
 from turnmark.core.stream.timestamps import sort_key
 
 NOW = "2026-03-08 12:00:00.0"
@@ -28,8 +28,8 @@ NOW = "2026-03-08 12:00:00.0"
     ],
 )
 def test_every_term_is_a_quoted_string_so_nothing_changes_the_expressions_shape(text: str, expression: str) -> None:
-    match = parse_query(text).unwrap().match(("labels",))
-    assert match == "{labels} : (" + expression + ")"
+    match = parse_query(text).unwrap().match(("summaries",))
+    assert match == "{summaries} : (" + expression + ")"
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_every_term_is_a_quoted_string_so_nothing_changes_the_expressions_shape(
         ("lo*ck", "query: '*' can only end a word (prefix*) at position 3"),
         ("lock - x", "query: '-' must come right before the word to leave out at position 6"),
         ("-x -y", "query: only words to leave out at position 2 (give at least one word to look for)"),
-        ("lock --", "query: '-' has no letters or digits to search for at position 7"),
+        ("lock --", "query: '--' has no letters or digits to search for at position 6"),
         ('lock "?!"', "query: the phrase has no letters or digits to search for at position 6"),
         ("*", "query: '*' has no letters or digits to search for at position 1"),
     ],
@@ -59,11 +59,11 @@ def test_words_are_what_the_unicode61_tokenizer_sees() -> None:
 def test_scopes() -> None:
     assert parse_scopes(None) == DEFAULT_SCOPES
     assert parse_scopes("all") == SCOPES
-    assert parse_scopes(" reasoning , labels") == ("labels", "reasoning")
+    assert parse_scopes(" reasoning , summaries") == ("summaries", "reasoning")
     assert index_columns(DEFAULT_SCOPES) == SCOPES[:5]
-    failure = parse_scopes("labels,,tools")
+    failure = parse_scopes("summaries,,tools")
     assert not isinstance(failure, tuple)
-    assert failure.position == 8
+    assert failure.position == 11
 
 
 @pytest.mark.parametrize(
@@ -83,3 +83,49 @@ def test_since(text: str, moment: str) -> None:
 @pytest.mark.parametrize("text", ["yesterday", "7 days", "2026-13-01", "-3d"])
 def test_since_refuses_what_is_not_a_date_or_an_age(text: str) -> None:
     assert parse_since(text, NOW).failure().what == "--since"
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("jp --version", [("jp", False), ("--version", False)]),
+        ("jp -version", [("jp", False), ("version", True)]),
+        ("cargo test --release -flaky", [("cargo", False), ("test", False), ("--release", False), ("flaky", True)]),
+        ("--no-verify*", [("--no-verify", False)]),
+    ],
+)
+def test_a_pasted_flag_is_a_word_and_one_dash_leaves_out(text: str, terms: list[tuple[str, bool]]) -> None:
+    """Issue 31, finding 4: ``--version`` was taken as ``-`` before ``-version`` and left turns out."""
+    assert [(term.text, term.excluded) for term in parse_query(text).unwrap().terms] == terms
+
+
+def test_a_pasted_flag_alone_is_something_to_look_for() -> None:
+    assert parse_query("--version").unwrap().match(("requests",)) == '{requests} : (("--version"))'
+
+
+@pytest.mark.parametrize(
+    ("words_given", "hint"),
+    [
+        (
+            ["stack", "overflow", "windows"],
+            "to search for all three words, quote them: turnmark find 'stack overflow windows'",
+        ),
+        (["lock", "timeout"], "to search for both words, quote them: turnmark find 'lock timeout'"),
+        (
+            ["stack overflow", "windows"],
+            "to search for all three words, quote them: turnmark find 'stack overflow windows'",
+        ),
+        (["it's", "a\nb"], "to search for all three words, quote them: turnmark find 'it'\\''s a b'"),
+        (list("abcdefghijk"), "to search for all 11 words, quote them: turnmark find 'a b c d e f g h i j k'"),
+    ],
+)
+def test_words_given_apart_are_shown_as_one_quoted_query_on_one_line(words_given: list[str], hint: str) -> None:
+    assert quoted_query(words_given) == hint
+
+
+def test_labels_is_the_old_name_of_summaries() -> None:
+    assert parse_scopes("labels,tools") == parse_scopes("summaries,tools") == ("summaries", "tools")
+    assert renamed("labels, tools") == (
+        "--in labels is now --in summaries (in JP, labels are key=value labels on conversations)",
+    )
+    assert renamed("summaries") == renamed(None) == ()
