@@ -200,7 +200,9 @@ def test_a_tool_result_moved_above_its_call_is_refused_with_its_line() -> None:
     result = next(i for i, line in enumerate(lines) if i > call and "tool-result-" in line)
     lines[call], lines[result] = lines[result], lines[call]
     errors = rebuild(stream, session, "\n".join(lines) + "\n", dict(session.files), NOW).failure()
-    assert any(" comes before its tool call " in error and "tool-call-fs_read_file.md (line" in error for error in errors)
+    assert any(
+        " comes before its tool call " in error and "tool-call-fs_read_file.md (line" in error for error in errors
+    )
 
 
 def test_an_orphaned_inquiry_response_is_refused() -> None:

@@ -414,6 +414,7 @@ def test_the_json_outcome_is_one_of_four_values(
         "upgraded",
         "upgrade",
         "changes",
+        "backfilled",
     }
     assert set(result) == keys
     assert (result["turns"] is not None) == (outcome == "saved")
