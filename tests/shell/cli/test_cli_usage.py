@@ -109,11 +109,13 @@ def test_every_example_parses(command: str, invocation: str) -> None:
     context = group.make_context("turnmark", list(argv), obj=Settings())
     name, sub, rest = group.resolve_command(context, [*context._protected_args, *context.args])
     assert sub is not None
+    assert name is not None
     path = [name]
     if isinstance(sub, TyperGroup):
         inner = sub.make_context(name, rest, parent=context)
         subname, sub, rest = sub.resolve_command(inner, [*inner._protected_args, *inner.args])
         assert sub is not None
+        assert subname is not None
         path.append(subname)
         context = inner
     assert command in ("", path[0], " ".join(path))
