@@ -100,7 +100,7 @@ def test_an_id_copied_from_turns_works_in_transcript_and_label(cli: Cli, legacy:
     transcript, _ = cli("transcript", URLSAFE, "--turn", copied)
     assert transcript.startswith(f'<turn id="{copied}">')
     assert cli("transcript", URLSAFE, "--turn", "1")[0] == transcript
-    out, _ = cli("label", URLSAFE, copied, "Thank the assistant")
+    out, _ = cli("summary", "set", URLSAFE, copied, "Thank the assistant")
     assert out.splitlines()[0] == f"{copied}  Thank the assistant"
     assert out.splitlines()[1].startswith("  upgraded this conversation from JP's older format (base_config.json ")
     after, _ = cli("turns", URLSAFE)
@@ -207,7 +207,7 @@ def test_saving_a_copied_entry_announces_the_new_id(cli: Cli, legacy: Path) -> N
     events[1]["event_id"] = "r000001"
     events.insert(2, dict(events[1]))
     (directory / "events.json").write_text(json.dumps(events, indent=2))
-    _, err = cli("label", "17400001000", "0", "Add --json to ls")
+    _, err = cli("summary", "set", "17400001000", "0", "Add --json to ls")
     assert re.fullmatch(
         r"note: jp-c17400001000: saved new IDs for copied entries: entry 2 now [0-9a-z]{7} \(it repeated r000001\)\n",
         err,

@@ -159,6 +159,8 @@ _LINE = re.compile(r"\(line (\d+)\)")
 @dataclass(frozen=True, slots=True)
 class _Item:
     line: int
+    name: str
+    """The event file the plan line names: what an error calls the event."""
     payload: Payload
     original: Entry | None
     position: int | None
@@ -184,7 +186,7 @@ def _items(
         position = session.positions.get(name)
         if position is not None and text == session.files[name]:
             original = stream.entries[position]
-            items.append(_Item(line, original.payload, original, position, True))
+            items.append(_Item(line, name, original.payload, original, position, True))
             continue
         parsed = parse_event(name, text, now)
         if isinstance(parsed, Failure):
@@ -194,7 +196,7 @@ def _items(
         payload = parsed.unwrap()
         if edited is not None:
             payload = _with_original_metadata(payload, edited.payload)
-        items.append(_Item(line, payload, edited, position, False))
+        items.append(_Item(line, name, payload, edited, position, False))
     return items, errors
 
 
@@ -213,11 +215,11 @@ def _validate(items: list[_Item], stream: ConversationStream) -> list[str]:
     events = [item for item in items if is_conversation_event(item.payload)]
     if not any(isinstance(item.payload, ChatRequest) for item in events):
         errors.append("the plan has no request: keep at least one request, or clear the file to abort")
-    calls: dict[str, list[int]] = {}
+    calls: dict[str, list[_Item]] = {}
     asked: set[str] = set()
     for item in events:
         if isinstance(item.payload, ToolCallRequest):
-            calls.setdefault(item.payload.id, []).append(item.line)
+            calls.setdefault(item.payload.id, []).append(item)
         elif isinstance(item.payload, InquiryRequest):
             asked.add(item.payload.id)
     original_order = [
@@ -230,25 +232,29 @@ def _validate(items: list[_Item], stream: ConversationStream) -> list[str]:
     for item in events:
         payload = item.payload
         if isinstance(payload, ToolCallResponse):
-            lines = calls.get(payload.id)
-            if not lines:
-                errors.append(f"orphaned tool-result {payload.id} has no matching tool-call (line {item.line})")
-            elif min(lines) > item.line:
-                errors.append(f"tool-result {payload.id} appears before its tool-call (line {item.line})")
+            called = calls.get(payload.id)
+            if not called:
+                errors.append(f"tool result {_at(item)} has no tool call in the plan (its call's line was deleted?)")
+            elif min(call.line for call in called) > item.line:
+                call = min(called, key=lambda c: c.line)
+                errors.append(f"tool result {_at(item)} comes before its tool call {_at(call)}")
         elif isinstance(payload, InquiryResponse) and payload.id not in asked:
-            errors.append(f"orphaned inquiry-response {payload.id} has no matching inquiry-request (line {item.line})")
+            errors.append(f"inquiry response {_at(item)} has no inquiry request in the plan")
         elif (
             isinstance(payload, ChatRequest)
             and previous is not None
             and isinstance(previous.payload, ChatRequest)
             and (previous.position, item.position) not in adjacent
         ):
-            errors.append(
-                f"request at line {item.line} follows the request at line {previous.line} with no answer between"
-            )
+            errors.append(f"request {_at(item)} follows the request {_at(previous)} with no answer between")
         if not isinstance(payload, TurnStart):
             previous = item
     return errors
+
+
+def _at(item: _Item) -> str:
+    """``009-tool-result-fs_grep_files.md (line 14)``: an event as the plan shows it."""
+    return f"{item.name} (line {item.line})"
 
 
 def _groups(items: list[_Item], turns: Sequence[int]) -> list[list[_Item]]:
@@ -302,28 +308,42 @@ def rebuild(
     if errors:
         return Failure(tuple(errors))
     rebuilt = _assemble(stream, items, now)
-    problem = _split_tool_pair(rebuilt) or _loads_again(rebuilt)
+    problem = _split_tool_pair(rebuilt, items) or _loads_again(rebuilt, items)
     return Failure((problem,)) if problem else Success(rebuilt)
 
 
-def _split_tool_pair(stream: ConversationStream) -> str | None:
+def _item_of(entry: Entry, items: list[_Item]) -> _Item | None:
+    """The plan line a rebuilt entry came from (its payload is that line's, unchanged or parsed)."""
+    return next((item for item in items if item.payload is entry.payload), None)
+
+
+def _split_tool_pair(stream: ConversationStream, items: list[_Item]) -> str | None:
     """A tool result that ended up in another turn than its call (a request moved between them)."""
     partners = tool_pairs(stream.entries)
-    calls = {entry.payload.id for entry in stream.entries if isinstance(entry.payload, ToolCallRequest)}
+    calls = {entry.payload.id: entry for entry in stream.entries if isinstance(entry.payload, ToolCallRequest)}
     for position, entry in enumerate(stream.entries):
         payload = entry.payload
         if isinstance(payload, ToolCallResponse) and position not in partners and payload.id in calls:
-            return f"tool-result {payload.id} is no longer in the turn of its tool-call (a request is between them)"
+            result, call = _item_of(entry, items), _item_of(calls[payload.id], items)
+            named = f" {_at(result)}" if result else ""
+            its_call = f" {_at(call)}" if call else ""
+            return f"tool result{named} is no longer in the turn of its tool call{its_call} (a request is between them)"
     return None
 
 
-def _loads_again(stream: ConversationStream) -> str | None:
-    """Why the rebuilt stream would not load again (the codec's rules: timestamps, compaction fields, ...)."""
+def _loads_again(stream: ConversationStream, items: list[_Item]) -> str | None:
+    """Why the rebuilt stream would not load again (the codec's rules: timestamps, compaction fields, ...), naming
+    the event file when the problem is in one entry."""
     base = stream.base_config_json()
     reloaded = ConversationStream.from_json(stream.to_json(), base, new_id=stream.new_id)
-    if isinstance(reloaded, Failure):
-        return f"the result would not load: {reloaded.failure().describe()}"
-    return None
+    if not isinstance(reloaded, Failure):
+        return None
+    error = reloaded.failure()
+    index = error.index
+    item = _item_of(stream.entries[index], items) if index is not None and index < len(stream.entries) else None
+    if item is not None:
+        return f"the result would not load: {_at(item)}: {error.message}"
+    return f"the result would not load: {error.describe()}"
 
 
 def _assemble(stream: ConversationStream, items: list[_Item], now: str) -> ConversationStream:

@@ -236,3 +236,44 @@ def apply_repairs(stream: ConversationStream, fixes: Sequence[Fix]) -> Conversat
         if any(e.request_id == duplicated and e.event_id not in decided for e in repaired.entries)
     )
     return replace(repaired, duplicated_ids=still)
+
+
+@dataclass(frozen=True, slots=True)
+class Backfill:
+    """What ``edit -i`` offers before the plan opens on a conversation whose answers carry no request link:
+    the backfill's fixes alone (nothing else ``repair`` would do), and what they leave and clear."""
+
+    fixes: tuple[Fix, ...]
+    unlinked: int
+    """Answers that carry no request link (as ``check`` counts them), linked by the fixes or not."""
+    turns_left: int
+    """Turns with several requests, whose unlinked answers stay unlinked."""
+    summaries_cleared: int
+    """Summaries of the turns the fixes touch (cleared, as for every repair)."""
+
+    @property
+    def answers(self) -> int:
+        return len(self.fixes)
+
+
+def backfill_offer(stream: ConversationStream) -> Backfill:
+    """The backfill ``repair --backfill --apply`` would make on ``stream``, without its other fixes.
+
+    >>> from turnmark.core import ConversationStream, sequential_ids
+    >>> ts = '"timestamp": "2026-01-02 10:00:00.0"'
+    >>> events = f'[{{"type": "turn_start", {ts}}}, {{"type": "chat_request", {ts}, "content": "Fix it"}}, '
+    >>> events += f'{{"type": "chat_response", {ts}, "message": "Done."}}]'
+    >>> stream = ConversationStream.from_json(events.encode(), b"{}", new_id=sequential_ids()).unwrap()
+    >>> offer = backfill_offer(stream)
+    >>> offer.answers, offer.unlinked, offer.turns_left, offer.summaries_cleared
+    (1, 1, 0, 0)
+    >>> backfill_offer(apply_repairs(stream, offer.fixes)).answers
+    0
+    """
+    plan = plan_repairs(stream, backfill=True)
+    fixes = tuple(fix for fix in plan.fixes if fix.kind == "backfill")
+    turns = turn_indices(stream.entries)
+    touched = {turns[fix.position] for fix in fixes}
+    summaries = sum(1 for turn in stream.turns() if turn.index in touched and turn.summary() is not None)
+    unlinked = sum(1 for entry in stream.entries if entry.request_id is None and is_linkable(entry.payload))
+    return Backfill(fixes, unlinked, plan.backfill_left, summaries)

@@ -3,7 +3,7 @@
 A legacy conversation (no ``base_config.json``; ``events.json`` starts with the base ``config_delta``) is
 written in the current format by any save: its base config is split out into ``base_config.json``, the head
 entry leaves ``events.json``, every entry read without an ``event_id`` has the one it was given at load
-written, and the ``turn_start`` catch-up (or ``label``) inserted before the first turn is written with them.
+written, and the ``turn_start`` catch-up (or ``summary set``) inserted before the first turn is written with them.
 The commands that save say so, and keep an undo step that gives back the legacy files.
 
 >>> from turnmark.core import ConversationStream, sequential_ids

@@ -39,7 +39,7 @@ a summary that is not a label of the turn at all:
 
 Each refusal is one line, ``refused: "<summary>" <why>``; the turn gets no
 summary, counts as a failed answer for the failure memory, and the rest of
-the answer is written. The user's own summaries (``turnmark label``) do not
+the answer is written. The user's own summaries (``turnmark summary set``) do not
 pass here: what a user writes is theirs.
 """
 

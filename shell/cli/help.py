@@ -5,7 +5,7 @@ Every example is a real invocation; tests parse each one against the command lin
 
 COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Reading", ("conversations", "turns", "show", "find", "check", "transcript", "project")),
-    ("Summaries", ("summarize", "label")),
+    ("Summaries", ("summarize", "summary")),
     ("Editing", ("edit", "fork", "repair", "strip")),
     ("Asking the assistant", ("query",)),
     ("Keeping summaries current", ("watch",)),
@@ -54,9 +54,17 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("turnmark summarize", "Summarize the most recent conversation with the configured model."),
         ("turnmark summarize --all --model ollama/llama3.2:3b", "Summarize everything with a local Ollama model."),
     ),
-    "label": (
-        ("turnmark label 17727484633 2 'Fix the lock timeout'", "Set your own summary for turn 2."),
-        ("turnmark label 17727484633 k3m9x2a --clear", "Remove the summary of that turn (catch-up writes a new one)."),
+    "summary": (
+        ("turnmark summary set 17727484633 2 'Fix the lock timeout'", "Set your own summary for turn 2."),
+        ("turnmark summary clear 17727484633 k3m9x2a", "Remove the summary of that turn (catch-up writes a new one)."),
+    ),
+    "summary set": (
+        ("turnmark summary set 17727484633 2 'Fix the lock timeout'", "Set your own summary for turn 2."),
+        ("turnmark summary set 17727484633 k3m9x2a 'Plan the cache' -F json", "Name the turn by ID; print JSON."),
+    ),
+    "summary clear": (
+        ("turnmark summary clear 17727484633 k3m9x2a", "Remove the summary of that turn (catch-up writes a new one)."),
+        ("turnmark summary clear 17727484633 0 --format json", "The same for turn 0, saying what is stored, as JSON."),
     ),
     "edit": (
         ("turnmark edit -i", "Drop, reorder or rewrite events of the most recent conversation in your editor."),

@@ -24,6 +24,7 @@ from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, emit_json, emit_line, fail
 
 if TYPE_CHECKING:
+    from turnmark.core.editing.repair import Backfill
     from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.workspace import ConversationRef
 
@@ -34,26 +35,31 @@ with lazy_imports():
 EDIT_HELP = """
 edit -i writes the conversation to a private temporary folder: CONVERSATION (the
 plan, one line per event file, grouped under "# Turn N (<turn id>): <summary>",
-each line ending in a "# ..." comment saying what the event is: a request's first
-line, a tool call's name and path or command, a result's status and size) and one
-file per event (markdown with a frontmatter; config deltas and compactions as
-TOML). Delete lines to drop events (in vim, :g/fs_read_file/d drops every
-fs_read_file call and result), reorder lines to reorder them, edit a file to
-change an event, add a file and its line to insert one. Your editor (JP_EDITOR,
-VISUAL or EDITOR) opens the plan, in the folder (gf opens an event file); code,
-codium, cursor, subl, zed and the JetBrains IDEs get the folder and the plan, with
---wait. On save, problems (a tool result before its call, an orphaned result, two
-requests in a row) are written at the top of CONVERSATION and the editor reopens;
-clear the plan, or exit the editor with an error, to abort. An edit that drops
-what you did not delete (a compaction overlay whose turns no longer lie together)
-lists it and asks; without a terminal it is refused unless --yes is given. Turns
-you did not touch keep their summaries; changed turns are summarized again by the
-next catch-up. The conversation stays locked (JP's lock) while you edit. The
-outcome is saved, unchanged, aborted or invalid (still invalid after 20 rounds).
-edit --undo restores the copy kept before the last edit -i, repair or strip
---apply (and the summary edit -i writes before the editor opens), or before a
-save that upgraded the conversation from JP's older format (events.json as it
-was, base_config.json removed), if nothing changed since.
+each line ending in a "# ..." comment saying what the event is: a request's
+first line, a tool call's name and path or command, a result's status and size)
+and one file per event (markdown with a frontmatter; config deltas and
+compactions as TOML). Delete lines to drop events (in vim, :g/fs_read_file/d
+drops every fs_read_file call and result), reorder lines to reorder them, edit a
+file to change an event, add a file and its line to insert one. Your editor
+(JP_EDITOR, VISUAL or EDITOR) opens the plan, in the folder (gf opens an event
+file); code, codium, cursor, subl, zed and the JetBrains IDEs get the folder and
+the plan, with --wait. On save, problems (a tool result before its call, an
+orphaned result, two requests in a row) are written at the top of CONVERSATION
+and the editor reopens; clear the plan, or exit the editor with an error, to
+abort. An edit that drops what you did not delete (a compaction overlay whose
+turns no longer lie together) lists it and asks; without a terminal it is
+refused unless --yes is given. Turns you did not touch keep their summaries;
+changed turns are summarized again by the next catch-up. Answers written before
+JP linked them to their requests cannot show a request the edit deletes or
+moves: edit -i first offers to link them (as repair --backfill --apply does, its
+own undo step; Enter accepts); --backfill or --no-backfill answers for scripts,
+and without a terminal nothing is linked unless --backfill is given. The
+conversation stays locked (JP's lock) while you edit. The outcome is saved,
+unchanged, aborted or invalid (still invalid after 20 rounds). edit --undo
+restores the copy kept before the last edit -i, repair or strip --apply (and the
+links and summary edit -i writes before the editor opens), or before a save that
+upgraded the conversation from JP's older format (events.json as it was,
+base_config.json removed), if nothing changed since.
 """
 
 
@@ -71,6 +77,15 @@ def edit(
     yes: Annotated[
         bool, typer.Option("--yes", "-y", help="Save an edit that drops entries you did not delete, without asking.")
     ] = False,
+    backfill: Annotated[
+        bool | None,
+        typer.Option(
+            "--backfill/--no-backfill",
+            help="Link answers that carry no request link before the plan opens, or not "
+            "(default: asked on a terminal, not done otherwise).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Restructure a conversation like `git rebase -i`: one line per event, grouped by turn."""
     settings = settings_of(ctx)
@@ -93,7 +108,8 @@ def edit(
         if reference is not None and ref.dirname != conversation:
             _note(f"turn {reference[1]} is the block '# Turn N ({reference[1]}): …' in the plan")
         options = edit_session.EditOptions.using(settings.run(), summarize_first=not no_summary)
-        result = edit_session.edit_interactively(ref, options, settings.new_id, _note, _confirmation(yes))
+        offer = _backfill_offer(ref.display_id, backfill)
+        result = edit_session.edit_interactively(ref, options, settings.new_id, _note, _confirmation(yes), offer=offer)
     except TurnmarkError as error:
         raise fail(str(error)) from error
     _report(settings, result)
@@ -132,6 +148,49 @@ def _confirmation(yes: bool) -> edit_session.Confirm:
                 return "abort"
 
     return confirm
+
+
+def _backfill_offer(conversation: str, wanted: bool | None) -> edit_session.OfferBackfill:
+    """``--backfill`` or ``--no-backfill`` decides; else a terminal is asked (Enter links); without one, nothing is
+    linked and a note says how to."""
+
+    def offer(planned: Backfill) -> bool:
+        if wanted is not None:
+            return wanted
+        said, some, details = _backfill_words(conversation, planned)
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            _note(f"{said}; --backfill links {some} first (--no-backfill: not asked)")
+            return False
+        while True:
+            whose = "its" if planned.answers == 1 else "their"
+            sys.stderr.write(f"{said}.\nLink {some} to {whose} request first (its own undo step{details})? [Y/n]: ")
+            sys.stderr.flush()
+            answer = sys.stdin.readline()
+            if not answer or answer.strip().lower() in ("n", "no", "q"):
+                return False
+            if answer.strip().lower() in ("", "y", "yes"):
+                return True
+
+    return offer
+
+
+def _backfill_words(conversation: str, planned: Backfill) -> tuple[str, str, str]:
+    """What the offer says: the unlinked answers and what they hide, which of them it links, what else happens."""
+    verb = "carries" if planned.unlinked == 1 else "carry"
+    said = (
+        f"{conversation}: {counted(planned.unlinked, 'answer')} {verb} no request link (written before JP linked "
+        "answers to requests), so a request this edit deletes or moves cannot be detected"
+    )
+    some = "it" if planned.unlinked == 1 else "them" if planned.answers == planned.unlinked else f"{planned.answers}"
+    if some.isdecimal():
+        some += " of them"
+    details = ""
+    if planned.turns_left:
+        stays = "stays" if planned.turns_left == 1 else "stay"
+        details += f"; {counted(planned.turns_left, 'turn')} with several requests {stays} unlinked"
+    if planned.summaries_cleared:
+        details += f"; {counted(planned.summaries_cleared, 'summary', 'summaries')} cleared"
+    return said, some, details
 
 
 FORK_HELP = """
@@ -197,7 +256,10 @@ def fork(
 def _edit_fork(settings: Settings, new: ConversationRef) -> None:
     options = edit_session.EditOptions.using(settings.run())
     try:
-        result = edit_session.edit_interactively(new, options, settings.new_id, _note, _confirmation(False))
+        offer = _backfill_offer(new.display_id, None)
+        result = edit_session.edit_interactively(
+            new, options, settings.new_id, _note, _confirmation(False), offer=offer
+        )
     except ConversationError as error:
         raise fail(str(error)) from error
     _report(settings, result, kept_fork=new.display_id)

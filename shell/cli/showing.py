@@ -103,7 +103,7 @@ def show(
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout (-: stdout).")
     ] = None,
 ) -> None:
-    """Show a conversation to read or share: turns with their labels, requests, answers and tool calls."""
+    """Show a conversation to read or share: turns with their summaries, requests, answers and tool calls."""
     settings = settings_of(ctx)
     output = None if output == Path("-") else output
     if sum(choice is not None for choice in (turn, last, span)) > 1:

@@ -1,4 +1,4 @@
-"""The commands around turn summaries: ``summarize``, ``transcript``, ``label``."""
+"""The commands around turn summaries: ``summarize``, ``transcript``, ``summary set`` and ``summary clear``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from turnmark.shell.cli.common import (
     OutputFormat,
     app,
     chosen,
+    complete_conversation,
     conversation_json,
     pick,
     pick_turn,
@@ -22,6 +23,7 @@ from turnmark.shell.cli.common import (
     upgrade_json,
     upgrade_line,
 )
+from turnmark.shell.cli.usage import TurnmarkSubgroup, TurnmarkTyper
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, emit_json, emit_line, fail, note
@@ -42,6 +44,7 @@ with lazy_imports():
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
     from turnmark.core.stream.event_ids import IdSource
+    from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.workspace import ConversationRef
     from turnmark.shell.storage.workspace_cache import ConversationRow
     from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport
@@ -54,10 +57,10 @@ model, by the offline summarizer builtin/extractive. The model reads a stripped
 transcript of each turn (request, tool names and outcomes, answers) and is
 called without holding the conversation's lock; results are written under the
 lock, and only for turns that did not change meanwhile. A summary you set with
-`turnmark label` is never replaced. Turns that get no summary (model failure,
-a label refused as no label at all: a turn ID, markup or HTML entities, cut off
+`turnmark summary set` is never replaced. Turns that get no summary (model failure,
+a summary refused as no summary at all: a turn ID, markup or HTML entities, cut off
 inside a word at 72 characters, under two words or 8 characters, no letters, copied
-from the prompt, or another turn's label; locked conversation,
+from the prompt, or another turn's summary; locked conversation,
 changed turn) are tried again on the next run; a turn whose answer failed three
 times with the same content only once it changes, or with --retry-failed.
 
@@ -281,25 +284,72 @@ def _turn_id(stream: ConversationStream, wanted: str) -> str:
     raise WorkspaceError(f"no turn {wanted!r} with a turn_start (give its event_id or number; see `turnmark turns`)")
 
 
-@app.command()
+SUMMARY_JSON = """
+With --format json: {"conversation", "turn", "summary", "by", "upgraded", "upgrade"}
+("summary" and "by" are null after summary clear; "upgrade" says what a save of
+a conversation in JP's older format changed, or is null). The conversation is
+written under its lock; if `jp` holds the lock, nothing is written.
+"""
+
+summary_app = TurnmarkTyper(
+    cls=TurnmarkSubgroup,
+    name="summary",
+    help="Set your own summary for a turn (catch-up never replaces it), or clear it.",
+    epilog=SUMMARY_JSON,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(summary_app)
+
+ConversationOf = Annotated[
+    str,
+    typer.Argument(
+        metavar="CONV", autocompletion=complete_conversation, help="The conversation (ID, directory or path)."
+    ),
+]
+TurnOf = Annotated[str, typer.Argument(metavar="TURN", help="The turn: its event_id, or its number (from 0).")]
+
+
+@summary_app.command("set", epilog=SUMMARY_JSON)
+def summary_set(
+    ctx: typer.Context,
+    conversation: ConversationOf,
+    turn: TurnOf,
+    text: Annotated[str, typer.Argument(metavar="TEXT", help="The summary, one line.")],
+) -> None:
+    """Set your own summary for a turn; catch-up never replaces it.
+
+    The text is stored as one line: control characters and escape sequences are removed.
+    """
+    _store_summary(settings_of(ctx), conversation, turn, text, "summary set")
+
+
+@summary_app.command("clear", epilog=SUMMARY_JSON)
+def summary_clear(ctx: typer.Context, conversation: ConversationOf, turn: TurnOf) -> None:
+    """Remove a turn's summary (the next catch-up writes a new one)."""
+    _store_summary(settings_of(ctx), conversation, turn, None, "summary clear")
+
+
+@app.command(hidden=True)
 def label(
     ctx: typer.Context,
-    conversation: Annotated[str, typer.Argument(metavar="CONV", help="The conversation (ID, directory or path).")],
-    turn: Annotated[str, typer.Argument(metavar="TURN", help="The turn: its event_id, or its number (from 0).")],
+    conversation: ConversationOf,
+    turn: TurnOf,
     text: Annotated[str | None, typer.Argument(metavar="TEXT", help="The summary, one line.")] = None,
     clear: Annotated[bool, typer.Option("--clear", help="Remove the turn's summary instead.")] = False,
 ) -> None:
-    """Set your own summary for a turn (catch-up never replaces it), or --clear it.
-
-    The text is stored as one line: control characters and escape sequences are removed. The
-    conversation is written under its lock; if `jp` holds the lock, nothing is written. With
-    --format json: {"conversation", "turn", "summary", "by", "upgraded", "upgrade"} ("summary" and
-    "by" are null after --clear; "upgrade" says what a save of a conversation in JP's older format
-    changed, or is null).
-    """
-    settings = settings_of(ctx)
+    """The former name of `turnmark summary set` and `turnmark summary clear`."""
+    chrome(
+        "note: 'turnmark label' is now 'turnmark summary set CONV TURN TEXT' ('summary clear CONV TURN' for --clear)"
+    )
     if clear == (text is not None):
         raise fail("give either TEXT or --clear")
+    _store_summary(settings_of(ctx), conversation, turn, text, "summary clear" if clear else "summary set")
+
+
+def _store_summary(settings: Settings, conversation: str, turn: str, text: str | None, command: str) -> None:
+    """Set (``text``) or clear (``None``) the summary of ``turn``, and say what is stored now."""
+    clear = text is None
     chosen: list[str] = []
 
     def change(stream: ConversationStream) -> ConversationStream:
@@ -322,7 +372,7 @@ def label(
         settings.new_id,
         persist_ids=True,
         announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
-        command="label",
+        command=command,
     )
     problem = finding_usecase.refresh_conversation(ref)
     if problem:

@@ -257,17 +257,18 @@ def plain_coercion(param: Any) -> None:
 
 def global_options(ctx: _click.Context) -> list[tuple[str, str]]:
     """The help rows of the ``turnmark`` options a command also takes (those it does not define itself)."""
-    if ctx.parent is None:
+    root = ctx.find_root()
+    if root is ctx:
         return []
     own = {name for param in ctx.command.params for name in getattr(param, "opts", ())}
     movable = {*GLOBAL_VALUE_OPTIONS, *GLOBAL_FLAGS}
     return [
         (names, RANGE_NOTE.sub("", text))
-        for param in ctx.parent.command.get_params(ctx.parent)
+        for param in root.command.get_params(root)
         if isinstance(param, TyperOption)
         and movable.intersection(param.opts)
         and not own.intersection(param.opts)
-        and (record := param.get_help_record(ctx.parent))
+        and (record := param.get_help_record(root))
         for names, text in [record]
     ]
 
@@ -310,7 +311,45 @@ class TurnmarkCommand(TyperCommand):
 
     def format_epilog(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         super().format_epilog(ctx, formatter)
-        write_examples(formatter, EXAMPLES.get(self.name or "", ()))
+        write_examples(formatter, EXAMPLES.get(command_path(ctx), ()))
+
+
+def command_path(ctx: _click.Context) -> str:
+    """The command's words after ``turnmark`` (``summary set``), as ``EXAMPLES`` keys them."""
+    words: list[str] = []
+    while ctx.parent is not None:
+        words.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(words)
+
+
+class TurnmarkSubgroup(TyperGroup):
+    """A command with subcommands (``turnmark summary set``): its commands listed, its examples last."""
+
+    def get_params(self, ctx: _click.Context) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            plain_coercion(param)
+        return params
+
+    def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        options = [
+            (names, text)
+            for param in self.get_params(ctx)
+            if not getattr(param, "hidden", False) and (record := param.get_help_record(ctx))
+            for names, text in [record]
+        ]
+        for title, rows in (("Options", options), ("Global options", global_options(ctx))):
+            with formatter.section(title):
+                formatter.write_dl(rows)
+        with formatter.section("Commands"):
+            formatter.write_dl(
+                [(name, command.get_short_help_str(limit=200)) for name, command in self.commands.items()]
+            )
+
+    def format_epilog(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
+        super().format_epilog(ctx, formatter)
+        write_examples(formatter, EXAMPLES.get(command_path(ctx), ()))
 
 
 class TurnmarkGroup(TyperGroup):
@@ -359,7 +398,7 @@ class TurnmarkGroup(TyperGroup):
             if rows:
                 with formatter.section(group):
                     formatter.write_dl(rows)
-        others = [name for name in self.list_commands(ctx) if name not in listed]
+        others = [name for name in self.list_commands(ctx) if name not in listed and not self.commands[name].hidden]
         if others:
             with formatter.section("Other commands"):
                 formatter.write_dl([(name, self.commands[name].get_short_help_str(limit=200)) for name in others])

@@ -1,5 +1,8 @@
 """``turnmark edit -i``: D21's editor session around the pure plan in ``core/editing/edit_plan.py``.
 
+0. A conversation whose answers carry no request link (written before JP linked them) cannot show a request
+   deleted or moved in the edit; ``offer`` is asked whether to link them first, as ``repair --backfill
+   --apply`` does (its own undo step, saved before anything else).
 1. The newest turn without a summary gets one first (RFD 126 consumer contract), from the
    configured summary model or the offline summarizer, bounded by the model's timeout; a
    failure leaves the fallback shown. What it writes is its own undo step, and the session's
@@ -45,6 +48,7 @@ from turnmark.core.editing.edit_plan import (
     rebuild,
     render_session,
 )
+from turnmark.core.editing.repair import Backfill, apply_repairs, backfill_offer
 from turnmark.core.links.check import check_report
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
@@ -78,12 +82,20 @@ FOLDER_PREFIX = "turnmark-edit-"
 OLD_FOLDER_SECONDS = 24 * 3600
 """An edit folder named without a process ID (an older turnmark's) is removed when this old."""
 SUMMARY_STEP = "edit -i's summary of the newest turn"
+BACKFILL_STEP = "edit -i's request links (backfill)"
 
 Outcome = Literal["saved", "unchanged", "aborted", "invalid"]
 Decision = Literal["save", "edit", "abort", "refuse"]
 Confirm = Callable[[tuple[Dropped, ...]], Decision]
 """Asked when an edit drops entries no deleted line stood for: save, edit the plan again, abort, or refuse
 (no one to ask, and ``--yes`` not given)."""
+OfferBackfill = Callable[[Backfill], bool]
+"""Asked, before the plan opens, whether to link the answers that carry no request link first."""
+
+
+def never_backfill(offer: Backfill) -> bool:
+    """The offer declined (a fork, which is new, or a caller that asks no one)."""
+    return False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,6 +118,8 @@ class EditResult:
     """The upgrade from JP's older format a save of the session performed (the summary's or the edit's)."""
     changes: EditChanges | None = None
     """What the saved edit dropped, added and cleared."""
+    backfilled: int = 0
+    """Answers linked to their requests before the plan opened (their own undo step)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -119,6 +133,7 @@ class EditResult:
             "upgraded": self.upgrade is not None,
             "upgrade": None if self.upgrade is None else self.upgrade.to_json(),
             "changes": None if self.changes is None else self.changes.to_json(),
+            "backfilled": self.backfilled,
         }
 
 
@@ -139,6 +154,27 @@ def editor_arguments(command: list[str], folder: Path) -> list[str]:
         wait = [] if WAIT_FLAGS & set(command[1:]) else ["--wait"]
         return [*command, *wait, str(folder), plan]
     return [*command, plan]
+
+
+def backfill_first(
+    ref: ConversationRef, new_id: IdSource, note: Callable[[str], None], offer: OfferBackfill
+) -> tuple[int, LegacyUpgrade | None]:
+    """Link the answers that carry no request link (one-request turns) when ``offer`` accepts, as its own undo
+    step; how many were linked, and the upgrade from JP's older format the save performed."""
+    planned = backfill_offer(read_conversation(ref, new_id).stream)
+    if not planned.fixes or not offer(planned):
+        return 0, None
+    with hold_lock(ref) as lock:
+        loaded = read_conversation(ref, new_id, lock)
+        refuse_unsavable(loaded, loaded.stream)
+        fixes = backfill_offer(loaded.stream).fixes
+        if not fixes:
+            return 0, None
+        repaired = apply_repairs(loaded.stream, fixes)
+        saved = saved_with_undo(loaded, partial(save_stream, lock, loaded, repaired), BACKFILL_STEP)
+    linked = counted(len(fixes), "answer")
+    note(f"linked {linked} to their turns' requests (its own undo step): a request this edit deletes will show")
+    return len(fixes), saved.upgrade
 
 
 def summarize_newest(
@@ -250,8 +286,11 @@ def edit_interactively(
     new_id: IdSource,
     note: Callable[[str], None],
     confirm: Confirm,
+    *,
+    offer: OfferBackfill = never_backfill,
 ) -> EditResult:
     """Run the whole session (``ConversationError`` when it cannot: locked, unreadable, a failed save)."""
+    backfilled, linked_upgrade = backfill_first(ref, new_id, note, offer)
     summarized, upgrade = summarize_newest(ref, options, new_id, note) if options.summarize_first else ({}, None)
     environ = os.environ if options.environ is None else options.environ
     parent = Path(environ.get("TMPDIR") or tempfile.gettempdir())
@@ -261,20 +300,30 @@ def edit_interactively(
         result = EditResult(ref.display_id, "aborted", str(error))
     except OSError as error:
         raise ConversationError(f"{ref.display_id}: the edit folder failed: {os_reason(error)}") from None
-    return _told(result, summarized, upgrade)
+    return _told(replace(result, backfilled=backfilled), summarized, linked_upgrade or upgrade)
 
 
 def _told(result: EditResult, summarized: dict[str, str], upgrade: LegacyUpgrade | None = None) -> EditResult:
-    """The result's message ending on what was written: nothing, or only the summary saved first (and the
-    upgrade from JP's older format a save performed)."""
+    """The result's message ending on what was written: nothing, or only what was saved first (the request
+    links, the newest turn's summary; and the upgrade from JP's older format a save performed)."""
     upgrade = upgrade or result.upgrade
     upgraded = "" if upgrade is None else f"; upgraded from JP's older format ({upgrade.describe()})"
     if result.outcome == "saved":
         return replace(result, message=result.message + upgraded, summarized=summarized, upgrade=upgrade)
-    if not summarized:
+    first = [
+        what
+        for what, done in (
+            (f"the request links of {counted(result.backfilled, 'answer')}", result.backfilled),
+            ("the newest turn's summary", summarized),
+        )
+        if done
+    ]
+    if not first:
         return replace(result, message=f"{result.message}; nothing written")
-    undo = f"`turnmark edit --undo {result.conversation}` removes it"
-    said = f"{result.message}; the edit wrote nothing, but the newest turn's summary was saved before the editor opened"
+    removes = "them, one per run" if len(first) > 1 else "them" if result.backfilled else "it"
+    undo = f"`turnmark edit --undo {result.conversation}` removes {removes}"
+    were = "were" if len(first) > 1 or result.backfilled else "was"
+    said = f"{result.message}; the edit wrote nothing, but {' and '.join(first)} {were} saved before the editor opened"
     return replace(result, message=f"{said}{upgraded} ({undo})", summarized=summarized, upgrade=upgrade)
 
 

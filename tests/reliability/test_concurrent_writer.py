@@ -115,7 +115,7 @@ def run_loop(workspace: Path, env: dict[str, str], stop: threading.Event, outcom
             except OSError as error:
                 outcome.problems.append(f"events.json could not be read between runs: {error}")
                 turns = 1
-            args = ("label", str(CONVERSATION_ID), str(rng.randrange(max(turns, 1))), f"label {number}")
+            args = ("summary", "set", str(CONVERSATION_ID), str(rng.randrange(max(turns, 1))), f"label {number}")
         done = run_turnmark(workspace, env, args, timeout=120)
         outcome.exits[f"{args[0]} {done.returncode}"] += 1
         outcome.dropped += done.stderr.count("the turn changed while its summary was written")
@@ -185,7 +185,7 @@ def same_lock(workspace: Path, lock: Path, env: dict[str, str]) -> None:
     before = events.read_bytes()
     with jp_lock(lock, Counter()):
         done = subprocess.run(
-            [TURNMARK, "--workspace", str(workspace), "label", str(CONVERSATION_ID), "0", "x"],
+            [TURNMARK, "--workspace", str(workspace), "summary", "set", str(CONVERSATION_ID), "0", "x"],
             check=False,
             env=env,
             capture_output=True,

@@ -47,8 +47,8 @@ COMMANDS = {
     "summarize": Command(("summarize", TARGET, "--model", "builtin/extractive")),
     "summarize-all": Command(("summarize", "--all", "--model", "builtin/extractive")),
     "summarize-dry-run": Command(("summarize", TARGET, "--dry-run")),
-    "label": Command(("label", TARGET, "0", "a label of mine")),
-    "label-clear": Command(("label", LABELLED, "0", "--clear")),
+    "label": Command(("summary", "set", TARGET, "0", "a label of mine")),
+    "label-clear": Command(("summary", "clear", LABELLED, "0")),
     "query": Command(("query", TARGET, MESSAGE, "--model", MODEL)),
     "query-no-persist": Command(("query", TARGET, MESSAGE, "--no-persist", "--model", MODEL)),
     "query-new": Command(("query", "--new", NEW_MESSAGE, "--model", MODEL), new=True),
@@ -362,7 +362,7 @@ def test_a_linked_jp_folder_is_the_users_choice_and_is_written(workspace: Path, 
     elsewhere.parent.mkdir()
     shutil.move(workspace / ".jp", elsewhere)
     (workspace / ".jp").symlink_to(elsewhere, target_is_directory=True)
-    outcome = invoke(workspace, "label", LABELLED, "0", "kept in my dotfiles")
+    outcome = invoke(workspace, "summary", "set", LABELLED, "0", "kept in my dotfiles")
     assert outcome.code == 0, outcome.describe()
     [folder] = (elsewhere / "conversations").glob(f"{LABELLED}*")
     assert "kept in my dotfiles" in (folder / "events.json").read_text(encoding="utf-8")
@@ -379,7 +379,7 @@ def test_a_conversation_outside_any_workspace_is_read_but_never_written(workspac
     before = (folder / "events.json").read_bytes()
     readable = invoke(tmp_path, "turns", str(folder))
     assert readable.code == 0, readable.describe()
-    refused = invoke(tmp_path, "label", str(folder), "0", "written outside")
+    refused = invoke(tmp_path, "summary", "set", str(folder), "0", "written outside")
     assert refused.code != 0
     assert refused.traceback() is None
     assert "not inside a workspace" in refused.err

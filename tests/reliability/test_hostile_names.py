@@ -92,14 +92,14 @@ READS = {
     "show": Read(("show", NAME), CONVERSATION, formats=("text", "md", "html", "json")),
     "show-by-path": Read(("show", PATH), CONVERSATION),
     "summarize-dry-run": Read(("summarize", NAME, "--dry-run")),
-    "label": Read(("label", NAME, "0", "mine")),
-    "label-clear": Read(("label", PATH, "0", "--clear")),
+    "label": Read(("summary", "set", NAME, "0", "mine")),
+    "label-clear": Read(("summary", "clear", PATH, "0")),
 }
 """Every read command (and ``label``, which writes), on the folder by name or by path."""
 
 REFUSED = {
-    "label-text": (("label", NAME, "0", f"mine {BAD}"), "TEXT"),
-    "label-turn": (("label", NAME, f"0{BAD}", "mine"), "TURN"),
+    "label-text": (("summary", "set", NAME, "0", f"mine {BAD}"), "TEXT"),
+    "label-turn": (("summary", "set", NAME, f"0{BAD}", "mine"), "TURN"),
     "query-message": (("query", NAME, f"go on {BAD}", "--model", MODEL), "MESSAGE"),
     "query-new": (("query", "--new", f"hello {BAD}", "--model", MODEL), "MESSAGE"),
     "model": (("summarize", NAME, "--model", f"ollama/{BAD}"), "--model"),

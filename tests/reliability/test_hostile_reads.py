@@ -46,7 +46,7 @@ COMMANDS = {
     "check": ("check", TARGET),
     "transcript": ("transcript", TARGET),
     "summarize": ("summarize", TARGET, "--model", "builtin/extractive"),
-    "label": ("label", TARGET, "0", "a label of mine"),
+    "label": ("summary", "set", TARGET, "0", "a label of mine"),
     "watch-once": ("watch", "--once"),
     "edit-i": ("edit", "-i", TARGET, "--no-summary"),
     "edit-undo": ("edit", "--undo", TARGET),

@@ -142,8 +142,8 @@ def test_a_dry_run_predicts_the_save_refusal(workspace: Path, tally: Tally) -> N
 
 
 def test_the_save_refusal_names_the_repair_that_fixes_it(workspace: Path, repairs: Path, tally: Tally) -> None:
-    undecided = invoke(workspace, "label", AMBIGUOUS, "0", "Plan the cache fix")
-    fixable = invoke(repairs, "label", COPIED, "0", "Fix the flaky test")
+    undecided = invoke(workspace, "summary", "set", AMBIGUOUS, "0", "Plan the cache fix")
+    fixable = invoke(repairs, "summary", "set", COPIED, "0", "Fix the flaky test")
     problems: list[str] = []
     if f"to fix: turnmark repair -i jp-c{AMBIGUOUS}" not in undecided.err:
         problems.append(f"a refusal needing a decision does not name `repair -i`: {undecided.err!r}")
@@ -152,7 +152,7 @@ def test_the_save_refusal_names_the_repair_that_fixes_it(workspace: Path, repair
         problems.append(f"a refusal does not name `repair --apply` (or still says to edit by hand): {fixable.err!r}")
     else:
         invoke(repairs, *command.group(1).split())
-        again = invoke(repairs, "label", COPIED, "0", "Fix the flaky test")
+        again = invoke(repairs, "summary", "set", COPIED, "0", "Fix the flaky test")
         if again.code != 0:
             problems.append(f"after `turnmark {command.group(1)}` the save is still refused: {again.err!r}")
     tally.case("the save refusal's advice", problems)

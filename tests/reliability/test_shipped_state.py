@@ -44,7 +44,7 @@ WRITERS = (
     ("find", "retry"),
     ("check", "--all"),
     ("summarize", "--all", "--model", "builtin/extractive"),
-    ("label", LABELLED, "0", "a label of mine"),
+    ("summary", "set", LABELLED, "0", "a label of mine"),
     ("edit", "--undo", LEGACY),
     ("watch", "--once"),
 )

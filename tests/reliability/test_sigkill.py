@@ -44,7 +44,7 @@ COPIES = 150
 BATCH_SIZE = 25
 FILES = ("events.json", "base_config.json", "metadata.json")
 LABELS = (("3", "Backoff for the stream handler"), ("e010000", "Zweiter Versuch: Rückoff ✓"))
-SUMMARIZE = ("summarize", CONV, "--model", "builtin/extractive")
+SUMMARIZE: tuple[str, ...] = ("summarize", CONV, "--model", "builtin/extractive")
 CONFIG = (
     f"[conversation.turn_summary.generate]\nbatch_size = {BATCH_SIZE}\n"
     '[conversation.turn_summary.generate.model]\nid = "builtin/extractive"\n'
@@ -159,7 +159,7 @@ def reference(root: Path, legacy: bool) -> Reference:
     for base_name, base in (("original", original), ("summarized", summarized)):
         for index, (turn, text) in enumerate(LABELS):
             put_state(workspace, base)
-            in_process(workspace, "label", CONV, turn, text)
+            in_process(workspace, "summary", "set", CONV, turn, text)
             labelled[(base_name, index)] = read_state(directory)
     return Reference(original, summarized, versions, labelled)
 
@@ -176,7 +176,7 @@ def prepare(root: Path) -> Probe:
     assert read_state(directory) == current.summarized, (
         "a real summarize process wrote other bytes than the in-process reference (is the outcome deterministic?)"
     )
-    code, stderr, label_seconds = subprocess_run(checked, env, ("label", CONV, *LABELS[0]))
+    code, stderr, label_seconds = subprocess_run(checked, env, ("summary", "set", CONV, *LABELS[0]))
     assert code == 0, f"an uninterrupted label failed: {stderr}"
     assert read_state(directory) == current.labelled[("summarized", 0)]
     seed = os.environ.get("TURNMARK_SIGKILL_SEED") or (secrets.token_hex(4) if FULL else "quick")
@@ -272,7 +272,7 @@ def trial(probe: Probe, number: int, workspace: Path) -> int:
     else:
         base_name = rng.choice(("original", "summarized"))
         index = rng.randrange(len(LABELS))
-        kind, args = f"label ({variant}, {base_name})", ("label", CONV, *LABELS[index])
+        kind, args = f"label ({variant}, {base_name})", ("summary", "set", CONV, *LABELS[index])
         start = chosen.original if base_name == "original" else chosen.summarized
         final = chosen.labelled[(base_name, index)]
         complete = {name: {data} for name, data in final.items()}

@@ -58,13 +58,13 @@ def test_the_plan_as_text_and_json(repairs: Path, snapshot: SnapshotAssertion) -
 
 
 def test_a_copied_request_is_relinked_and_the_conversation_saves_again(repairs: Path) -> None:
-    _, err = run(repairs, "label", "17810000010", "0", "x", code=2)
+    _, err = run(repairs, "summary", "set", "17810000010", "0", "x", code=2)
     assert "refusing to save" in err
     out, _ = run(repairs, "repair", "17810000010", "--apply")
     assert out.startswith("jp-c17810000010  applied: 1 fix, 1 link to the original of a copied request kept")
     check, _ = run(repairs, "check", "17810000010")
     assert check.startswith("jp-c17810000010  ok")
-    run(repairs, "label", "17810000010", "0", "Fix the flaky test")
+    run(repairs, "summary", "set", "17810000010", "0", "Fix the flaky test")
 
 
 def test_apply_then_check_reports_nothing_for_the_fixed_problems(workspace: Path) -> None:
@@ -119,7 +119,7 @@ def test_strip_gives_an_older_jp_its_file_back(workspace: Path) -> None:
     directory = next((workspace / ".jp/conversations").glob("17790000000*"))
     original = msgspec.json.decode((directory / "events.json").read_bytes())
     run(workspace, "summarize", "17790000000", "--model", "builtin/extractive")
-    run(workspace, "label", "17790000000", "1", "Thanks")
+    run(workspace, "summary", "set", "17790000000", "1", "Thanks")
     out, _ = run(workspace, "strip", "17790000000", code=1)
     assert out == "jp-c17790000000  would be stripped: 10 event_ids and 2 turn summaries would go (--apply writes it)\n"
     out, _ = run(workspace, "strip", "17790000000", "--apply")

@@ -351,15 +351,15 @@ def test_transcript_text_and_json(run: Run, snapshot: SnapshotAssertion) -> None
 
 
 def test_label_sets_and_clears_a_users_summary(run: Run) -> None:
-    out, _ = run("label", "17800000040", "2", "  Read the lock\ncode ")
+    out, _ = run("summary", "set", "17800000040", "2", "  Read the lock\ncode ")
     assert out == "a2turn0  Read the lock code\n"
     turns_text, _ = run("turns", "17800000040")
     assert "a2turn0  Read the lock code  [user]" in turns_text
-    out, _ = run("label", "17800000040", "a2turn0", "--clear")
+    out, _ = run("summary", "clear", "17800000040", "a2turn0")
     assert out == "a2turn0  (summary cleared)\n"
-    _, err = run("label", "17800000040", "a2turn0", " \t ", code=2)
+    _, err = run("summary", "set", "17800000040", "a2turn0", " \t ", code=2)
     assert err == "error: the summary is blank once normalized to one line\n"
-    _, err = run("label", "17800000040", "9", "x", code=2)
+    _, err = run("summary", "set", "17800000040", "9", "x", code=2)
     assert "no turn '9'" in err
 
 
@@ -380,11 +380,11 @@ def test_cfg_overrides_reach_the_pipeline(run: Run) -> None:
 
 
 def test_label_works_on_a_conversation_whose_ids_are_not_saved_yet(run: Run) -> None:
-    out, _ = run("label", "17790000000", "0", "Explain build.rs")
+    out, _ = run("summary", "set", "17790000000", "0", "Explain build.rs")
     turn_id = out.split()[0]
     listing, _ = run("turns", "17790000000")
     assert listing.splitlines()[0] == f"{turn_id}  Explain build.rs  [user]"
-    _, err = run("label", "17790000000", "\u00b2", "x", code=2)
+    _, err = run("summary", "set", "17790000000", "\u00b2", "x", code=2)
     assert "no turn" in err
 
 
@@ -436,7 +436,7 @@ def test_project_provider_uses_the_effective_config_like_query(run: Run) -> None
     [
         (["summarize", "C", "--cfg", "k=v", "--dry-run"], ["--cfg", "k=v", "summarize", "C", "--dry-run"]),
         (["watch", "--once", "--cfg=k=v", "-w", "ws"], ["--cfg=k=v", "watch", "--once", "-w", "ws"]),
-        (["label", "C", "0", "x", "--format", "json"], ["--format", "json", "label", "C", "0", "x"]),
+        (["summary", "set", "C", "0", "x", "--format", "json"], ["--format", "json", "summary", "set", "C", "0", "x"]),
         (["turns", "C", "--format", "json", "-w", "ws"], ["-w", "ws", "turns", "C", "--format", "json"]),
         (["-w", "ws", "query", "--", "--cfg", "is", "text"], ["-w", "ws", "query", "--", "--cfg", "is", "text"]),
         (["--help"], ["--help"]),

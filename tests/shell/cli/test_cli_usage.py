@@ -1,5 +1,5 @@
 """How the command line reads and presents itself: one-line usage errors, help with groups and
-examples, shell completion, and ``--format json`` for label, query and watch."""
+examples, shell completion, and ``--format json`` for summary set and clear, query and watch."""
 
 from __future__ import annotations
 
@@ -26,7 +26,15 @@ from turnmark.shell.cli.usage import global_options_first
 
 TURNMARK = str(Path(sys.executable).with_name("turnmark"))
 ENV = {"COLUMNS": "100", "NO_COLOR": "1"}
-COMMANDS = sorted(get_command(app).commands)  # type: ignore[attr-defined]
+GROUP = get_command(app)
+assert isinstance(GROUP, TyperGroup)
+COMMANDS = sorted(
+    name
+    for top, command in GROUP.commands.items()
+    if not command.hidden
+    for name in [top, *(f"{top} {sub}" for sub in getattr(command, "commands", {}))]
+)
+"""What a user is shown: every visible command, and ``summary set`` and ``summary clear``."""
 
 
 def invoke(*args: str, workspace: Path | None = None) -> tuple[int, str, str]:
@@ -40,7 +48,10 @@ def invoke(*args: str, workspace: Path | None = None) -> tuple[int, str, str]:
     [
         (["--format", "yaml", "turns"], "error: --format must be text or json (see 'turnmark --help')"),
         (["turns", "--format", "yaml"], "error: --format must be text or json (see 'turnmark turns --help')"),
-        (["label", "1", "0", "x", "-F", "xml"], "error: --format must be text or json (see 'turnmark --help')"),
+        (
+            ["summary", "set", "1", "0", "x", "-F", "xml"],
+            "error: --format must be text or json (see 'turnmark --help')",
+        ),
         (
             ["watch", "--settle", "-5"],
             "error: --settle must be greater than or equal to 0 (see 'turnmark watch --help')",
@@ -49,6 +60,7 @@ def invoke(*args: str, workspace: Path | None = None) -> tuple[int, str, str]:
         (["-j", "0", "conversations"], "error: --jobs must be greater than or equal to 1 (see 'turnmark --help')"),
         (["fork", "--first", "two"], "error: --first must be a whole number (see 'turnmark fork --help')"),
         (["turns", "--nope"], "error: turnmark turns has no option --nope (see 'turnmark turns --help')"),
+        (["summary", "set"], "error: turnmark summary set: missing CONV (see 'turnmark summary set --help')"),
         (["label"], "error: turnmark label: missing CONV (see 'turnmark label --help')"),
         (["nosuch"], "error: turnmark: no such command 'nosuch' (see 'turnmark --help')"),
         (
@@ -73,7 +85,7 @@ def test_a_usage_error_from_a_real_process_is_one_line_and_exits_2(workspace: Pa
 
 @pytest.mark.parametrize("command", ["", *COMMANDS])
 def test_every_help_ends_with_examples_and_shows_no_library_artefacts(command: str) -> None:
-    code, out, _ = invoke(*([command] if command else []), "--help")
+    code, out, _ = invoke(*command.split(), "--help")
     assert code == 0
     examples = out.split("\nExamples:\n")
     assert len(examples) == 2, f"one Examples section, last: {out}"
@@ -97,8 +109,17 @@ def test_every_example_parses(command: str, invocation: str) -> None:
     context = group.make_context("turnmark", list(argv), obj=Settings())
     name, sub, rest = group.resolve_command(context, [*context._protected_args, *context.args])
     assert sub is not None
-    assert name == (command or name)
-    sub.make_context(name, rest, parent=context)
+    assert name is not None
+    path = [name]
+    if isinstance(sub, TyperGroup):
+        inner = sub.make_context(name, rest, parent=context)
+        subname, sub, rest = sub.resolve_command(inner, [*inner._protected_args, *inner.args])
+        assert sub is not None
+        assert subname is not None
+        path.append(subname)
+        context = inner
+    assert command in ("", path[0], " ".join(path))
+    sub.make_context(path[-1], rest, parent=context)
 
 
 def test_top_level_help_groups_commands_the_way_a_user_thinks() -> None:
@@ -106,7 +127,7 @@ def test_top_level_help_groups_commands_the_way_a_user_thinks() -> None:
     headings = [line[:-1] for line in out.splitlines() if line.endswith(":") and not line.startswith(" ")]
     assert headings == ["Options", *[group for group, _ in COMMAND_GROUPS], "Examples"]
     grouped = {name for _, names in COMMAND_GROUPS for name in names}
-    assert grouped == set(COMMANDS), "every command is in a group"
+    assert grouped == {name for name in COMMANDS if " " not in name}, "every command is in a group"
     reading = out.split("Reading:\n")[1].split("\n\n")[0]
     assert [line.split()[0] for line in reading.splitlines() if not line.startswith("    ")] == list(
         COMMAND_GROUPS[0][1]
@@ -114,9 +135,11 @@ def test_top_level_help_groups_commands_the_way_a_user_thinks() -> None:
 
 
 def test_usage_lines_read_like_git(workspace: Path) -> None:
-    usages = {command: invoke(command, "--help")[1].splitlines()[0] for command in ("label", "query", "turns")}
+    commands = ("summary set", "summary clear", "query", "turns")
+    usages = {command: invoke(*command.split(), "--help")[1].splitlines()[0] for command in commands}
     assert usages == {
-        "label": "Usage: turnmark label [OPTIONS] CONV TURN [TEXT]",
+        "summary set": "Usage: turnmark summary set [OPTIONS] CONV TURN TEXT",
+        "summary clear": "Usage: turnmark summary clear [OPTIONS] CONV TURN",
         "query": "Usage: turnmark query [OPTIONS] [CONV] MESSAGE",
         "turns": "Usage: turnmark turns [OPTIONS] [CONV]",
     }
@@ -139,7 +162,9 @@ def bash_completion(words: str, cwd: Path, env: dict[str, str]) -> list[str]:
 
 
 def test_bash_completes_commands_options_and_conversations(workspace: Path, completion_env: dict[str, str]) -> None:
-    assert bash_completion("turnmark su", workspace, completion_env) == ["summarize"]
+    assert bash_completion("turnmark su", workspace, completion_env) == ["summarize", "summary"]
+    assert bash_completion("turnmark summary c", workspace, completion_env) == ["clear"]
+    assert bash_completion("turnmark summary set 1779", workspace, completion_env) == ["17790000000"]
     assert "--dry-run" in bash_completion("turnmark summarize --d", workspace, completion_env)
     assert bash_completion("turnmark turns jp-c1780000004", workspace, completion_env) == ["jp-c17800000040"]
     assert bash_completion("turnmark check 1779", workspace, completion_env) == ["17790000000"]
@@ -170,13 +195,13 @@ def test_zsh_and_fish_get_completions_through_their_protocol(
     assert "17800000010" in done.stdout
 
 
-def test_label_json(workspace: Path, snapshot: SnapshotAssertion) -> None:
+def test_summary_set_and_clear_json(workspace: Path, snapshot: SnapshotAssertion) -> None:
     code, out, _ = invoke(
-        "label", "17800000010", "0", "Retry the stream with backoff", "--format", "json", workspace=workspace
+        "summary", "set", "17800000010", "0", "Retry the stream with backoff", "--format", "json", workspace=workspace
     )
     assert code == 0
     assert json.loads(out) == snapshot
-    code, out, _ = invoke("--format", "json", "label", "17800000010", "k3m9x2a", "--clear", workspace=workspace)
+    code, out, _ = invoke("--format", "json", "summary", "clear", "17800000010", "k3m9x2a", workspace=workspace)
     assert json.loads(out) == {
         "conversation": "jp-c17800000010",
         "turn": "k3m9x2a",

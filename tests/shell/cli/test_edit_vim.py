@@ -60,7 +60,7 @@ def test_vim_drops_every_fs_read_file_call_and_result_with_one_command(
     command = (
         f"JP_USER_DATA_DIR={shlex.quote(str(user_data))} TMPDIR={shlex.quote(str(tmp_path / 'tmp'))} "
         f"EDITOR='vim -u NONE -N -n' {TURNMARK} --workspace {shlex.quote(str(workspace))} "
-        f"edit -i {conversation} --no-summary; echo EXIT=$?; sleep 30"
+        f"edit -i {conversation} --no-summary --no-backfill; echo EXIT=$?; sleep 30"
     )
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", command], check=True)
     try:

@@ -75,9 +75,9 @@ def test_summarize_json_says_it_upgraded_and_a_second_save_says_nothing(
     [report] = json.loads(out)["conversations"]
     assert report["written"]
     assert upgrade_keys(report) == snapshot
-    again, _ = run(legacy, "label", LEGACY, "1", "My own words", "--format", "json")
+    again, _ = run(legacy, "summary", "set", LEGACY, "1", "My own words", "--format", "json")
     assert upgrade_keys(json.loads(again)) == {"upgraded": False, "upgrade": None}
-    text, _ = run(legacy, "label", LEGACY, "0", "Mine too")
+    text, _ = run(legacy, "summary", "set", LEGACY, "0", "Mine too")
     assert "older format" not in text
 
 
@@ -109,15 +109,15 @@ def test_summarize_all_reports_each_upgrade_and_its_dry_run_each_one_it_would_ma
     assert "older format" not in text
 
 
-def test_label_says_it_upgraded_and_undo_takes_it_back(legacy: Path, snapshot: SnapshotAssertion) -> None:
+def test_summary_set_says_it_upgraded_and_undo_takes_it_back(legacy: Path, snapshot: SnapshotAssertion) -> None:
     directory = folder(legacy, LEGACY)
     before = files(directory)
-    out, _ = run(legacy, "label", LEGACY, "0", "Chase the flaky lock test", "--format", "json")
+    out, _ = run(legacy, "summary", "set", LEGACY, "0", "Chase the flaky lock test", "--format", "json")
     assert upgrade_keys(json.loads(out)) == snapshot
     said, _ = run(legacy, "edit", "--undo", LEGACY)
-    assert said.startswith(f"jp-c{LEGACY}: restored the copy kept before label, in JP's older format")
+    assert said.startswith(f"jp-c{LEGACY}: restored the copy kept before summary set, in JP's older format")
     assert files(directory) == before
-    text, _ = run(legacy, "label", LEGACY, "0", "Chase the flaky lock test")
+    text, _ = run(legacy, "summary", "set", LEGACY, "0", "Chase the flaky lock test")
     assert text.splitlines()[1].startswith(f"  {UPGRADED} (base_config.json split out, ")
 
 
@@ -148,7 +148,7 @@ def test_a_conversation_already_current_says_nothing_about_an_upgrade(workspace:
     out, _ = run(workspace, "summarize", "17800000040", *OFFLINE, "--format", "json")
     [report] = json.loads(out)["conversations"]
     assert upgrade_keys(report) == {"upgraded": False, "upgrade": None}
-    assert "older format" not in run(workspace, "label", "17800000040", "1", "Mine")[0]
+    assert "older format" not in run(workspace, "summary", "set", "17800000040", "1", "Mine")[0]
 
 
 @pytest.mark.skipif(

@@ -78,7 +78,7 @@ def test_a_leftover_tmp_that_is_a_directory_is_sidestepped(workspace: Path) -> N
     directory = conversation_dir(workspace, LEGACY)
     (directory / "events.json.tmp").mkdir()
     (directory / "events.json.tmp" / "keep").write_text("x")
-    code, _, err = run(workspace, "label", LEGACY, "1", "Thanks")
+    code, _, err = run(workspace, "summary", "set", LEGACY, "1", "Thanks")
     assert code == 0, err
     assert "Thanks" in (directory / "events.json").read_text()
     assert (directory / "events.json.tmp" / "keep").read_text() == "x"
@@ -90,7 +90,7 @@ def test_a_lock_file_that_is_a_link_is_refused_even_by_a_dry_run(workspace: Path
     path = lock_path(ref)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.symlink_to(canary)
-    for args in (["summarize", CLEAN, "--dry-run"], ["label", CLEAN, "0", "x"], ["summarize", "--all"]):
+    for args in (["summarize", CLEAN, "--dry-run"], ["summary", "set", CLEAN, "0", "x"], ["summarize", "--all"]):
         code, _, err = run(workspace, *args)
         assert code in (1, 2)
         assert f"{path}: not used as a lock: it is a symbolic link" in err
@@ -112,7 +112,7 @@ def test_a_locks_folder_that_is_a_link_is_refused(workspace: Path, tmp_path: Pat
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (workspace / ".jp" / "locks").symlink_to(outside)
-    code, _, err = run(workspace, "label", CLEAN, "0", "x")
+    code, _, err = run(workspace, "summary", "set", CLEAN, "0", "x")
     assert code == 2
     assert "symbolic link" in err
     assert list(outside.iterdir()) == []
@@ -126,7 +126,7 @@ def test_a_conversation_whose_files_are_links_is_read_but_never_written(workspac
     (directory / name).symlink_to(target)
     before = target.read_bytes()
     assert run(workspace, "turns", CLEAN)[0] == 0
-    code, _, err = run(workspace, "label", CLEAN, "1", "Mine")
+    code, _, err = run(workspace, "summary", "set", CLEAN, "1", "Mine")
     assert code == 2
     assert (
         err.strip()
@@ -142,7 +142,7 @@ def test_a_conversation_folder_that_is_a_link_is_never_written(workspace: Path, 
     shutil.move(directory, moved)
     directory.symlink_to(moved)
     before = files_of(moved)
-    code, _, err = run(workspace, "label", CLEAN, "1", "Mine")
+    code, _, err = run(workspace, "summary", "set", CLEAN, "1", "Mine")
     assert code == 2
     assert "symbolic link" in err
     assert files_of(moved) == before
@@ -165,7 +165,7 @@ def test_an_injected_write_fault_is_one_line_and_leaves_nothing(
 
     monkeypatch.setattr(files, "os_write", failing)
     before = files_of(workspace)
-    code, _, err = run(workspace, "label", LEGACY, "1", "Thanks")
+    code, _, err = run(workspace, "summary", "set", LEGACY, "1", "Thanks")
     assert code == 2
     assert err.count("\n") == 1
     assert reason in err
@@ -189,7 +189,7 @@ def test_a_failed_legacy_upgrade_takes_back_its_base_config(workspace: Path, mon
     monkeypatch.setattr(files, "os_write", second_write_fails)
     directory = conversation_dir(workspace, LEGACY)
     before = files_of(directory)
-    code, _, err = run(workspace, "label", LEGACY, "1", "Thanks")
+    code, _, err = run(workspace, "summary", "set", LEGACY, "1", "Thanks")
     assert code == 2
     assert f"{directory / 'events.json'}: cannot write: no space left on device" in err
     assert files_of(directory) == before
@@ -239,7 +239,7 @@ def test_a_read_only_mount_is_one_line_per_conversation(workspace: Path) -> None
         mounted("mount", "-o", "remount,bind,ro", str(conversations), str(conversations)),
     ):
         code, _, err = run(workspace, "summarize", "--all", "--model", "builtin/extractive")
-        label_code, _, label_err = run(workspace, "label", LEGACY, "1", "Thanks")
+        label_code, _, label_err = run(workspace, "summary", "set", LEGACY, "1", "Thanks")
     assert code == 1
     errors = [line for line in err.splitlines() if line.startswith("error:")]
     assert len(errors) == 4, err
@@ -271,7 +271,7 @@ def test_an_immutable_file_is_one_line(workspace: Path) -> None:
     if subprocess.run(["chattr", "+i", str(directory)], capture_output=True, check=False).returncode != 0:
         pytest.skip("chattr +i is not supported here; the injected faults cover this case")
     try:
-        code, _, err = run(workspace, "label", CLEAN, "1", "Mine")
+        code, _, err = run(workspace, "summary", "set", CLEAN, "1", "Mine")
     finally:
         subprocess.run(["chattr", "-i", str(directory)], check=False)
     assert code == 2

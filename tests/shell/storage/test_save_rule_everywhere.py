@@ -33,7 +33,7 @@ def editor(tmp_path: Path) -> str:
 
 def commands(conversation: str) -> dict[str, tuple[str, ...]]:
     return {
-        "label": ("label", conversation, "1", "Mine"),
+        "label": ("summary", "set", conversation, "1", "Mine"),
         "summarize": ("summarize", conversation, "--model", "builtin/extractive"),
         "strip": ("strip", conversation, "--apply"),
         "repair": ("repair", conversation, "--apply"),

@@ -30,7 +30,7 @@ request = sorted(p for p in target.iterdir() if p.name.endswith("-request.md"))[
 request.write_text(request.read_text().rstrip("\\n") + " (edited)\\n")
 """
 COMMANDS = {
-    "label": ("label", TARGET, "1", "Mine"),
+    "label": ("summary", "set", TARGET, "1", "Mine"),
     "summarize": ("summarize", TARGET, "--model", "builtin/extractive"),
     "strip --apply": ("strip", TARGET, "--apply"),
     "repair --apply": ("repair", TARGET, "--apply"),

@@ -176,7 +176,7 @@ def test_errors_reopen_the_editor_on_the_plan_with_the_errors_at_its_top(workspa
         plan_file.write_text("\\n".join(l for l in text.split("\\n") if "tool-call" not in l))
     """
     run(workspace, editor(tmp_path, body, name="vi"), "-i", CONV, "--no-summary", code=1)
-    assert record.read_text().startswith("# ERROR: orphaned tool-result")
+    assert record.read_text().startswith("# ERROR: tool result ")
 
 
 def test_the_newest_turn_is_summarized_before_the_editor_opens(workspace: Path, tmp_path: Path) -> None:
@@ -414,6 +414,7 @@ def test_the_json_outcome_is_one_of_four_values(
         "upgraded",
         "upgrade",
         "changes",
+        "backfilled",
     }
     assert set(result) == keys
     assert (result["turns"] is not None) == (outcome == "saved")
