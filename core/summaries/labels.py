@@ -19,7 +19,7 @@ from turnmark.core.stream.turns import SOURCE_KEY
 from turnmark.core.text.summary_text import normalize_summary
 
 USER = "user"
-"""The source of a summary the user set (``turnmark label``)."""
+"""The source of a summary the user set (``turnmark summary set``)."""
 EXTRACTIVE = "builtin/extractive"
 """The offline summarizer's model ID, the source of the summaries it writes."""
 
@@ -69,7 +69,7 @@ def label_turn(
 ) -> Result[ConversationStream, TurnSummaryError]:
     """Store a summary (normalized to one line) and who wrote it (``source``: a model ID, ``user``, ...).
 
-    This is what ``turnmark label`` does (with ``source="user"``, after
+    This is what ``turnmark summary set`` does (with ``source="user"``, after
     ``ensure_first_turn_start``); catch-up never replaces a summary whose source is ``user``.
 
     >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, summary_source
@@ -127,7 +127,7 @@ def label_turns(
 
 
 def unlabel_turn(stream: ConversationStream, turn_id: str) -> Result[ConversationStream, TurnSummaryError]:
-    """Remove a summary and its provenance (``turnmark label --clear``).
+    """Remove a summary and its provenance (``turnmark summary clear``).
 
     >>> from turnmark.core import ChatRequest, ConversationStream, label_turn, sequential_ids, unlabel_turn
     >>> stream = ConversationStream.empty({}, new_id=sequential_ids())

@@ -43,7 +43,7 @@ what the model sees (a hand edit broke its request link).
 
 The index is a SQLite FTS5 database in turnmark's cache folder for the
 workspace (under $TURNMARK_CACHE_DIR or ~/.cache/turnmark; see turnmark --help):
-only conversations whose files changed are read again, `watch` and `label` keep
+only conversations whose files changed are read again, `watch` and `summary set` keep
 it fresh, and deleting it loses nothing.
 --regex scans the conversations instead (exact, slower), with RE2's syntax (as
 Python's, without backreferences or lookarounds; \\w and \\d are ASCII: \\pL is a

@@ -373,7 +373,7 @@ def scan(
 
 
 def refresh_conversation(ref: ConversationRef) -> str | None:
-    """After a write (``watch``, ``label``): re-index this conversation's changed turns, if an index exists.
+    """After a write (``watch``, ``summary set``): re-index this conversation's changed turns, if an index exists.
 
     Never waits for another writer and never fails the command: a problem is returned as one line.
     """
