@@ -23,6 +23,18 @@ import pytest
 
 from tests.reliability.processes import TURNMARK
 
+PROBE = (
+    "`edit -i` on an unlinked conversation: a request deleted in the plan, with `--backfill`, without a "
+    "terminal, with `--no-backfill`, an aborted edit after the links, a linked conversation, and Enter, "
+    "`y` and `n` typed at the offer in a real pseudo-terminal (issue 31, finding 2)",
+    "{cases} cases: `edit -i` processes with an `EDITOR` script (3 through a pseudo-terminal), then "
+    "`check` and `edit --undo` twice",
+    "with the links, `check` exits 1 naming the deleted request; `edit --undo` takes back the edit, then "
+    "the links, to the original bytes; without a terminal or with `--no-backfill` nothing is linked (a "
+    "note names `--backfill`); the offer is asked once, Enter and `y` link, `n` does not",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
 CONV = "17800000010"
 DELETE_SECOND_REQUEST = """
 lines = plan_file.read_text().split("\\n")

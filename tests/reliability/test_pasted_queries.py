@@ -18,6 +18,17 @@ from tests.reliability.processes import isolated_env, run_turnmark
 from tests.support.streams import message, request, stream_of, turn
 from turnmark.core.stream.payloads import Payload, ToolCallRequest, ToolCallResponse
 
+PROBE = (
+    "pasted queries: `find 'jp --version'`, `find stack overflow windows`, a stray word with a line break"
+    " and an escape sequence, a request and a tool's edit holding line breaks (text and JSON), `--in "
+    "summaries` against `--in labels` (issue 31, finding 4)",
+    "{cases} cases through the real CLI on a workspace of 3 conversations",
+    "`--version` a word to look for, `-version` still a word to leave out; a stray word one line, exit 2,"
+    " naming the quoted query; no literal `\\n` in a snippet (`⏎` in text, a line break in JSON); `labels`"
+    " the same hits as `summaries`, with one note",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
 VERSION = "jp-c17990000001"
 INIT = "jp-c17990000002"
 EDIT = "jp-c17990000003"

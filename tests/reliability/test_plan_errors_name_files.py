@@ -16,6 +16,16 @@ from turnmark.core.editing.edit_plan import parse_plan, rebuild, render_session
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 
+PROBE = (
+    "`edit -i`'s plan errors: a tool result without its call, a result above its call, an inquiry "
+    "response without its request, a request between a call and its result, and a real session (issue 31,"
+    " finding 9)",
+    "{cases} cases: plans rebuilt from the fixture (core, plain values) and one `edit -i` process with an"
+    " `EDITOR` script",
+    "every error names the event file and its line in the plan (both files for a pair), never a tool or inquiry ID",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
 NOW = "2026-07-01 12:00:00.0"
 CONV = "17800000010"
 

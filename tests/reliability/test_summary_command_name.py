@@ -10,6 +10,15 @@ from pathlib import Path
 
 from tests.reliability.processes import TURNMARK
 
+PROBE = (
+    "`turnmark summary set` / `clear` and the hidden `label` alias (issue 31, finding 8)",
+    "{cases} cases: `summary set` (JSON), `summary clear`, `label` and `label --clear` and a bad turn, "
+    "and the help of four commands",
+    "the same JSON as before; `label` behaves and exits as `summary set`/`clear` with one stderr line "
+    "naming the new form; no help names `turnmark label`, and the command list does not show it",
+)
+"""This module's row in docs/reliability.md (``conftest.py``)."""
+
 CONV = "17800000010"
 
 
