@@ -137,7 +137,7 @@ def stated_task(request: str) -> str | None:
                     f"{named[0].rstrip(':')}; {task[:1].lower()}{task[1:].rstrip('?')}" if named else capitalized(task)
                 )
             return capitalized(task.rstrip("?"))
-    chosen = next((sentence for sentence in named if sentence.endswith("?")), (named or said or [None])[0])
+    chosen = next((sentence for sentence in named if sentence.endswith("?")), (named or said or [*sentences(request)[:1], None])[0])
     return capitalized(without_asking(chosen)[0]).rstrip(":") if chosen else None
 
 
@@ -202,14 +202,14 @@ def statement(answer: str) -> str | None:
 
 
 def work(facts: TurnFacts) -> str | None:
-    """What the turn did, from its tool calls: the files it changed, the tools it ran and which failed."""
-    parts = ["Update " + ", ".join(facts.edited[:2])] if facts.edited else []
-    ran = [f"{name} failed" if name in facts.failed else name for name in facts.tools[:2]]
-    if ran and parts:
-        parts.append(", ".join(ran))
-    elif ran:
-        parts.append(f"Run {', '.join(facts.tools[:2])}" + (" (failed)" if facts.failed else ""))
-    return "; ".join(parts) or None
+    """What the turn did, from its tool calls: the file it changed (and how many more), else the tools it ran;
+    the first that failed."""
+    more = f" and {len(facts.edited) - 1} more" if len(facts.edited) > 1 else ""
+    failed = f"; {facts.failed[0]} failed" if facts.failed else ""
+    if facts.edited:
+        return f"Update {facts.edited[0]}{more}{failed}"
+    ran = [f"{name} (failed)" if name in facts.failed else name for name in facts.tools[:2]]
+    return f"Run {', '.join(ran)}" if ran else None
 
 
 _THANKS = re.compile(r"\b(?:thanks?|thank you|thx|cheers)\b", re.IGNORECASE)
@@ -228,7 +228,7 @@ def acknowledged(facts: TurnFacts, before: tuple[str | None, TurnFacts | None]) 
     if not label or first in ("Approve", "Thanks"):
         return f"{verb} the answer" if verb == "Thanks for" else "Approve the change"
     if first.lower() not in VERBS or not rest:
-        return shorten(f"{verb.split()[0]}: {label}", MAX_CHARS)
+        return shorten(f"{verb.split(maxsplit=1)[0]}: {label}", MAX_CHARS)
     return shorten(f"{verb} {gerund(first)} {rest}", MAX_CHARS)
 
 
@@ -276,7 +276,7 @@ def label_of(facts: TurnFacts, before: tuple[str | None, TurnFacts | None] = (No
     if _WHAT_NEXT.match(facts.request):
         line = next_steps(facts) or stated_task(facts.request)
     elif is_follow_up(facts.request):
-        line = acknowledged(facts, before) or resolved(facts, before[1])
+        line = acknowledged(facts, before) or resolved(facts, before[1]) or stated_task(facts.request)
     else:
         line = stated_task(facts.request) or statement(facts.answer) or work(facts)
     return shorten(line, MAX_CHARS) if line else None

@@ -16,6 +16,7 @@ _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTI
 _NOT_PROSE = re.compile(r"^[ \t]*(?:>|[|│╭╰├┌└]|(?:#[\w/-]+[ \t]*)+$).*$", re.MULTILINE)
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"<?https?://\S+>?")
+_TAG = re.compile(r"(?<![\w:])</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$")
 _MARKS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d+[.)][ \t]+)(?:\[[ xX]\][ \t]+)?")
 _EMPHASIS = re.compile(r"`+|\*{1,3}|(?<![\w/])_{1,3}(?=\w)|(?<=\w)_{1,3}(?![\w/])")
@@ -27,7 +28,7 @@ def plain(text: str) -> str:
     """``text`` without what is not the writer's prose: code blocks, quoted lines, tables, tag lines, link
     targets."""
     text = _NOT_PROSE.sub("", _CODE_BLOCK.sub("\n", text))
-    return _URL.sub("", _LINK.sub(r"\1", text))
+    return _TAG.sub("", _URL.sub("", _LINK.sub(r"\1", text)))
 
 
 def clean_line(line: str) -> str:
@@ -77,7 +78,7 @@ VERBS = word_set(
     "add adapt address adjust allow analyse analyze answer apply ask audit automate avoid build bump "
     "calculate call catch change check clarify clean clear close codify collect combine commit compare compile "
     "complete configure confirm connect consider continue convert copy correct create cut debug decide define "
-    "delete deploy describe design detect disable discuss display document draft drop edit enable "
+    "delete deploy describe design detect disable display document draft drop edit enable "
     "ensure estimate evaluate explain explore expose extend extract figure find finish fix flatten format "
     "generate get give go guard handle help hide implement import improve include inline inspect install "
     "integrate introduce investigate keep limit list load log look make map mark measure merge migrate mock "
@@ -88,7 +89,7 @@ VERBS = word_set(
     "see separate set setup share show simplify skip solve sort specify split stage start stop store "
     "streamline strip suggest summarize support switch sync take tell test tidy trace track translate trim "
     "try turn tweak undo unify update upgrade use validate verify walk wire wrap write read grep locate cap "
-    "benchmark do speed tackle"
+    "benchmark do tackle"
 )
 """Verbs a task starts with ("Fix …", "Rename …"): a sentence that opens with one states a task."""
 IRREGULAR = {"made": "make", "wrote": "write", "rewrote": "rewrite", "built": "build", "ran": "run", "kept": "keep"}
@@ -130,5 +131,5 @@ def shorten(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     head = text[: limit - 1]
-    space = head.rfind(" ")
+    space = len(head) if text[len(head)] == " " else head.rfind(" ")
     return (head[:space] if space > 0 else head).rstrip(" ,;:-—(") + "…"
