@@ -137,7 +137,8 @@ def stated_task(request: str) -> str | None:
                     f"{named[0].rstrip(':')}; {task[:1].lower()}{task[1:].rstrip('?')}" if named else capitalized(task)
                 )
             return capitalized(task.rstrip("?"))
-    chosen = next((sentence for sentence in named if sentence.endswith("?")), (named or said or [*sentences(request)[:1], None])[0])
+    fallback = named or said or list(sentences(request)[:1])
+    chosen = next((sentence for sentence in named if sentence.endswith("?")), fallback[0] if fallback else None)
     return capitalized(without_asking(chosen)[0]).rstrip(":") if chosen else None
 
 

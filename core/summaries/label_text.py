@@ -14,13 +14,11 @@ def word_set(text: str) -> frozenset[str]:
 
 _CODE_BLOCK = re.compile(r"^[ \t]*(```|~~~).*?(?:^[ \t]*\1[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 _NOT_PROSE = re.compile(r"^[ \t]*(?:>|[|│╭╰├┌└]|(?:#[\w/-]+[ \t]*)+$).*$", re.MULTILINE)
+"""Quoted lines (the assistant's words being answered), tables and tag lines (``#projects/app #task``)."""
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _URL = re.compile(r"<?https?://\S+>?")
 _TAG = re.compile(r"(?<![\w:])</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>")
-_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$")
-_MARKS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d+[.)][ \t]+)(?:\[[ xX]\][ \t]+)?")
-_EMPHASIS = re.compile(r"`+|\*{1,3}|(?<![\w/])_{1,3}(?=\w)|(?<=\w)_{1,3}(?![\w/])")
-_SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<! vs\.)(?<=[.!?])\s+(?=[A-Z`\"'(\[@#])|\n\s*\n|(?<=[:?])\n")
+"""An HTML tag (never shown in a label); a type's parameters (``Vec<String>``) follow a letter and stay."""
 
 
 @lru_cache(maxsize=1024)
@@ -31,9 +29,16 @@ def plain(text: str) -> str:
     return _TAG.sub("", _URL.sub("", _LINK.sub(r"\1", text)))
 
 
+_MARKS = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+|\d+[.)][ \t]+)(?:\[[ xX]\][ \t]+)?")
+_EMPHASIS = re.compile(r"`+|\*{1,3}|(?<![\w/])_{1,3}(?=\w)|(?<=\w)_{1,3}(?![\w/])")
+
+
 def clean_line(line: str) -> str:
     """One line without markdown marks (heading, list mark, emphasis, backticks)."""
     return one_line(_EMPHASIS.sub("", _MARKS.sub("", line)))
+
+
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.+?)[ \t#]*$")
 
 
 def heading(text: str) -> str | None:
@@ -41,6 +46,9 @@ def heading(text: str) -> str | None:
     first = next((line for line in plain(text).split("\n") if line.strip()), "")
     match = _HEADING.match(first)
     return clean_line(match.group(1)) if match else None
+
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<! vs\.)(?<=[.!?])\s+(?=[A-Z`\"'(\[@#])|\n\s*\n|(?<=[:?])\n")
 
 
 @lru_cache(maxsize=1024)
