@@ -11,7 +11,6 @@ import contextlib
 import io
 import sys
 from dataclasses import dataclass
-from typing import BinaryIO
 
 from turnmark.shell import version
 from turnmark.shell.cli import entry
@@ -23,11 +22,13 @@ from turnmark.shell.plugins.protocol import (
     Described,
     Exit,
     HostLink,
+    LineReader,
     Init,
     ProtocolError,
     Ready,
     decode,
 )
+
 
 @dataclass(frozen=True)
 class Plugin:
@@ -63,7 +64,7 @@ def serve(plugin: Plugin) -> int:
         chrome(f"\nnote: jp-{plugin.name} is a JP command plugin: run it through jp, as `{plugin.usage} ...`")
         return 0
     link = HostLink.take_stdout()
-    source = sys.stdin.buffer
+    source = LineReader(0)
     ended = Exit(1, "jp-plugin ended before it ran anything")
     try:
         ended = _answer(plugin, link, source)
@@ -75,7 +76,7 @@ def serve(plugin: Plugin) -> int:
     return ended.code
 
 
-def _answer(plugin: Plugin, link: HostLink, stdin: BinaryIO) -> Exit:
+def _answer(plugin: Plugin, link: HostLink, stdin: LineReader) -> Exit:
     first = stdin.readline()
     if not first:
         return Exit(1, "jp sent nothing (expected init or describe)")

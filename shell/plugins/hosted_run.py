@@ -12,12 +12,22 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from turnmark.shell.cli import entry
 from turnmark.shell.cli.usage import GLOBAL_VALUE_OPTIONS
 from turnmark.shell.output import shown
-from turnmark.shell.plugins.protocol import Exit, HostLink, Init, Log, Print, ProtocolError, Shutdown, decode
+from turnmark.shell.plugins.protocol import (
+    Exit,
+    HostLink,
+    Init,
+    LineReader,
+    Log,
+    Print,
+    ProtocolError,
+    Shutdown,
+    decode,
+)
 from turnmark.shell.storage import workspace as workspace_files
 
 PRINT_CHUNK = 8192
@@ -174,7 +184,7 @@ def without_nulls(value: Any) -> Any:
 class Listener:
     """Reads what ``jp`` sends during a run; ``shutdown`` interrupts the command as Ctrl-C does."""
 
-    def __init__(self, stdin: BinaryIO, on_problem: Callable[[str], None]) -> None:
+    def __init__(self, stdin: LineReader, on_problem: Callable[[str], None]) -> None:
         self._stdin = stdin
         self._main = threading.main_thread().ident
         self._on_problem = on_problem
@@ -225,7 +235,7 @@ def captured(link: HostLink) -> Iterator[LogStream]:
         log.flush()
 
 
-def run(link: HostLink, init: Init, prefix: Sequence[str], stdin: BinaryIO) -> Exit:
+def run(link: HostLink, init: Init, prefix: Sequence[str], stdin: LineReader) -> Exit:
     """The command ``prefix + init.args`` in ``init``'s workspace, its output sent over ``link``."""
     argv = [*prefix, *init.args]
     why = terminal_only(argv) or host_workspace(init)

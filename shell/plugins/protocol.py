@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -177,6 +178,30 @@ def decode(line: bytes) -> FromHost | None:
 
 def encode(message: ToHost) -> bytes:
     return _encoder.encode(message) + b"\n"
+
+
+class LineReader:
+    """The lines ``jp`` writes on a file descriptor, read unbuffered by Python's file objects, so a thread still
+    waiting for one when the process ends holds no lock the interpreter's shutdown needs."""
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor = descriptor
+        self._buffer = b""
+
+    def readline(self) -> bytes:
+        """The next line with its newline; what is left at the end; ``b""`` at the end."""
+        while b"\n" not in self._buffer:
+            chunk = os.read(self._descriptor, 65536)
+            if not chunk:
+                line, self._buffer = self._buffer, b""
+                return line
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line + b"\n"
+
+    def __iter__(self) -> Iterator[bytes]:
+        while line := self.readline():
+            yield line
 
 
 class HostLink:
