@@ -22,8 +22,8 @@ from turnmark.shell.plugins.protocol import (
     Described,
     Exit,
     HostLink,
-    LineReader,
     Init,
+    LineReader,
     ProtocolError,
     Ready,
     decode,
@@ -68,7 +68,7 @@ def serve(plugin: Plugin) -> int:
     ended = Exit(1, "jp-plugin ended before it ran anything")
     try:
         ended = _answer(plugin, link, source)
-    except BaseException as error:  # noqa: BLE001 (jp must get an exit, whatever happened)
+    except BaseException as error:
         ended = Exit(1, shown(f"jp-{plugin.name} failed: {type(error).__name__}: {error}".splitlines()[0]))
     finally:
         if link.is_open:

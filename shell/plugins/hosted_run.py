@@ -184,7 +184,7 @@ def without_nulls(value: Any) -> Any:
 class Listener:
     """Reads what ``jp`` sends during a run; ``shutdown`` interrupts the command as Ctrl-C does."""
 
-    def __init__(self, stdin: LineReader, on_problem: Callable[[str], None]) -> None:
+    def __init__(self, stdin: LineReader, on_problem: Callable[[str], object]) -> None:
         self._stdin = stdin
         self._main = threading.main_thread().ident
         self._on_problem = on_problem

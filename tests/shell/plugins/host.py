@@ -62,7 +62,8 @@ def check_message(line: bytes) -> dict[str, Any]:
             continue
         types = required.get(name) or optional.get(name)
         assert types is not None, f"unknown field {name!r} in {kind}: {shown!r}"
-        assert isinstance(value, types) and not isinstance(value, bool), f"{kind}.{name} of the wrong type: {shown!r}"
+        assert isinstance(value, types), f"{kind}.{name} of the wrong type: {shown!r}"
+        assert not isinstance(value, bool), f"{kind}.{name} of the wrong type: {shown!r}"
     missing = set(required) - set(message)
     assert not missing, f"{kind} without {sorted(missing)}: {shown!r}"
     if kind == "exit":
@@ -103,6 +104,7 @@ class Run:
 def init_message(
     root: Path,
     args: list[str],
+    *,
     config: Mapping[str, Any] | None = None,
     user_workspace: Path | None = None,
     user_data: Path | None = None,
@@ -159,7 +161,9 @@ class Host:
             cwd=self.cwd,
             process_group=0,
         )
-        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
+        assert process.stderr is not None
         lines: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=_pump, args=(process.stdout, lines), daemon=True).start()
         stderr: list[bytes] = []
@@ -183,7 +187,9 @@ class Host:
                 if waited > (GRACE if shutdown_at is not None else HANG_GUARD):
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
-                    raise AssertionError(f"jp-{self.plugin} killed: no exit {waited:.0f} s after {run.messages[-3:]}")
+                    raise AssertionError(
+                        f"jp-{self.plugin} killed: no exit {waited:.0f} s after {run.messages[-3:]}"
+                    ) from None
                 continue
             if line is None:
                 break
@@ -208,7 +214,8 @@ class Host:
         assert run.messages[-1]["type"] == expected, f"the run did not end with {expected}: {run.messages[-3:]}"
         assert sum(m["type"] == "exit" for m in run.messages) == (0 if describe else 1)
         assert run.returncode >= 0, f"jp-{self.plugin} ended by signal {-run.returncode}: {run.stderr[-2000:]}"
-        assert "Traceback" not in run.stderr and "Fatal Python error" not in run.stderr, run.stderr[-2000:]
+        assert "Traceback" not in run.stderr, run.stderr[-2000:]
+        assert "Fatal Python error" not in run.stderr, run.stderr[-2000:]
         return run
 
     @staticmethod

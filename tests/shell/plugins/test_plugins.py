@@ -171,7 +171,7 @@ def test_shutdown_mid_summarize_all_stops_like_ctrl_c(tmp_path: Path, env: dict[
     assert "interrupted" in run.exit["reason"]
     after = events_files(root)
     assert set(after) == set(before)
-    for path, data in after.items():
+    for data in after.values():
         json.loads(data)
     unchanged = [path for path in after if after[path] == before[path]]
     assert 0 < len(unchanged) < len(after), "the shutdown came mid-run"
