@@ -12,8 +12,8 @@ import io
 import sys
 from dataclasses import dataclass
 
-from turnmark.shell import version
 from turnmark.shell.cli import entry
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, shown
 from turnmark.shell.plugins import hosted_run
 from turnmark.shell.plugins.protocol import (
@@ -28,6 +28,9 @@ from turnmark.shell.plugins.protocol import (
     Ready,
     decode,
 )
+
+with lazy_imports():
+    from turnmark.shell import version
 
 
 @dataclass(frozen=True)
