@@ -65,7 +65,9 @@ class PrintStream(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, text: str) -> int:
+    def write(self, text: str | bytes) -> int:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
         self._pending.append(text)
         self._size += len(text)
         if self._size >= PRINT_CHUNK and "\n" in text:
@@ -101,7 +103,9 @@ class LogStream(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, text: str) -> int:
+    def write(self, text: str | bytes) -> int:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
         with self._lock:
             *lines, self.partial = (self.partial + text).split("\n")
         for line in lines:
@@ -243,9 +247,10 @@ def run(link: HostLink, init: Init, prefix: Sequence[str], stdin: LineReader) ->
         return Exit(2, why)
     with captured(link) as log:
         listener = Listener(stdin, lambda text: log.write(f"warning: {text}\n"))
-        listener.start()
         try:
-            code = entry.status(["--workspace", init.workspace.root, *argv], afterwards=signal.SIG_IGN)
+            listener.start()
+            where = ["--workspace", init.workspace.root] if argv else []
+            code = entry.status([*where, *argv], afterwards=signal.SIG_IGN)
         except KeyboardInterrupt:
             code = entry.INTERRUPTED
         finally:

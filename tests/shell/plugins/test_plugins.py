@@ -253,3 +253,14 @@ def test_find_prefill_on_the_corpus_prints_what_turnmark_finds(tmp_path: Path, e
         assert run.exit["code"] == expected.returncode, (query, run.exit)
         assert run.printed == expected.stdout, query
     assert run.printed, "the last query has hits in the corpus"
+
+
+@pytest.mark.parametrize(("plugin", "args"), [("turnmark", []), ("turnmark", ["turns", "--help"]), ("find", ["-h"])])
+def test_help_inside_a_run_is_turnmarks(plugin: str, args: list[str], workspace: Path, env: dict[str, str]) -> None:
+    run = Host(plugin, env, workspace=workspace).init(init_message(workspace, args))
+    shown = subprocess.run(
+        [str(BIN / "turnmark"), *PLUGINS[plugin], *args], env=env, capture_output=True, text=True, check=False
+    )
+    assert run.exit == {"type": "exit", "code": shown.returncode}
+    assert run.printed == shown.stdout
+    assert "Usage: turnmark" in run.printed
