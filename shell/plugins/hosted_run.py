@@ -44,7 +44,8 @@ TERMINAL_ONLY = {
 
 
 class PrintStream(io.TextIOBase):
-    """The command's stdout: its text, in ``print`` messages (a pipe, not a terminal: no colour, no pager)."""
+    """The command's stdout: its text, in ``print`` messages (a pipe, not a terminal: no colour, no pager),
+    through the sanitizer once more (what turnmark printed is unchanged by it; click's own text is checked)."""
 
     def __init__(self, link: HostLink) -> None:
         self._link = link
@@ -73,7 +74,7 @@ class PrintStream(io.TextIOBase):
         if self._size >= PRINT_CHUNK and "\n" in text:
             whole = "".join(self._pending)
             cut = whole.rindex("\n") + 1
-            self._link.send(Print(whole[:cut]))
+            self._link.send(Print(shown(whole[:cut])))
             self._pending, self._size = [whole[cut:]], len(whole) - cut
         return len(text)
 
@@ -81,7 +82,7 @@ class PrintStream(io.TextIOBase):
         whole = "".join(self._pending)
         self._pending, self._size = [], 0
         if whole:
-            self._link.send(Print(whole))
+            self._link.send(Print(shown(whole)))
 
 
 class LogStream(io.TextIOBase):
@@ -119,6 +120,7 @@ class LogStream(io.TextIOBase):
             self._send(rest)
 
     def _send(self, line: str) -> None:
+        line = shown(line)
         if not line.strip():
             return
         if line.startswith("error: "):

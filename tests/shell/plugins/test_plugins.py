@@ -264,3 +264,17 @@ def test_help_inside_a_run_is_turnmarks(plugin: str, args: list[str], workspace:
     assert run.exit == {"type": "exit", "code": shown.returncode}
     assert run.printed == shown.stdout
     assert "Usage: turnmark" in run.printed
+
+
+@pytest.mark.parametrize(
+    "args", [["show", "17820000020"], ["turns", "17820000020"], ["show", "17820000020", "-F", "md"]]
+)
+def test_hostile_content_reaches_jp_escaped_as_turnmark_prints_it(
+    args: list[str], show_workspace: Path, env: dict[str, str]
+) -> None:
+    """The host fails a print with a terminal escape; the text is what turnmark prints into a pipe."""
+    run = Host("turnmark", env, workspace=show_workspace).init(init_message(show_workspace, args))
+    assert run.exit["code"] == 0, run.exit
+    assert run.printed == turnmark(env, show_workspace, *args).stdout
+    if args[0] == "show":
+        assert "\\u{1b}" in run.printed, "the escape in the conversation is shown, escaped"
