@@ -61,6 +61,7 @@ bench:
     {{bin}}/python bench/edit.py
     {{bin}}/python bench/show.py
     {{bin}}/python bench/startup.py
+    {{bin}}/python bench/plugins.py
     {{bin}}/python bench/watch.py --quick
     {{bin}}/python bench/find.py --conversations 1000
     {{bin}}/python bench/workspace.py --conversations 1000

@@ -54,6 +54,11 @@ def emit_line(text: str = "") -> None:
     _write(sys.stdout, visible(redacted(text)) + "\n", TEXT_ERRORS)
 
 
+def shown(text: str) -> str:
+    """``text`` as every line turnmark prints shows it: controls made visible, kept keys redacted."""
+    return visible(redacted(text))
+
+
 def styled(text: str) -> str:
     """Text turnmark styled for a terminal: its colour codes (SGR) kept, every other control made visible."""
     return visible_styled(redacted(text))

@@ -29,8 +29,10 @@ SHELL_LAYERS = {
     "providers": 1,
     "usecases": 2,
     "cli": 3,
+    "plugins": 4,
 }
-"""Shell wings by level: the root modules, then storage and providers (apart), the use cases, the CLI on top."""
+"""Shell wings by level: the root modules, then storage and providers (apart), the use cases, the CLI, and the
+JP plugins that run it on top."""
 IMPURE = frozenset(
     (
         *("os", "io", "sys", "time", "random", "secrets", "socket", "subprocess", "threading", "asyncio"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any
 
 INTERRUPTED = 130
 """The exit status of a run ended by Ctrl-C (128 + SIGINT), as shells report it."""
@@ -27,20 +29,33 @@ def _end_now(signum: int, frame: object) -> None:
     os._exit(INTERRUPTED)
 
 
-def main() -> None:
-    """Run the command line named by ``sys.argv``."""
+Handler = Callable[[int, Any], Any] | signal.Handlers
+
+
+def status(argv: Sequence[str] | None = None, afterwards: Handler = _end_now) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv``) and return its exit status (130 after Ctrl-C);
+    ``afterwards`` is what a Ctrl-C does once it has ended (by default: end the process at once)."""
     signal.signal(signal.SIGINT, _interrupt)
     try:
         from turnmark.shell.cli.main import main as run
 
-        run()
+        run(argv)
+    except SystemExit as ended:
+        if ended.code is None or isinstance(ended.code, int):
+            return ended.code or 0
+        sys.stderr.write(f"{ended.code}\n")
+        return 1
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, _end_now)
-        sys.exit(INTERRUPTED)
+        return INTERRUPTED
     except Exception:
-        signal.signal(signal.SIGINT, _end_now)
         if _pressed:
-            sys.exit(INTERRUPTED)
+            return INTERRUPTED
         raise
     finally:
-        signal.signal(signal.SIGINT, _end_now)
+        signal.signal(signal.SIGINT, afterwards)
+    return 0
+
+
+def main() -> None:
+    """Run the command line named by ``sys.argv``."""
+    sys.exit(status())

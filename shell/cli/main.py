@@ -1,5 +1,7 @@
 """The ``turnmark`` command line (typer): the app, with every command registered."""
 
+from collections.abc import Sequence
+
 from turnmark.shell.cli import demo as cli_demo
 from turnmark.shell.cli import finding as cli_find
 from turnmark.shell.cli import querying as cli_query
@@ -27,8 +29,8 @@ __all__ = [
 ]
 
 
-def main() -> None:
-    app(prog_name="turnmark")
+def main(argv: Sequence[str] | None = None) -> None:
+    app(prog_name="turnmark", args=argv)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Files, low to high: user-global (``$JP_GLOBAL_CONFIG_DIR`` or ``~/.config/jp``),
 the workspace's ``.jp/config.toml``, every ``.jp.toml`` from the workspace
 root down to the current directory, and the user-local silo's
 ``config.toml``; each after the files its ``extends`` globs name. Then
-``JP_CFG_*``, the conversation's own config, and ``--cfg``.
+``JP_CFG_*``, the conversation's own config, and ``--cfg``. Run as a JP plugin, the configuration
+``jp`` resolved (``Workspace.config``) stands for the files and ``JP_CFG_*``.
 
 Config files come with a ``git clone``, so reading them is bounded. Each file
 is read through the guarded read (a regular file of at most ``CONFIG_LIMIT``;
@@ -53,6 +54,8 @@ from turnmark.shell.storage.workspace import Workspace
 
 T = TypeVar("T")
 
+FROM_JP = "the configuration jp resolved (the plugin's init)"
+"""The layer that stands for the files and ``JP_CFG_*`` when ``jp`` runs turnmark as a plugin."""
 MAX_CONFIG_FILES = 100
 """Config files one run reads, ``extends`` included."""
 MAX_EXTENDS_ENTRIES = 10_000
@@ -219,10 +222,13 @@ def config_layers(
     """Every layer in JP's order, lowest first, each with where it came from."""
     env = os.environ if environ is None else environ
     layers: list[tuple[str, JsonObject]] = [("turnmark's defaults", DEFAULTS)]
-    reader = _Reader()
-    for path in config_files(workspace, cwd or Path.cwd(), env):
-        layers += [(str(path), layer) for layer in reader.file_layers(path)]
-    layers.append(("the JP_CFG_* environment variables", _ok(environment_layer(env))))
+    if workspace is not None and workspace.config is not None:
+        layers.append((FROM_JP, workspace.config))
+    else:
+        reader = _Reader()
+        for path in config_files(workspace, cwd or Path.cwd(), env):
+            layers += [(str(path), layer) for layer in reader.file_layers(path)]
+        layers.append(("the JP_CFG_* environment variables", _ok(environment_layer(env))))
     if stream is not None:
         layers += [("the conversation's own config", layer) for layer in conversation_layers(stream)]
     layers += [(f"--cfg {value}", _cfg_layer(value)) for value in cfg]

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id
 from turnmark.shell.errors import FileFault, WorkspaceError
 from turnmark.shell.storage.files import SMALL_FILE_LIMIT, read_file
@@ -30,10 +31,15 @@ def user_data_dir() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Workspace:
-    """A directory holding ``.jp/``, with JP's user-local silo for it when one exists."""
+    """A directory holding ``.jp/``, with JP's user-local silo for it when one exists.
+
+    ``config`` is JP's resolved configuration when ``jp`` handed the workspace over (a plugin's ``init``): the
+    workspace's configuration layer then, instead of the config files and ``JP_CFG_*`` it was resolved from.
+    """
 
     root: Path
     user_silo: Path | None
+    config: JsonObject | None = field(default=None, compare=False, hash=False)
 
     @property
     def storage(self) -> Path:
@@ -80,12 +86,23 @@ def _find_silo(storage: Path) -> Path | None:
     return candidates[0] if candidates else None
 
 
+_handed_over: list[Workspace] = []
+
+
+def hand_over(workspace: Workspace) -> None:
+    """The workspace ``jp`` gave this process (a plugin's ``init``): found as given, with JP's user-local copy
+    and configuration, whenever a look for a workspace reaches its root."""
+    _handed_over[:] = [Workspace(workspace.root.resolve(), workspace.user_silo, workspace.config)]
+
+
 def find_workspace(start: Path) -> Workspace | None:
     """The nearest ancestor of ``start`` (inclusive) that contains ``.jp/``; ``start`` may be ``.jp`` itself."""
     start = start.resolve()
     if start.name == STORAGE_DIR and start.is_dir():
         start = start.parent
     for candidate in (start, *start.parents):
+        if _handed_over and candidate == _handed_over[0].root:
+            return _handed_over[0]
         if (candidate / STORAGE_DIR).is_dir():
             return Workspace(candidate, _find_silo(candidate / STORAGE_DIR))
     return None
