@@ -48,16 +48,31 @@ class Plugin:
 
 TURNMARK = Plugin("turnmark", (), "Any turnmark command inside jp: jp turnmark turns, jp turnmark show, ...")
 TURNS = Plugin("turns", ("turns",), "One line per turn of a conversation: its event ID and summary (turnmark)")
-FIND = Plugin("find", ("find",), "Search the turns of every conversation: labels, requests, answers (turnmark)")
+FIND = Plugin("find", ("find",), "Search the turns of every conversation: summaries, requests, answers (turnmark)")
 PLUGINS = (TURNMARK, TURNS, FIND)
 
 
 def help_text(plugin: Plugin) -> str:
-    """What ``turnmark <prefix> --help`` prints."""
+    """What ``turnmark <prefix> --help`` prints, its usage line and examples written as typed to ``jp``."""
     text = io.StringIO()
     with contextlib.redirect_stdout(text), contextlib.redirect_stderr(io.StringIO()):
         entry.status([*plugin.prefix, "--help"])
-    return text.getvalue()
+    return as_typed_to_jp(text.getvalue(), plugin)
+
+
+def as_typed_to_jp(help_text: str, plugin: Plugin) -> str:
+    """``help_text`` with the command it documents named as the user types it to ``jp``: ``Usage: jp turns`` and
+    ``$ jp turns 1772…`` for ``turnmark turns``.
+
+    >>> as_typed_to_jp("Usage: turnmark turns [CONV]\\n  $ turnmark turns 17\\n  see turnmark find\\n", TURNS)
+    'Usage: jp turns [CONV]\\n  $ jp turns 17\\n  see turnmark find\\n'
+    >>> as_typed_to_jp("Usage: turnmark [OPTIONS] COMMAND\\n", TURNMARK)
+    'Usage: jp turnmark [OPTIONS] COMMAND\\n'
+    """
+    command = " ".join(("turnmark", *plugin.prefix))
+    for lead in ("Usage: ", "$ "):
+        help_text = help_text.replace(f"{lead}{command}", f"{lead}{plugin.usage}")
+    return help_text
 
 
 def serve(plugin: Plugin) -> int:

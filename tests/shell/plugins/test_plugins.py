@@ -57,7 +57,11 @@ def test_describe_answers_with_the_help_turnmark_shows(plugin: str, env: dict[st
     shown = subprocess.run(
         [str(BIN / "turnmark"), *PLUGINS[plugin], "--help"], env=env, capture_output=True, text=True, check=True
     )
-    assert described["help"] == shown.stdout
+    typed = " ".join(("turnmark", *PLUGINS[plugin]))
+    assert described["help"] == shown.stdout.replace(f"Usage: {typed}", f"Usage: jp {plugin}").replace(
+        f"$ {typed}", f"$ jp {plugin}"
+    )
+    assert described["help"].startswith(f"Usage: jp {plugin} ")
     assert run.returncode == 0
 
 
@@ -239,7 +243,7 @@ def test_started_from_a_terminal_it_shows_its_help_and_says_to_use_jp(env: dict[
         os.close(terminal)
     assert process.returncode == 0
     assert process.stdout == b""
-    assert b"Usage: turnmark find" in process.stderr
+    assert b"Usage: jp find" in process.stderr
     assert b"run it through jp, as `jp find" in process.stderr
 
 
