@@ -63,11 +63,6 @@ def help_text(plugin: Plugin) -> str:
 def as_typed_to_jp(help_text: str, plugin: Plugin) -> str:
     """``help_text`` with the command it documents named as the user types it to ``jp``: ``Usage: jp turns`` and
     ``$ jp turns 1772…`` for ``turnmark turns``.
-
-    >>> as_typed_to_jp("Usage: turnmark turns [CONV]\\n  $ turnmark turns 17\\n  see turnmark find\\n", TURNS)
-    'Usage: jp turns [CONV]\\n  $ jp turns 17\\n  see turnmark find\\n'
-    >>> as_typed_to_jp("Usage: turnmark [OPTIONS] COMMAND\\n", TURNMARK)
-    'Usage: jp turnmark [OPTIONS] COMMAND\\n'
     """
     command = " ".join(("turnmark", *plugin.prefix))
     for lead in ("Usage: ", "$ "):

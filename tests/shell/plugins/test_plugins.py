@@ -15,6 +15,7 @@ import pytest
 from tests.agreement.workspaces import copy_corpus
 from tests.conftest import FIXTURES, corpus_root
 from tests.shell.plugins.host import BIN, Host, init_message, plugin_env
+from turnmark.shell.plugins import executables
 
 PLUGINS = {"turnmark": (), "turns": ("turns",), "find": ("find",)}
 CONVERSATIONS = sorted(path.name for path in (FIXTURES / ".jp" / "conversations").iterdir() if path.is_dir())
@@ -282,3 +283,14 @@ def test_hostile_content_reaches_jp_escaped_as_turnmark_prints_it(
     assert run.printed == turnmark(env, show_workspace, *args).stdout
     if args[0] == "show":
         assert "\\u{1b}" in run.printed, "the escape in the conversation is shown, escaped"
+
+
+def test_help_names_the_command_as_typed_to_jp() -> None:
+    turns = "Usage: turnmark turns [CONV]\n  $ turnmark turns 17\n  see turnmark find\n"
+    assert executables.as_typed_to_jp(turns, executables.TURNS) == (
+        "Usage: jp turns [CONV]\n  $ jp turns 17\n  see turnmark find\n"
+    )
+    whole = "Usage: turnmark [OPTIONS] COMMAND\n  $ turnmark show 17\n"
+    assert executables.as_typed_to_jp(whole, executables.TURNMARK) == (
+        "Usage: jp turnmark [OPTIONS] COMMAND\n  $ jp turnmark show 17\n"
+    )
