@@ -5,7 +5,9 @@ first instruction: they are started with SIGINT blocked (a signal mask survives 
 never unblocks it), so a Ctrl-C to the process group while they start cannot kill one half-started. The
 parent hears it (a SIGINT that came while it was blocked is delivered when the workers are up), hands out no
 more work and waits for the few items already handed out (at most ``AHEAD`` per worker), each of which a
-worker finishes whole, as a single process would.
+worker finishes whole, as a single process would. So does an error. Those items are waited for, never
+cancelled: on CPython before 3.11.3 (Debian 12's 3.11.2) a cancelled item can leave the pool's shutdown
+waiting for ever (python/cpython#94440).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import multiprocessing
 import signal
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from multiprocessing import resource_tracker
@@ -68,5 +70,4 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int) -> Generat
                 "run again, with --jobs 1 if it keeps happening"
             ) from None
         finally:
-            for future in waiting:
-                future.cancel()
+            wait(waiting)
