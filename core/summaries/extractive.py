@@ -108,7 +108,7 @@ VAGUE = word_set(
     "i me my we us our you your it its this that these those there here what why how which who when where "
     "is are was were be been do does did can could would should will might must have has had any some "
     "idea ideas thought thoughts clue clues cause causing reason out know think see let look not no give tell "
-    "overview summary explanation help find why here there yes yeah ok okay sure"
+    "overview summary explanation help find why here there yes yeah ok okay sure "
     "a an the and or but of to in on at by for with from as so if then just also still"
 )
 """Words that name nothing: a sentence made of them points elsewhere ("Can you find out why?")."""

@@ -77,6 +77,13 @@ def test_a_task_that_names_nothing_is_read_with_the_sentence_that_does() -> None
     )
 
 
+def test_an_article_names_nothing() -> None:
+    """ "take a look at it" names nothing: the sentence that names the subject comes with it."""
+    assert stated_task("Can you take a look at it? The parser drops the last row.") == (
+        "The parser drops the last row; take a look at it"
+    )
+
+
 # No invented verb ----------------------------------------------------------------------------------
 
 
