@@ -13,7 +13,8 @@ labeller, and the share of labels worse than the fallback by more than 0.3. Then
 conversation, labels cut inside a word and, with ``-v``, every development label beside its reference
 (held-out labels are never printed). Targets: on the held-out real turns, the labeller beats the
 fallback by >= 0.08 and at most 1 label in 10 is worse than the fallback by more than 0.3.
-Run: ``just bench`` or ``python bench/labels.py [-v]``.
+Run: ``just bench`` or ``python bench/labels.py [-v] [--bounds]`` (``--bounds``: the best a single sentence of the turn
+could score, chosen knowing the reference; an upper bound for picking sentences, not a target).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import corpus_root
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.payloads import ChatRequest, ChatResponse
 from turnmark.core.summaries.catchup import extractive_answer
 from turnmark.core.summaries.label_text import word_set
 from turnmark.core.summaries.labels import ensure_first_turn_start, unlabel_turn
@@ -211,6 +213,46 @@ def main() -> None:
     print(f"duplicate labels within a conversation: {scores.duplicates} (target 0)")
     print(f"labels cut inside a word: {scores.cuts} (target 0)")
     print(f"turns without a label: {scores.missing}")
+    if "--bounds" in sys.argv[1:]:
+        sentence_bounds(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
+
+
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+BOUND_WORDS = 10
+"""The words of a sentence a bound keeps (a label's length)."""
+
+
+def sentence_bounds(references: list[dict[str, Any]]) -> None:
+    """How far picking one sentence can go: for each real turn, the best F1 of any sentence of its requests, of
+    its answers, and of either (each cut to ``BOUND_WORDS`` words), chosen knowing the reference, by half. An
+    extractive labeller picks without the reference, so it stays under these; not a target, an upper bound."""
+    root = corpus_root()
+    workspace = find_workspace(root)
+    if workspace is None:
+        print(f"skipping the bounds: the corpus is not available at {root}")
+        return
+    streams = {ref.display_id: read_conversation(ref, sequential_ids()).stream for ref in list_conversations(workspace)}
+    best: dict[str, list[tuple[float, float, float]]] = {half: [] for half in HALVES}
+    for conversation in references:
+        if conversation["workspace"] != REAL:
+            continue
+        turns = {str(turn.id()): turn for turn in ensure_first_turn_start(streams[conversation["id"]]).turns()}
+        for reference in conversation["turns"]:
+            asked, answered = [], []
+            for entry in turns[reference["turn"]].events():
+                payload = entry.payload
+                if isinstance(payload, ChatRequest):
+                    asked += SENTENCE.split(payload.content)
+                elif isinstance(payload, ChatResponse) and payload.variant == "message":
+                    answered += SENTENCE.split(str(payload.value))
+
+            def top(sentences: list[str], label: str = reference["label"]) -> float:
+                return max((f1(" ".join(text.split()[:BOUND_WORDS]), label) for text in sentences), default=0.0)
+
+            best[reference["half"]].append((top(asked), top(answered), top(asked + answered)))
+    print(f"best single sentence ({BOUND_WORDS} words), real turns: {'request':>8} {'answer':>8} {'either':>8}")
+    for half, rows in best.items():
+        print(f"  {half:<10} {len(rows):>3} turns " + " ".join(f"{mean([row[i] for row in rows]):>8.3f}" for i in range(3)))
 
 
 def mean(scores: list[float]) -> float:
