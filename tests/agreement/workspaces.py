@@ -20,6 +20,7 @@ import pytest
 from hypothesis import strategies as st
 
 from tests.conftest import REPO, corpus_root
+from tests.support.copies import writable_copy
 
 FIXTURE_WORKSPACES = ("workspace", "legacy-workspace", "repair-workspace", "show-workspace")
 WORKSPACE_ID = "agree01"
@@ -63,7 +64,7 @@ def copy_corpus(destination: Path) -> Path:
     conversations = corpus_root() / ".jp" / "conversations"
     if not conversations.is_dir():
         pytest.skip(f"corpus not found at {corpus_root()} (set TURNMARK_CORPUS to a folder holding .jp/conversations)")
-    shutil.copytree(conversations, destination / ".jp" / "conversations")
+    writable_copy(conversations, destination / ".jp" / "conversations")
     return destination
 
 

@@ -8,7 +8,6 @@ regex must be answered within 5 s (the subprocess's timeout: before RE2, each ra
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pytest
 
 from tests.conftest import FIXTURES, corpus_root
 from tests.reliability.processes import isolated_env, run_turnmark
+from tests.support.copies import writable_copy
 
 PROBE = (
     "hostile queries: `find --regex` with `(\\w+\\s?)+$`, `(.*,)*x`, `(a+)+$` on the corpus plus a 5,000-`a` "
@@ -35,7 +35,7 @@ def searched(tmp_path: Path) -> Path:
     """The corpus (or the fixture workspace) with a conversation whose request is 5,000 ``a`` and a ``!``."""
     source = corpus_root() if (corpus_root() / ".jp" / "conversations").is_dir() else FIXTURES
     root = tmp_path / "ws"
-    shutil.copytree(source / ".jp" / "conversations", root / ".jp" / "conversations")
+    writable_copy(source / ".jp" / "conversations", root / ".jp" / "conversations")
     folder = root / ".jp" / "conversations" / "17990000000-many-a"
     folder.mkdir()
     entries = [

@@ -23,6 +23,7 @@ import pytest
 from tests.conftest import FIXTURES, corpus_conversations
 from tests.reliability.figures import record, scale
 from tests.reliability.processes import TURNMARK, isolated_env, run_turnmark
+from tests.support.copies import link_or_copy
 
 COMMANDS = (
     ("conversations",),
@@ -48,7 +49,7 @@ def many_conversations(root: Path, count: int) -> Path:
         target.mkdir()
         for file in sources[index % len(sources)].iterdir():
             if file.is_file():
-                os.link(file, target / file.name)
+                link_or_copy(file, target / file.name)
     return root
 
 
