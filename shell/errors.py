@@ -83,3 +83,15 @@ class ModelRejected(ModelError):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
+
+
+def reraise_interrupt(error: BaseException) -> None:
+    """Raise ``KeyboardInterrupt`` when ``error`` came from one: a Ctrl-C that cut a database call short surfaces
+    as the error of its clean-up (``no such savepoint``), which a fallback must not take for a broken cache."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        seen.add(id(cause))
+        cause = cause.__context__ or cause.__cause__

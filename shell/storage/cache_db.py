@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES
-from turnmark.shell.errors import FileFault
+from turnmark.shell.errors import FileFault, reraise_interrupt
 from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.files import open_directory, os_reason, refuse_links
 from turnmark.shell.storage.workspace import Workspace
@@ -193,6 +193,7 @@ def schema_problem(connection: sqlite3.Connection) -> str | None:
             return f"schema: no {_described(missing[0])}"
         columns = _columns(connection, objects)
     except sqlite3.Error as error:
+        reraise_interrupt(error)
         return f"schema: {error}"
     if columns != expected_columns:
         changed = next((column for column in columns if column not in expected_columns), ("a table", 0, "a column"))
@@ -324,6 +325,7 @@ class CacheDb:
         try:
             return action()
         except sqlite3.DatabaseError as error:
+            reraise_interrupt(error)
             if not damaged(error) or self.path is None:
                 raise
             self.rebuild(str(error))
@@ -391,6 +393,7 @@ def open_cache(workspace: Workspace, *, create: bool = True) -> CacheDb | None:
             return db
         version = _version(db.connection)
     except sqlite3.DatabaseError as error:
+        reraise_interrupt(error)
         if not damaged(error):
             db.close()
             raise

@@ -22,7 +22,7 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.clock import now_ns, now_timestamp
 from turnmark.shell.entropy import random_event_ids
-from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable
+from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable, reraise_interrupt
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, search_index, workspace_cache
 from turnmark.shell.storage.conversations import read_conversation
@@ -219,6 +219,7 @@ def _open(workspace: Workspace, note: Note) -> cache_db.CacheDb:
     try:
         db = cache_db.open_cache(workspace)
     except (FileFault, sqlite3.Error) as error:
+        reraise_interrupt(error)
         note(f"{error}; searching without the index file (slower)")
         return cache_db.memory_cache()
     assert db is not None
@@ -318,6 +319,7 @@ def find(
                 )
             )
         except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
+            reraise_interrupt(error)
             if db.in_memory:
                 raise
             note(f"{error}; searching without the index file this time (slower)")
@@ -389,6 +391,7 @@ def refresh_conversation(ref: ConversationRef) -> str | None:
     except cache_db.CacheBusy:
         return None
     except (FileFault, sqlite3.Error) as error:
+        reraise_interrupt(error)
         return f"the search index was not updated: {error}"
     return None
 

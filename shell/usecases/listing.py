@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from turnmark.shell.clock import now_ns
-from turnmark.shell.errors import ConversationError, FileFault, WorkerDied
+from turnmark.shell.errors import ConversationError, FileFault, WorkerDied, reraise_interrupt
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, check_reports, workspace_cache
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
@@ -98,6 +98,7 @@ def _store(
     try:
         _write(db, written, gone)
     except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
+        reraise_interrupt(error)
         if isinstance(error, sqlite3.OperationalError) and cache_db.damaged(error):
             raise
         note(f"the workspace cache was not updated ({error}); it is next time")
@@ -154,6 +155,7 @@ def list_workspace(
     try:
         db = cache_db.open_cache(workspace)
     except (FileFault, sqlite3.Error) as error:
+        reraise_interrupt(error)
         note(f"{error}; listing without the workspace cache (slower)")
         return _listed(None, refs, note, checks=checks, jobs=jobs, on_read=on_read)
     assert db is not None
@@ -163,6 +165,7 @@ def list_workspace(
         try:
             return db.guarded(lambda: _listed(db, refs, note, checks=checks, jobs=jobs, on_read=on_read))
         except sqlite3.Error as error:
+            reraise_interrupt(error)
             note(f"{error}; listing without the workspace cache this time (slower)")
     return _listed(None, refs, note, checks=checks, jobs=jobs, on_read=on_read)
 

@@ -24,7 +24,7 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.wire.models import resolve_summary_model
 from turnmark.shell import entropy, version
 from turnmark.shell.clock import now_ns
-from turnmark.shell.errors import ConfigProblem, FileFault
+from turnmark.shell.errors import ConfigProblem, FileFault, reraise_interrupt
 from turnmark.shell.storage import cache_db, plan_cache, workspace_cache
 from turnmark.shell.storage.config_files import config_layers
 from turnmark.shell.storage.locking import is_locked, lock_names
@@ -91,6 +91,7 @@ class _Plans:
                 with db:
                     self.stored = db.guarded(lambda: plan_cache.stored_plans(db.connection))
         except (FileFault, sqlite3.Error) as error:
+            reraise_interrupt(error)
             note(f"{error}; planning without the stored plans")
 
     def inputs(self, ref: ConversationRef) -> str | None:
@@ -132,6 +133,7 @@ class _Plans:
                 with db, db.writing(), cache_db.batch(db.connection):
                     plan_cache.save_plans(db.connection, self.made)
         except (FileFault, sqlite3.Error) as error:
+            reraise_interrupt(error)
             note(f"the plans were not stored ({error}); the next dry run makes them again")
 
 

@@ -3,17 +3,19 @@
 Workers are started fresh (``spawn``: a watcher's threads are never forked) and ignore Ctrl-C from their
 first instruction: they are started with SIGINT blocked (a signal mask survives fork and exec, and Python
 never unblocks it), so a Ctrl-C to the process group while they start cannot kill one half-started. The
-parent hears it (a SIGINT that came while it was blocked is delivered when the workers are up), hands out no
-more work and waits for the few items already handed out (at most ``AHEAD`` per worker), each of which a
-worker finishes whole, as a single process would. So does an error. Those items are waited for, never
-cancelled: on CPython before 3.11.3 (Debian 12's 3.11.2) a cancelled item can leave the pool's shutdown
-waiting for ever (python/cpython#94440).
+parent notes it (a SIGINT that came while it was blocked is delivered when the workers are up; it is never
+raised inside the pool's own calls), hands out no more work, waits for the few items already handed out (at
+most ``AHEAD`` per worker), each of which a worker finishes whole, as a single process would, and raises it
+once the pool is gone. After an error too, those items are waited for, never cancelled: on CPython before
+3.11.3 (Debian 12's 3.11.2) a cancelled item can leave the pool's shutdown waiting for ever
+(python/cpython#94440).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
@@ -46,28 +48,54 @@ def _interrupts_held() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+@contextmanager
+def _interrupts_noted(noted: list[int]) -> Iterator[None]:
+    """Ctrl-C appended to ``noted`` instead of raised, while the pool runs: raised inside the pool's own calls (a
+    submit, its shutdown) it can leave the shutdown waiting for ever. Only the main thread hears signals; in
+    another ``noted`` stays empty."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def results(work: Callable[[T], R], items: Sequence[T], workers: int) -> Generator[R, None, None]:
-    """``work`` of every item on ``workers`` processes, in the order of the items."""
+    """``work`` of every item on ``workers`` processes, in the order of the items; a Ctrl-C is raised (as
+    ``KeyboardInterrupt``) at the next item, once the items already handed out are done and the pool is gone."""
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_interrupts) as pool:
-        waiting: deque[Future[R]] = deque()
-        rest: Iterator[T] = iter(items)
+    noted: list[int] = []
+    try:
+        with (
+            _interrupts_noted(noted),
+            ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_interrupts) as pool,
+        ):
+            waiting: deque[Future[R]] = deque()
+            rest: Iterator[T] = iter(items)
 
-        def hand_out(count: int) -> None:
-            for _, item in zip(range(count), rest, strict=False):
-                waiting.append(pool.submit(work, item))
+            def hand_out(count: int) -> None:
+                for _, item in zip(range(count), rest, strict=False):
+                    waiting.append(pool.submit(work, item))
 
-        try:
-            with _interrupts_held():  # the first submission starts every worker
-                hand_out(workers * AHEAD)
-            while waiting:
-                done = waiting.popleft().result()
-                hand_out(1)
-                yield done
-        except BrokenProcessPool as error:
-            raise WorkerDied(
-                f"a worker process ended before its conversation was done ({error}); "
-                "run again, with --jobs 1 if it keeps happening"
-            ) from None
-        finally:
-            wait(waiting)
+            try:
+                with _interrupts_held():  # the first submission starts every worker
+                    hand_out(workers * AHEAD)
+                while waiting and not noted:
+                    done = waiting.popleft().result()
+                    if noted:
+                        break
+                    hand_out(1)
+                    yield done
+            except BrokenProcessPool as error:
+                raise WorkerDied(
+                    f"a worker process ended before its conversation was done ({error}); "
+                    "run again, with --jobs 1 if it keeps happening"
+                ) from None
+            finally:
+                wait(waiting)
+    finally:
+        if noted:
+            raise KeyboardInterrupt  # a Ctrl-C outranks what ended the run: an error, a close
