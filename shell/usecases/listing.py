@@ -16,7 +16,7 @@ from functools import partial
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied, reraise_interrupt
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.storage import cache_db, check_reports, workspace_cache
+from turnmark.shell.storage import cache_db, workspace_cache
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import ConversationRow, Facts
 from turnmark.shell.usecases import parallel
@@ -25,6 +25,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.summaries import catchup, turn_rows
     from turnmark.shell import entropy
+    from turnmark.shell.storage import check_reports
     from turnmark.shell.storage import conversations
 
 Note = Callable[[str], None]
