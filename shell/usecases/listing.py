@@ -25,8 +25,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.summaries import catchup, turn_rows
     from turnmark.shell import entropy
-    from turnmark.shell.storage import check_reports
-    from turnmark.shell.storage import conversations
+    from turnmark.shell.storage import check_reports, conversations
 
 Note = Callable[[str], None]
 
