@@ -227,9 +227,9 @@ def sentence_bounds(references: list[dict[str, Any]]) -> None:
     its answers, and of either (each cut to ``BOUND_WORDS`` words), chosen knowing the reference, by half. An
     extractive labeller picks without the reference, so it stays under these; not a target, an upper bound."""
     root = corpus_root()
-    workspace = find_workspace(root)
+    workspace = find_workspace(root) if root is not None else None
     if workspace is None:
-        print(f"skipping the bounds: the corpus is not available at {root}")
+        print("skipping the bounds: the corpus is not available (set TURNMARK_CORPUS)")
         return
     streams = {ref.display_id: read_conversation(ref, sequential_ids()).stream for ref in list_conversations(workspace)}
     best: dict[str, list[tuple[float, float, float]]] = {half: [] for half in HALVES}
@@ -252,7 +252,8 @@ def sentence_bounds(references: list[dict[str, Any]]) -> None:
             best[reference["half"]].append((top(asked), top(answered), top(asked + answered)))
     print(f"best single sentence ({BOUND_WORDS} words), real turns: {'request':>8} {'answer':>8} {'either':>8}")
     for half, rows in best.items():
-        print(f"  {half:<10} {len(rows):>3} turns " + " ".join(f"{mean([row[i] for row in rows]):>8.3f}" for i in range(3)))
+        figures = " ".join(f"{mean([row[i] for row in rows]):>8.3f}" for i in range(3))
+        print(f"  {half:<10} {len(rows):>3} turns {figures}")
 
 
 def mean(scores: list[float]) -> float:
