@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.reliability.processes import isolated_env
+
 BIN = Path(sys.executable).parent
 GRACE = 5.0
 """How long ``jp`` waits after ``shutdown`` before it kills the plugin."""
@@ -283,16 +285,4 @@ def _summaries(workspace: Path | None) -> list[dict[str, Any]]:
 
 def plugin_env(home: Path) -> dict[str, str]:
     """An isolated environment: JP's user data and config and turnmark's cache and state under ``home``."""
-    (home / "user-data").mkdir(parents=True, exist_ok=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "TURNMARK_CACHE_DIR": str(home / "cache"),
-        "TURNMARK_STATE_DIR": str(home / "state"),
-        "JP_USER_DATA_DIR": str(home / "user-data"),
-        "JP_GLOBAL_CONFIG_DIR": str(home / "config"),
-        "XDG_CONFIG_HOME": str(home / "config"),
-        "LANG": "C.UTF-8",
-    }
-    env.update({key: os.environ[key] for key in ("PYTHONPATH",) if key in os.environ})
-    return env
+    return isolated_env(home)
