@@ -43,7 +43,25 @@ TERMINAL_ONLY = {
 """Options that need the terminal ``jp`` keeps to itself: such a run says to use ``turnmark`` directly."""
 
 
-class PrintStream(io.TextIOBase):
+class _Pipe(io.TextIOBase):
+    """A text stream a command writes as it would a pipe: UTF-8, not a terminal."""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+    @staticmethod
+    def text_of(text: str | bytes) -> str:
+        return text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+
+
+class PrintStream(_Pipe):
     """The command's stdout: its text, in ``print`` messages (a pipe, not a terminal: no colour, no pager),
     through the sanitizer once more (what turnmark printed is unchanged by it; click's own text is checked)."""
 
@@ -53,22 +71,11 @@ class PrintStream(io.TextIOBase):
         self._size = 0
 
     @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return "utf-8"
-
-    @property
     def errors(self) -> str:  # type: ignore[override]
         return "strict"
 
-    def isatty(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return True
-
     def write(self, text: str | bytes) -> int:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", "replace")
+        text = self.text_of(text)
         self._pending.append(text)
         self._size += len(text)
         if self._size >= PRINT_CHUNK and "\n" in text:
@@ -85,7 +92,7 @@ class PrintStream(io.TextIOBase):
             self._link.send(Print(shown(whole)))
 
 
-class LogStream(io.TextIOBase):
+class LogStream(_Pipe):
     """The command's stderr: a ``log`` message per line; its last ``error:`` line is the run's reason."""
 
     def __init__(self, link: HostLink) -> None:
@@ -94,19 +101,8 @@ class LogStream(io.TextIOBase):
         self.reason: str | None = None
         self._lock = threading.Lock()
 
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return "utf-8"
-
-    def isatty(self) -> bool:
-        return False
-
-    def writable(self) -> bool:
-        return True
-
     def write(self, text: str | bytes) -> int:
-        if isinstance(text, bytes):
-            text = text.decode("utf-8", "replace")
+        text = self.text_of(text)
         with self._lock:
             *lines, self.partial = (self.partial + text).split("\n")
         for line in lines:
