@@ -55,6 +55,14 @@ def watched_once(root: Path, *extra: str) -> dict[str, dict[str, bytes]]:
     return conversation_files(root)
 
 
+def files_between_writes(root: Path) -> dict[str, dict[str, bytes]] | None:
+    """``conversation_files`` while the watcher writes; ``None`` when a file went away as it was read."""
+    try:
+        return conversation_files(root)
+    except FileNotFoundError:
+        return None
+
+
 def watched_from_start(root: Path, expected: dict[str, dict[str, bytes]]) -> dict[str, object]:
     """What ``watch``'s start-up pass has written once it wrote ``expected`` (or after 60 s)."""
     options = WatchOptions(settle=0, catchup=CatchupOptions(model="builtin/extractive"))
@@ -63,7 +71,7 @@ def watched_from_start(root: Path, expected: dict[str, dict[str, bytes]]) -> dic
     thread.start()
     deadline = time.monotonic() + 60
     try:
-        while time.monotonic() < deadline and conversation_files(root) != expected:
+        while time.monotonic() < deadline and files_between_writes(root) != expected:
             time.sleep(0.1)
     finally:
         watcher.stop()
