@@ -273,7 +273,17 @@ def global_options(ctx: _click.Context) -> list[tuple[str, str]]:
     ]
 
 
-class TurnmarkCommand(TyperCommand):
+class PlainParams(_click.Command):
+    """Every parameter with the pydantic-free coercion, those typer adds after ``__init__`` too."""
+
+    def get_params(self, ctx: _click.Context) -> list[Any]:
+        params = super().get_params(ctx)
+        for param in params:
+            plain_coercion(param)
+        return params
+
+
+class TurnmarkCommand(PlainParams, TyperCommand):
     """A command whose help reads like git's: ``CONV`` not ``{CONV}``, no value types, examples last."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -281,12 +291,6 @@ class TurnmarkCommand(TyperCommand):
         for param in self.params:
             if isinstance(param, TyperOption) and not param.is_flag and param.metavar is None:
                 param.metavar = (param.name or "value").upper()
-
-    def get_params(self, ctx: _click.Context) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:
-            plain_coercion(param)
-        return params
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         params = [param for param in self.get_params(ctx) if not getattr(param, "hidden", False)]
@@ -323,14 +327,8 @@ def command_path(ctx: _click.Context) -> str:
     return " ".join(words)
 
 
-class TurnmarkSubgroup(TyperGroup):
+class TurnmarkSubgroup(PlainParams, TyperGroup):
     """A command with subcommands (``turnmark summary set``): its commands listed, its examples last."""
-
-    def get_params(self, ctx: _click.Context) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:
-            plain_coercion(param)
-        return params
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         options = [
@@ -352,7 +350,7 @@ class TurnmarkSubgroup(TyperGroup):
         write_examples(formatter, EXAMPLES.get(command_path(ctx), ()))
 
 
-class TurnmarkGroup(TyperGroup):
+class TurnmarkGroup(PlainParams, TyperGroup):
     """The ``turnmark`` group: options anywhere, one-line usage errors, commands listed by group."""
 
     def main(
@@ -368,12 +366,6 @@ class TurnmarkGroup(TyperGroup):
             return super(TurnmarkGroup, self).main(argv, prog_name, complete_var, **options)
 
         return run_main(invoke, args, standalone_mode, windows_expand_args=windows_expand_args, **extra)
-
-    def get_params(self, ctx: _click.Context) -> list[Any]:
-        params = super().get_params(ctx)
-        for param in params:  # typer adds the completion and help options after __init__
-            plain_coercion(param)
-        return params
 
     def format_options(self, ctx: _click.Context, formatter: _click.HelpFormatter) -> None:
         rows = [
