@@ -20,6 +20,7 @@ could score, chosen knowing the reference; an upper bound for picking sentences,
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -32,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import corpus_root
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse
+from turnmark.core.stream.turns import Turn
 from turnmark.core.summaries.catchup import extractive_answer
 from turnmark.core.summaries.label_text import word_set
 from turnmark.core.summaries.labels import ensure_first_turn_start, unlabel_turn
@@ -46,7 +48,9 @@ STOP_WORDS = word_set(
     "about over up out via vs"
 )
 REAL = "corpus"
-"""The workspace of the real turns; every other one holds fixture turns."""
+UNSEEN = "unseen"
+"""The workspaces of real turns: the corpus, and the conversations of ``bench/unseen_conversations.py``; every
+other one holds fixture turns."""
 READABLE_SHARE = 0.10
 """At most this share of labels may name more than ``MAX_IDENTIFIERS`` identifiers."""
 WORD = re.compile(r"[a-z0-9][a-z0-9_.#/-]*[a-z0-9]|[a-z0-9]")
@@ -75,13 +79,24 @@ def cut_inside_a_word(label: str, source_words: set[str]) -> bool:
 
 
 def workspace_root(name: str) -> Path | None:
-    if name == "corpus":
+    if name == REAL:
         return corpus_root()
+    if name == UNSEEN:
+        root = Path(os.environ.get("TURNMARK_UNSEEN", "/nonexistent"))
+        return root if (root / ".jp" / "conversations").is_dir() else None
     return REPO / name
 
 
+KINDS = {REAL: "corpus", UNSEEN: "unseen"}
+SKIPPED = {
+    REAL: "the corpus is not available (set TURNMARK_CORPUS)",
+    UNSEEN: "set TURNMARK_UNSEEN to the folder bench/unseen_conversations.py makes from a clone of dcdpr/jp",
+}
+
+
 def labels_of(root: Path) -> dict[str, tuple[dict[str, str], dict[str, str], set[str]]]:
-    """Every conversation's labels and fallbacks by turn ID, with the words of its requests and answers."""
+    """Every conversation's labels and fallbacks by turn ID (the fallbacks in the turns' order), with the words of
+    its requests and answers."""
     workspace = find_workspace(root)
     assert workspace is not None, root
     found = {}
@@ -103,6 +118,17 @@ HALVES = ("development", "held-out")
 WORSE_BY = 0.3
 """A label is worse than the fallback when its F1 is lower by more than this."""
 WORSE_SHARE = 0.10
+REAL_KINDS = ("corpus", "unseen")
+TABLE = (
+    ("corpus development", ("corpus",), "development"),
+    ("corpus held-out", ("corpus",), "held-out"),
+    ("unseen conversations", ("unseen",), "held-out"),
+    ("all held-out real turns", REAL_KINDS, "held-out"),
+    ("fixture development", ("fixture",), "development"),
+    ("fixture held-out", ("fixture",), "held-out"),
+    ("fixture both halves", ("fixture",), None),
+)
+"""The table's rows: a title, the kinds of turns, the half (``None``: both)."""
 GAIN_TARGET = 0.08
 
 
@@ -110,7 +136,7 @@ GAIN_TARGET = 0.08
 class Row:
     """One scored turn."""
 
-    real: bool
+    kind: str
     half: str
     conversation: str
     index: int
@@ -130,13 +156,14 @@ class Scores:
     missing: int = 0
     skipped: list[str] = field(default_factory=list)
 
-    def of(self, real: bool | None = None, half: str | None = None) -> list[Row]:
-        """The rows of real turns (``True``), fixture turns (``False``) or both, of one half or both."""
-        return [row for row in self.rows if real in (None, row.real) and half in (None, row.half)]
+    def of(self, kinds: tuple[str, ...] | None = None, half: str | None = None) -> list[Row]:
+        """The rows of turns of these kinds (``corpus``, ``unseen``, ``fixture``; all when ``None``), of one half or
+        both."""
+        return [row for row in self.rows if (kinds is None or row.kind in kinds) and half in (None, row.half)]
 
-    def heavy(self, real: bool | None = None) -> int:
+    def heavy(self, kinds: tuple[str, ...] | None) -> int:
         """Labels naming more than ``MAX_IDENTIFIERS`` identifier-like tokens."""
-        return sum(len(identifiers(row.label)) > MAX_IDENTIFIERS for row in self.of(real))
+        return sum(len(identifiers(row.label)) > MAX_IDENTIFIERS for row in self.of(kinds))
 
 
 def mean_of(rows: list[Row], fallback: bool = False) -> float:
@@ -161,15 +188,17 @@ def score(references: list[dict[str, Any]]) -> Scores:
         if name not in cache:
             cache[name] = labels_of(root)
         produced, fallbacks, source_words = cache[name].get(conversation["id"], ({}, {}, set()))
+        order = list(fallbacks)
         made = []
         for turn in conversation["turns"]:
-            label = produced.get(turn["turn"], "")
+            turn_id = turn["turn"] or (order[turn["index"]] if turn["index"] < len(order) else "")
+            label = produced.get(turn_id, "")
             scores.missing += 0 if label else 1
             made.append(label.lower())
             scores.cuts += cut_inside_a_word(label, source_words)
-            fallback = f1(fallbacks.get(turn["turn"], ""), turn["label"])
+            fallback = f1(fallbacks.get(turn_id, ""), turn["label"])
             scores.rows.append(
-                Row(name == REAL, turn["half"], conversation["id"], turn["index"], label, turn["label"],
+                Row(KINDS.get(name, "fixture"), turn["half"], conversation["id"], turn["index"], label, turn["label"],
                     f1(label, turn["label"]), fallback)
             )  # fmt: skip
         scores.duplicates += sum(count - 1 for label, count in Counter(made).items() if label and count > 1)
@@ -181,34 +210,32 @@ def main() -> None:
         sys.exit(f"no reference labels at {REFERENCES}")
     scores = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
     for name in scores.skipped:
-        print(f"skipping {name}: the corpus is not available (set TURNMARK_CORPUS)")
+        print(f"skipping the {name} turns: {SKIPPED.get(name, 'no such workspace')}")
     if "-v" in sys.argv[1:]:
         for row in scores.of(half="development"):
             print(f"{row.score:4.2f} {row.fallback:4.2f}  {row.conversation} {row.index:>2}  {row.label!r}")
             print(f"           ref {row.reference!r}")
     if not scores.rows:
         sys.exit("no turns scored")
-    print(f"{'turns':<26} {'n':>3}  {'fallback':>8}  {'extractive':>10}  {'gain':>6}  worse by > {WORSE_BY}")
-    for real, kind in ((True, "real"), (False, "fixture")):
-        for half in (*HALVES, None):
-            rows = scores.of(real, half)
-            if rows:
-                labeller, fallback = mean_of(rows), mean_of(rows, fallback=True)
-                print(
-                    f"{kind + ' ' + (half or 'both halves'):<26} {len(rows):>3}  {fallback:>8.3f}  {labeller:>10.3f}"
-                    f"  {labeller - fallback:>+6.3f}  {worse_share(rows):>5.0%}"
-                )
-    held = scores.of(True, "held-out")
-    if held:
+    print(f"{'turns':<28} {'n':>3}  {'fallback':>8}  {'extractive':>10}  {'gain':>6}  worse by > {WORSE_BY}")
+    for title, kinds, half in TABLE:
+        rows = scores.of(kinds, half)
+        if rows:
+            labeller, fallback = mean_of(rows), mean_of(rows, fallback=True)
+            print(
+                f"{title:<28} {len(rows):>3}  {fallback:>8.3f}  {labeller:>10.3f}"
+                f"  {labeller - fallback:>+6.3f}  {worse_share(rows):>5.0%}"
+            )
+    if scores.of(REAL_KINDS, "held-out"):
         print(
-            f"targets on the held-out real turns: gain >= {GAIN_TARGET:.2f},"
+            f"targets on all held-out real turns: gain >= {GAIN_TARGET:.2f},"
             f" worse by > {WORSE_BY} on at most {WORSE_SHARE:.0%}"
         )
-    for title, real in (("real", True), ("fixture", False)):
-        if scores.of(real):
+    for title, kinds in (("real", REAL_KINDS), ("fixture", ("fixture",))):
+        if scores.of(kinds):
             print(
-                f"{title} labels with {MAX_IDENTIFIERS + 1}+ identifier-like tokens: {scores.heavy(real)}"
-                f" of {len(scores.of(real))} (target <= 1 in {round(1 / READABLE_SHARE)})"
+                f"{title} labels with {MAX_IDENTIFIERS + 1}+ identifier-like tokens: {scores.heavy(kinds)}"
+                f" of {len(scores.of(kinds))} (target <= 1 in {round(1 / READABLE_SHARE)})"
             )
     print(f"duplicate labels within a conversation: {scores.duplicates} (target 0)")
     print(f"labels cut inside a word: {scores.cuts} (target 0)")
@@ -224,36 +251,42 @@ BOUND_WORDS = 10
 
 def sentence_bounds(references: list[dict[str, Any]]) -> None:
     """How far picking one sentence can go: for each real turn, the best F1 of any sentence of its requests, of
-    its answers, and of either (each cut to ``BOUND_WORDS`` words), chosen knowing the reference, by half. An
-    extractive labeller picks without the reference, so it stays under these; not a target, an upper bound."""
-    root = corpus_root()
-    workspace = find_workspace(root) if root is not None else None
-    if workspace is None:
-        print("skipping the bounds: the corpus is not available (set TURNMARK_CORPUS)")
-        return
-    streams = {ref.display_id: read_conversation(ref, sequential_ids()).stream for ref in list_conversations(workspace)}
-    best: dict[str, list[tuple[float, float, float]]] = {half: [] for half in HALVES}
-    for conversation in references:
-        if conversation["workspace"] != REAL:
+    its answers, and of either (each cut to ``BOUND_WORDS`` words), chosen knowing the reference, beside the
+    fallback's, by set. An extractive labeller picks without the reference, so it stays under these; not a
+    target, an upper bound."""
+    best: dict[str, list[tuple[float, float, float, float]]] = {}
+    for name, kind in KINDS.items():
+        root = workspace_root(name)
+        workspace = find_workspace(root) if root is not None else None
+        if workspace is None:
             continue
-        turns = {str(turn.id()): turn for turn in ensure_first_turn_start(streams[conversation["id"]]).turns()}
-        for reference in conversation["turns"]:
-            asked, answered = [], []
-            for entry in turns[reference["turn"]].events():
-                payload = entry.payload
-                if isinstance(payload, ChatRequest):
-                    asked += SENTENCE.split(payload.content)
-                elif isinstance(payload, ChatResponse) and payload.variant == "message":
-                    answered += SENTENCE.split(str(payload.value))
+        conversations = list_conversations(workspace)
+        streams = {ref.display_id: read_conversation(ref, sequential_ids()).stream for ref in conversations}
+        for conversation in (each for each in references if each["workspace"] == name):
+            turns = list(ensure_first_turn_start(streams[conversation["id"]]).turns())
+            for reference in conversation["turns"]:
+                title = f"{kind} {reference['half']}"
+                best.setdefault(title, []).append(sentence_scores(turns[reference["index"]], reference["label"]))
+    print(f"best single sentence ({BOUND_WORDS} words): {'fallback':>8} {'request':>8} {'answer':>8} {'either':>8}")
+    for title, rows in best.items():
+        figures = " ".join(f"{mean([row[i] for row in rows]):>8.3f}" for i in range(4))
+        print(f"  {title:<20} {len(rows):>3} turns {figures}")
 
-            def top(sentences: list[str], label: str = reference["label"]) -> float:
-                return max((f1(" ".join(text.split()[:BOUND_WORDS]), label) for text in sentences), default=0.0)
 
-            best[reference["half"]].append((top(asked), top(answered), top(asked + answered)))
-    print(f"best single sentence ({BOUND_WORDS} words), real turns: {'request':>8} {'answer':>8} {'either':>8}")
-    for half, rows in best.items():
-        figures = " ".join(f"{mean([row[i] for row in rows]):>8.3f}" for i in range(3))
-        print(f"  {half:<10} {len(rows):>3} turns {figures}")
+def sentence_scores(turn: Turn, label: str) -> tuple[float, float, float, float]:
+    """The fallback's F1, and the best of a request sentence, of an answer sentence and of either."""
+    asked, answered = [], []
+    for entry in turn.events():
+        payload = entry.payload
+        if isinstance(payload, ChatRequest):
+            asked += SENTENCE.split(payload.content)
+        elif isinstance(payload, ChatResponse) and payload.variant == "message":
+            answered += SENTENCE.split(str(payload.value))
+
+    def top(sentences: list[str]) -> float:
+        return max((f1(" ".join(text.split()[:BOUND_WORDS]), label) for text in sentences), default=0.0)
+
+    return f1(turn.fallback_summary() or "", label), top(asked), top(answered), top(asked + answered)
 
 
 def mean(scores: list[float]) -> float:
