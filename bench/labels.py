@@ -7,6 +7,9 @@ list removed): the label ``builtin/extractive`` writes, and the fallback, the fi
 (what ``turns`` shows without a summary). The references are split into a development half and a
 held-out half (whole conversations, fixed before the rules were written: the file's ``split``); rules
 are judged on the development half, the held-out half says whether they hold on turns they never saw.
+The unseen turns (workspace ``unseen``: 8 real conversations of dcdpr/jp not in the corpus, made by
+``bench/unseen_conversations.py``, found through ``$TURNMARK_UNSEEN``) are held-out only, reported alone and
+with the corpus's held-out half; without them the table says how to make them.
 Printed in one table: both halves, real corpus turns and fixture turns apart, the fallback beside the
 labeller, and the share of labels worse than the fallback by more than 0.3. Then the readability count
 (labels naming three or more identifier-like tokens, ``readability.py``), duplicate labels within a
@@ -114,7 +117,6 @@ def labels_of(root: Path) -> dict[str, tuple[dict[str, str], dict[str, str], set
     return found
 
 
-HALVES = ("development", "held-out")
 WORSE_BY = 0.3
 """A label is worse than the fallback when its F1 is lower by more than this."""
 WORSE_SHARE = 0.10
