@@ -16,8 +16,10 @@ labeller, and the share of labels worse than the fallback by more than 0.3. Then
 conversation, labels cut inside a word and, with ``-v``, every development label beside its reference
 (held-out labels are never printed). Targets: on the held-out real turns, the labeller beats the
 fallback by >= 0.08 and at most 1 label in 10 is worse than the fallback by more than 0.3.
-Run: ``just bench`` or ``python bench/labels.py [-v] [--bounds]`` (``--bounds``: the best a single sentence of the turn
-could score, chosen knowing the reference; an upper bound for picking sentences, not a target).
+Run: ``just bench`` or ``python bench/labels.py [-v] [--bounds] [--stored]`` (``--bounds``: the best a single
+sentence of the turn could score, chosen knowing the reference; an upper bound for picking sentences, not a
+target; ``--stored``: score the summaries the turns already carry instead, e.g. a model's, written by ``turnmark
+summarize --all`` into copies named by ``TURNMARK_CORPUS`` and ``TURNMARK_UNSEEN``; a turn without one scores 0).
 """
 
 from __future__ import annotations
@@ -97,9 +99,9 @@ SKIPPED = {
 }
 
 
-def labels_of(root: Path) -> dict[str, tuple[dict[str, str], dict[str, str], set[str]]]:
-    """Every conversation's labels and fallbacks by turn ID (the fallbacks in the turns' order), with the words of
-    its requests and answers."""
+def labels_of(root: Path, stored: bool = False) -> dict[str, tuple[dict[str, str], dict[str, str], set[str]]]:
+    """Every conversation's labels (the offline summarizer's, or with ``stored`` the summaries its turns carry) and
+    fallbacks by turn ID (the fallbacks in the turns' order), with the words of its requests and answers."""
     workspace = find_workspace(root)
     assert workspace is not None, root
     found = {}
@@ -110,7 +112,11 @@ def labels_of(root: Path) -> dict[str, tuple[dict[str, str], dict[str, str], set
         for turn in stream.turns():
             if turn.summary() is not None and turn.id() is not None:
                 unlabelled = unlabel_turn(unlabelled, str(turn.id())).value_or(unlabelled)
-        answer = json.loads(extractive_answer(unlabelled, turn_ids))["summaries"]
+        answer = (
+            {str(turn.id()): turn.summary() or "" for turn in stream.turns()}
+            if stored
+            else json.loads(extractive_answer(unlabelled, turn_ids))["summaries"]
+        )
         fallbacks = {str(turn.id()): turn.fallback_summary() or "" for turn in unlabelled.turns()}
         text = json.dumps(stream.to_json().decode("utf-8", "replace")).lower()
         found[ref.display_id] = (answer, fallbacks, set(re.findall(r"[\w.-]+", text)))
@@ -177,7 +183,7 @@ def worse_share(rows: list[Row]) -> float:
     return sum(row.fallback - row.score > WORSE_BY for row in rows) / len(rows) if rows else 0.0
 
 
-def score(references: list[dict[str, Any]]) -> Scores:
+def score(references: list[dict[str, Any]], stored: bool = False) -> Scores:
     """Label every referenced turn with the offline summarizer and score it, and its fallback, against its reference."""
     scores = Scores()
     cache: dict[str, dict[str, tuple[dict[str, str], dict[str, str], set[str]]]] = {}
@@ -188,7 +194,7 @@ def score(references: list[dict[str, Any]]) -> Scores:
             scores.skipped += [] if name in scores.skipped else [name]
             continue
         if name not in cache:
-            cache[name] = labels_of(root)
+            cache[name] = labels_of(root, stored)
         produced, fallbacks, source_words = cache[name].get(conversation["id"], ({}, {}, set()))
         order = list(fallbacks)
         made = []
@@ -210,7 +216,8 @@ def score(references: list[dict[str, Any]]) -> Scores:
 def main() -> None:
     if not REFERENCES.is_file():
         sys.exit(f"no reference labels at {REFERENCES}")
-    scores = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"])
+    stored = "--stored" in sys.argv[1:]
+    scores = score(json.loads(REFERENCES.read_text(encoding="utf-8"))["conversations"], stored)
     for name in scores.skipped:
         print(f"skipping the {name} turns: {SKIPPED.get(name, 'no such workspace')}")
     if "-v" in sys.argv[1:]:
@@ -219,7 +226,8 @@ def main() -> None:
             print(f"           ref {row.reference!r}")
     if not scores.rows:
         sys.exit("no turns scored")
-    print(f"{'turns':<28} {'n':>3}  {'fallback':>8}  {'extractive':>10}  {'gain':>6}  worse by > {WORSE_BY}")
+    column = "stored" if stored else "extractive"
+    print(f"{'turns':<28} {'n':>3}  {'fallback':>8}  {column:>10}  {'gain':>6}  worse by > {WORSE_BY}")
     for title, kinds, half in TABLE:
         rows = scores.of(kinds, half)
         if rows:
