@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.processes import TURNMARK
+from tests.reliability.processes import TURNMARK, run_turnmark
 
 PROBE = (
     "`edit -i` on an unlinked conversation: a request deleted in the plan, with `--backfill`, without a "
@@ -69,14 +69,7 @@ def editor(tmp_path: Path, body: str) -> str:
 
 def turnmark(workspace: Path, *args: str, editor_command: str = "true") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "EDITOR": editor_command, "TMPDIR": str(workspace.parent)}
-    return subprocess.run(
-        [TURNMARK, "--workspace", str(workspace), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
+    return run_turnmark(workspace, env, args, 60)
 
 
 def linked(workspace: Path) -> int:
