@@ -36,10 +36,14 @@ class Listed:
 
     ref: ConversationRef
     row: ConversationRow
+    checked: link_check.CheckReport | None = None
+    """``row.check`` already read back (a row the cache kept was read back to be kept)."""
 
     def report(self) -> link_check.CheckReport | None:
         """``check``'s report, when the listing was made with ``checks``."""
-        return check_reports.read_back(self.row.check) if self.row.check is not None else None
+        if self.checked is not None or self.row.check is None:
+            return self.checked
+        return check_reports.read_back(self.row.check)
 
 
 def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
@@ -67,13 +71,18 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
     )
 
 
-def _usable(row: ConversationRow | None, checks: bool) -> bool:
-    """A row to keep as it is: a problem, or facts (and with ``checks``, a report that reads back whole)."""
+def _stored_report(row: ConversationRow | None, checks: bool) -> link_check.CheckReport | None:
+    """With ``checks``, the report a readable row keeps, when it reads back whole."""
+    if not checks or row is None or row.problem is not None or row.check is None:
+        return None
+    return check_reports.read_back(row.check)
+
+
+def _usable(row: ConversationRow | None, checks: bool, report: link_check.CheckReport | None) -> bool:
+    """A row to keep as it is: a problem, or facts (and with ``checks``, its ``report`` read back whole)."""
     if row is None or row.problem is not None:
         return row is not None
-    if not checks:
-        return row.facts is not None
-    return row.facts is not None and row.check is not None and check_reports.read_back(row.check) is not None
+    return row.facts is not None and (report is not None or not checks)
 
 
 def _write(db: cache_db.CacheDb, written: Sequence[tuple[ConversationRow, bool]], gone: set[str]) -> None:
@@ -115,15 +124,19 @@ def _listed(
 ) -> list[Listed]:
     rows = workspace_cache.stored(db.connection) if db is not None else {}
     found: dict[str, ConversationRow] = {}
+    reports: dict[str, link_check.CheckReport] = {}
     written: list[tuple[ConversationRow, bool]] = []
     unread: list[ConversationRef] = []
     for ref in refs:
         row = rows.get(ref.display_id)
-        kept = workspace_cache.kept(ref, row, _usable(row, checks))
+        report = _stored_report(row, checks)
+        kept = workspace_cache.kept(ref, row, _usable(row, checks, report))
         if kept is None:
             unread.append(ref)
             continue
         found[ref.display_id] = kept[0]
+        if report is not None:
+            reports[ref.display_id] = report
         if kept[1]:
             written.append(kept)
     on_read(0, len(unread))
@@ -137,7 +150,7 @@ def _listed(
         _store(db, written, set(), note)
         raise
     _store(db, written, set(rows) - {ref.display_id for ref in refs}, note)
-    return [Listed(ref, found[ref.display_id]) for ref in refs]
+    return [Listed(ref, found[ref.display_id], reports.get(ref.display_id)) for ref in refs]
 
 
 def list_workspace(
