@@ -13,7 +13,7 @@ import typer
 from turnmark.shell.cli.usage import TurnmarkGroup, TurnmarkTyper
 from turnmark.shell.errors import ConversationError, TurnmarkError, WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, emit_line
+from turnmark.shell.output import chrome, emit_line, note
 from turnmark.shell.settings import HttpSettings, RunSettings
 
 with lazy_imports():
@@ -212,7 +212,7 @@ def capped_jobs(jobs: int | None) -> int | None:
     most = parallel.most_jobs()
     if jobs is None or jobs <= most:
         return jobs
-    chrome(f"note: --jobs {jobs} is more than this machine can use; using {most} (two per core)")
+    note(f"--jobs {jobs} is more than this machine can use; using {most} (two per core)")
     return most
 
 

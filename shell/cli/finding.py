@@ -13,7 +13,7 @@ from turnmark.core.text.wording import counted
 from turnmark.shell.cli.common import FormatOption, OutputFormat, Settings, app, pick, settings_of
 from turnmark.shell.errors import QueryError, WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, emit_json, emit_line, styled, write_prepared
+from turnmark.shell.output import chrome, emit_json, emit_line, note, styled, write_prepared
 
 with lazy_imports():
     from turnmark.core.search import scopes as search_scopes
@@ -165,7 +165,7 @@ def find(
     """Search every turn of the workspace, ranked; each hit is a turn you can open with the next command."""
     settings = settings_of(ctx)
     for line in search_scopes.renamed(scopes):
-        chrome(f"note: {line}")
+        note(line)
     options = finding.find_options(text, scopes, regex=regex, since=since, limit=limit, jobs=settings.jobs)
     workspace = settings.workspace_root()
     refs = _conversations(settings, text, conversations)
@@ -176,13 +176,13 @@ def find(
             options,
             settings.new_id,
             refs=refs,
-            note=lambda line: chrome(f"note: {line}"),
+            note=note,
             on_read=on_read,
         )
     for conversation, error in result.skipped:
-        chrome(f"note: skipped {conversation}: {error}")
+        note(f"skipped {conversation}: {error}")
     if result.skipped:
-        chrome(f"note: {counted(len(result.skipped), 'unreadable conversation')} skipped")
+        note(f"{counted(len(result.skipped), 'unreadable conversation')} skipped")
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json(result.to_json(text, options, since))
     else:

@@ -21,7 +21,7 @@ from turnmark.shell.cli.common import (
 )
 from turnmark.shell.errors import ConversationError, TurnmarkError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import chrome, emit_json, emit_line, fail
+from turnmark.shell.output import chrome, emit_json, emit_line, fail, note
 
 if TYPE_CHECKING:
     from turnmark.core.editing.repair import Backfill
@@ -95,7 +95,7 @@ def edit(
         ref = pick(settings, conversation)
         if undo_last:
             for line in state_dirs.leftovers(ref.workspace) if ref.workspace is not None else []:
-                _note(line)
+                note(line)
             restored = undo.undo(ref)
             if settings.format is OutputFormat.json:
                 emit_json(
@@ -106,10 +106,10 @@ def edit(
             return
         reference = turn_reference(conversation)
         if reference is not None and ref.dirname != conversation:
-            _note(f"turn {reference[1]} is the block '# Turn N ({reference[1]}): …' in the plan")
+            note(f"turn {reference[1]} is the block '# Turn N ({reference[1]}): …' in the plan")
         options = edit_session.EditOptions.using(settings.run(), summarize_first=not no_summary)
         offer = _backfill_offer(ref.display_id, backfill)
-        result = edit_session.edit_interactively(ref, options, settings.new_id, _note, _confirmation(yes), offer=offer)
+        result = edit_session.edit_interactively(ref, options, settings.new_id, note, _confirmation(yes), offer=offer)
     except TurnmarkError as error:
         raise fail(str(error)) from error
     _report(settings, result)
@@ -159,7 +159,7 @@ def _backfill_offer(conversation: str, wanted: bool | None) -> edit_session.Offe
             return wanted
         said, some, details = _backfill_words(conversation, planned)
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
-            _note(f"{said}; --backfill links {some} first (--no-backfill: not asked)")
+            note(f"{said}; --backfill links {some} first (--no-backfill: not asked)")
             return False
         while True:
             whose = "its" if planned.answers == 1 else "their"
@@ -234,9 +234,9 @@ def fork(
     asked = first if first is not None else last
     if asked is not None and asked > len(forked.kept):
         option = "--first" if first is not None else "--last"
-        chrome(f"note: {option} {asked}: {ref.display_id} has {counted(len(forked.kept), 'turn')}; all are forked")
+        note(f"{option} {asked}: {ref.display_id} has {counted(len(forked.kept), 'turn')}; all are forked")
     for event_id in forked.dropped_overlays:
-        chrome(f"note: compaction {event_id} reaches a turn the fork leaves out; not kept")
+        note(f"compaction {event_id} reaches a turn the fork leaves out; not kept")
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json(
             {
@@ -257,13 +257,7 @@ def _edit_fork(settings: Settings, new: ConversationRef) -> None:
     options = edit_session.EditOptions.using(settings.run())
     try:
         offer = _backfill_offer(new.display_id, None)
-        result = edit_session.edit_interactively(
-            new, options, settings.new_id, _note, _confirmation(False), offer=offer
-        )
+        result = edit_session.edit_interactively(new, options, settings.new_id, note, _confirmation(False), offer=offer)
     except ConversationError as error:
         raise fail(str(error)) from error
     _report(settings, result, kept_fork=new.display_id)
-
-
-def _note(line: str) -> None:
-    chrome(f"note: {line}")

@@ -129,7 +129,7 @@ def _report_chrome(report: CatchupReport) -> None:
     if report.error and not report.repeated:
         chrome(f"error: {report.conversation}: {report.error}")
     for turn_id, reason in {**report.refused, **report.dropped}.items():
-        chrome(f"note: {report.conversation}: no summary for {turn_id}: {reason}; retried next time")
+        note(f"{report.conversation}: no summary for {turn_id}: {reason}; retried next time")
 
 
 @app.command(epilog=SUMMARIZE_HELP)
@@ -371,12 +371,12 @@ def _store_summary(settings: Settings, conversation: str, turn: str, text: str |
         change,
         settings.new_id,
         persist_ids=True,
-        announce=lambda line: chrome(f"note: {ref.display_id}: {line}"),
+        announce=lambda line: note(f"{ref.display_id}: {line}"),
         command=command,
     )
     problem = finding_usecase.refresh_conversation(ref)
     if problem:
-        chrome(f"note: {problem}")
+        note(problem)
     turn_id = chosen[-1]
     stored = next((t.summary() for t in stream.turns() if t.id() == turn_id), None)
     if settings.format is OutputFormat.json:
