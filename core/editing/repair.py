@@ -17,6 +17,10 @@ each with its choices, the safest first.
    JP's ``sanitize`` writes).
 4. ``backfill`` (asked for explicitly, never implied): in a turn with exactly
    one ``chat_request``, answering events with no ``request_id`` are linked to it.
+5. Odd wrapper fields (``check``'s ``odd_fields``): an ``event_id`` that is not a string
+   gets the ID that stands in for it (``give_id``); a ``request_id`` read as absent (null,
+   or on a kind that never links) is removed (``drop_key``). An answer whose ``request_id``
+   is not an ID is an unresolved link (2).
 
 Every turn whose events change loses its summary (RFD 126 freshness).
 """
@@ -27,16 +31,23 @@ from typing import Literal
 
 from returns.result import Success
 
+from turnmark.core.links.check import ODD_READINGS, odd_reading
 from turnmark.core.links.orphans import orphaned_tool_halves
 from turnmark.core.links.resolution import REASON_TEXT, resolve_links
+from turnmark.core.stream.codec import WRAPPER_KEYS, json_text
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
+from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import ChatRequest, ToolCallRequest, ToolCallResponse, TurnStart, is_linkable
 from turnmark.core.stream.sanitize import INTERRUPTED
 from turnmark.core.stream.turns import turn_indices
 from turnmark.core.summaries.labels import unlabel_turn
 
-FixKind = Literal["relink", "unlink", "delete", "answer_call", "backfill"]
+FixKind = Literal["relink", "unlink", "delete", "answer_call", "backfill", "give_id", "drop_key"]
+
+
+_TIDYING = ("give_id", "drop_key")
+"""Fixes that change how a field is written, not what a turn holds: they keep its summary."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +71,10 @@ class Fix:
                 return "remove request_id (the event becomes unlinked, and visible)"
             case "delete":
                 return "delete the entry"
+            case "give_id":
+                return f"write event_id {self.event_id} (the ID that stands in for it)"
+            case "drop_key":
+                return "remove the request_id key (it is read as absent)"
             case _:
                 return "answer the call with the error result JP writes for an interrupted call"
 
@@ -134,7 +149,7 @@ def _unresolved(stream: ConversationStream, turns: Sequence[int]) -> tuple[list[
         if link.state != "unresolved" or link.reason == "duplicated_target" or not is_linkable(payload):
             continue
         assert link.reason is not None
-        why = f"request_id '{link.request_id}' does not resolve ({link.reason}: {REASON_TEXT[link.reason]})"
+        why = f"request_id {_shown(link.shown)} does not resolve ({link.reason}: {REASON_TEXT[link.reason]})"
         targets = _requests_before(entries, turns, position)
         if len(targets) == 1:
             fixes.append(
@@ -145,6 +160,25 @@ def _unresolved(stream: ConversationStream, turns: Sequence[int]) -> tuple[list[
                 Problem(position, link.event_id, payload.type_tag, why, _link_choices(entries, position, targets, why))
             )
     return fixes, problems
+
+
+def _shown(value: Json) -> str:
+    return f"'{value}'" if isinstance(value, str) and value else json_text(value)
+
+
+def _odd_fields(stream: ConversationStream) -> list[Fix]:
+    """The fixes of the odd wrapper fields read as absent or standing in (``odd_reading``)."""
+    entries = stream.entries
+    fixes: list[Fix] = []
+    for position, entry in enumerate(entries):
+        if not entry.layout.raw:
+            continue
+        for key in WRAPPER_KEYS:
+            reading = odd_reading(entry, key)
+            if reading in ("stand_in", "absent", "ignored"):
+                why = f"{key} {json_text(entry.written(key)[1])}: {ODD_READINGS[reading][0]}"
+                fixes.append(_fix("give_id" if reading == "stand_in" else "drop_key", entries, position, why))
+    return fixes
 
 
 def _orphans(stream: ConversationStream) -> list[Problem]:
@@ -191,6 +225,8 @@ def plan_repairs(stream: ConversationStream, *, backfill: bool = False) -> Repai
     if backfill:
         filled, left = _backfill(entries, turns)
         fixes += [fix for fix in filled if fix.position not in decided]
+        decided |= {fix.position for fix in filled}
+    fixes += [fix for fix in _odd_fields(stream) if fix.kind == "give_id" or fix.position not in decided]
     return RepairPlan(
         tuple(sorted(fixes, key=lambda f: f.position)), tuple(sorted(problems, key=lambda p: p.position)), left
     )
@@ -203,7 +239,7 @@ def apply_repairs(stream: ConversationStream, fixes: Sequence[Fix]) -> Conversat
         return stream
     entries = list(stream.entries)
     turns = turn_indices(entries)
-    changed_turns = {turns[fix.position] for fix in fixes}
+    changed_turns = {turns[fix.position] for fix in fixes if fix.kind not in _TIDYING}
     turn_ids = [
         entry.event_id
         for position, entry in enumerate(entries)
@@ -212,9 +248,11 @@ def apply_repairs(stream: ConversationStream, fixes: Sequence[Fix]) -> Conversat
     decided = {fix.event_id for fix in fixes}
     for fix in fixes:
         if fix.kind in ("relink", "backfill"):
-            entries[fix.position] = replace(entries[fix.position], request_id=fix.request_id)
-        elif fix.kind == "unlink":
-            entries[fix.position] = replace(entries[fix.position], request_id=None)
+            entries[fix.position] = replace(entries[fix.position], request_id=fix.request_id).without_raw("request_id")
+        elif fix.kind in ("unlink", "drop_key"):
+            entries[fix.position] = replace(entries[fix.position], request_id=None).without_raw("request_id")
+        elif fix.kind == "give_id":
+            entries[fix.position] = entries[fix.position].without_raw("event_id")
     repaired = stream.with_entries(entries)
     for fix in sorted(fixes, key=lambda f: f.position, reverse=True):
         if fix.kind == "delete":

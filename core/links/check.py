@@ -12,8 +12,10 @@ from turnmark.core.links.exclusion import ExclusionDiagnostic, exclude_unresolve
 from turnmark.core.links.orphans import orphaned_tool_halves
 from turnmark.core.links.projection import Projection, ViewEvent
 from turnmark.core.links.resolution import count_links, resolve_links
+from turnmark.core.stream.codec import WRAPPER_KEYS
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.duplicate_keys import DuplicateKey
+from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import well_formed
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import (
@@ -43,11 +45,13 @@ class CheckReport:
     """IDs not in RFD 097's form (a warning: they still work, but were not written by JP or turnmark)."""
     orphaned_tool_halves: tuple[JsonObject, ...] = ()
     """Tool calls with no result and results with no call, as ``repair`` finds them."""
+    odd_fields: tuple[JsonObject, ...] = ()
+    """Wrapper fields read by RFD 097/098's letter rather than as written (``odd_fields``)."""
 
     @property
     def ok(self) -> bool:
         blocking = (self.unresolved, self.save_blocked_by, self.duplicated_keys, self.orphaned_tool_halves)
-        return not any(blocking)
+        return not any(blocking) and not any(item["reading"] == "stand_in" for item in self.odd_fields)
 
     def to_json(self) -> JsonObject:
         return {
@@ -63,7 +67,80 @@ class CheckReport:
             "exclusions": list(self.exclusions),
             "malformed_ids": list(self.malformed_ids),
             "orphaned_tool_halves": list(self.orphaned_tool_halves),
+            "odd_fields": list(self.odd_fields),
         }
+
+
+ODD_READINGS: dict[str, tuple[str, str]] = {
+    "stand_in": (
+        "not a string, so not an ID: a transient one stands in for it, and saves keep the value as written",
+        "give the entry an event_id",
+    ),
+    "absent": ("null reads as no request_id: the entry is unlinked", "remove the key"),
+    "ignored": ("this kind never links (RFD 098): the value is ignored", "remove the key"),
+    "unresolved": (
+        "not an event ID, so it names no request: the entry is left out of what the model sees",
+        "link it to its request, or remove the key",
+    ),
+}
+"""Each reading of an odd wrapper field: what it means, and the fix (``turnmark repair`` offers each)."""
+
+
+def odd_reading(entry: Entry, key: str) -> str | None:
+    """How RFD 097/098 read the entry's odd ``key`` (an ``ODD_READINGS`` key), or ``None`` when it is not odd."""
+    odd, value = entry.written(key)
+    if not odd:
+        return None
+    if key == "event_id":
+        return "stand_in"
+    if value is None:
+        return "absent"
+    return "unresolved" if is_linkable(entry.payload) else "ignored"
+
+
+def odd_fields(stream: ConversationStream) -> tuple[JsonObject, ...]:
+    """Every odd wrapper field of ``stream``: where, the value as written, how it is read and the fix.
+
+    >>> from turnmark.core import ConversationStream, sequential_ids
+    >>> events = b'[{"event_id": 7, "request_id": null, "type": "turn_start", "timestamp": "2026-01-02 10:00:00.0"}]'
+    >>> stream = ConversationStream.from_json(events, b"{}", new_id=sequential_ids()).unwrap()
+    >>> [(item["index"], item["key"], item["value"], item["reading"]) for item in odd_fields(stream)]
+    [(0, 'event_id', 7, 'stand_in'), (0, 'request_id', None, 'absent')]
+    """
+    found: list[JsonObject] = []
+    for position, entry in enumerate(stream.entries):
+        if not entry.layout.raw:
+            continue
+        for key in WRAPPER_KEYS:
+            reading = odd_reading(entry, key)
+            if reading is None:
+                continue
+            meaning, fix = ODD_READINGS[reading]
+            found.append(
+                {
+                    "index": stream.file_index(position),
+                    "event_id": entry.event_id,
+                    "type": entry.type_tag,
+                    "key": key,
+                    "value": entry.written(key)[1],
+                    "reading": reading,
+                    "meaning": meaning,
+                    "fix": fix,
+                }
+            )
+    return tuple(found)
+
+
+def _malformed_ids(stream: ConversationStream) -> tuple[JsonObject, ...]:
+    """IDs not in RFD 097's form: strings a hand wrote, and ``event_id`` values that are not strings."""
+    found: list[JsonObject] = []
+    for position, entry in enumerate(stream.entries):
+        odd, written = entry.written("event_id")
+        values = (("event_id", written if odd else entry.event_id), ("request_id", entry.request_id or None))
+        for key, value in values:
+            if value is not None and not (isinstance(value, str) and well_formed(value)):
+                found.append({"index": stream.file_index(position), "key": key, "value": value})
+    return tuple(found)
 
 
 def link_problems(stream: ConversationStream) -> tuple[int, int]:
@@ -95,7 +172,7 @@ def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] =
             "index": at(link.index),
             "event_id": link.event_id,
             "type": entries[link.index].type_tag,
-            "request_id": link.request_id,
+            "request_id": link.shown,
             "reason": link.reason,
             "target_type": link.target_type,
         }
@@ -138,12 +215,7 @@ def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] =
             diagnostic_json(diagnostic, at)
             for diagnostic in exclude_unresolved(entries, stream.duplicated_ids).diagnostics
         ),
-        malformed_ids=tuple(
-            {"index": at(index), "key": key, "value": value}
-            for index, entry in enumerate(entries)
-            for key, value in (("event_id", entry.event_id), ("request_id", entry.request_id))
-            if value is not None and not well_formed(value)
-        ),
+        malformed_ids=_malformed_ids(stream),
         orphaned_tool_halves=tuple(
             {
                 "index": at(half.position),
@@ -155,6 +227,7 @@ def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] =
             }
             for half in orphaned_tool_halves(entries, stream.duplicated_ids)
         ),
+        odd_fields=odd_fields(stream),
     )
 
 

@@ -126,8 +126,13 @@ def _strip_tools(entry: Entry, policy: ToolCallsPolicy, names: dict[str, str]) -
     return Entry(entry.event_id, stripped, entry.request_id, entry.id_origin, entry.layout)
 
 
-def _synthetic(run: SummaryRun, timestamp: str) -> list[Entry]:
-    ids = (f"~summary{run.from_turn}.turn", f"~summary{run.from_turn}.request", f"~summary{run.from_turn}.answer")
+def _synthetic(run: SummaryRun, timestamp: str, stored: frozenset[str]) -> list[Entry]:
+    """The stand-in turn for ``run``; its ephemeral IDs are none of the ``stored`` ones (a hand edit may have
+    written anything), so a view never shows one ID twice."""
+    mark = "~"
+    while any(f"{mark}summary{run.from_turn}.{part}" in stored for part in ("turn", "request", "answer")):
+        mark += "~"
+    ids = tuple(f"{mark}summary{run.from_turn}.{part}" for part in ("turn", "request", "answer"))
     payloads: tuple[Payload, ...] = (
         TurnStart(timestamp),
         ChatRequest(timestamp, SUMMARY_REQUEST),
@@ -161,6 +166,7 @@ def apply_compactions(
     turns: list[int] = []
     synthetic: dict[int, SummaryRun] = {}
     injected: set[int] = set()
+    stored = frozenset(entry.event_id for entry in entries) if runs else frozenset()
     for position, (entry, turn) in enumerate(zip(entries, indices, strict=True)):
         payload = entry.payload
         kind = type(payload)
@@ -174,7 +180,7 @@ def apply_compactions(
         if run is not None:
             if run.from_turn not in injected:
                 injected.add(run.from_turn)
-                for stand_in in _synthetic(run, getattr(payload, "timestamp", "")):
+                for stand_in in _synthetic(run, getattr(payload, "timestamp", ""), stored):
                     synthetic[len(kept)] = run
                     kept.append(stand_in)
                     turns.append(run.from_turn)

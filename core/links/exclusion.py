@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from turnmark.core.links.resolution import UnresolvedReason, unresolved_links
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
+from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import (
     ChatRequest,
     ToolCallRequest,
@@ -62,7 +63,8 @@ class ExclusionDiagnostic:
     [(2, 'e000003', 'tool_call_request', True), (3, 'e000004', 'tool_call_response', False)]
     """
 
-    request_id: str
+    request_id: Json
+    """The ``request_id`` as the entries carry it: an ID, or the value as written when it is not one."""
     reason: UnresolvedReason
     excluded: tuple[ExcludedEvent, ...]
 
@@ -108,12 +110,15 @@ def exclude_unresolved(
 ) -> Exclusion:
     """The positions to leave out of the provider view, and a diagnostic per unresolved ``request_id``."""
     direct: dict[int, tuple[str, UnresolvedReason]] = {}
+    shown: dict[tuple[str, UnresolvedReason], Json] = {}
     for link in unresolved_links(entries, duplicated_ids):
         payload = entries[link.index].payload
         if not is_conversation_event(payload) or isinstance(payload, _NEVER_EXCLUDED):
             continue
         if link.request_id is not None and link.reason is not None:
-            direct[link.index] = (link.request_id, link.reason)
+            key = link.request_id if link.reason != "not_an_id" else repr(link.written)
+            direct[link.index] = (key, link.reason)
+            shown[key, link.reason] = link.shown
     if not direct:
         return Exclusion(frozenset(), ())
     partners = _pairs_in_turns(entries, indices, direct.keys())
@@ -129,9 +134,7 @@ def exclude_unresolved(
         entry = entries[position]
         event = ExcludedEvent(position, entry.event_id, entry.type_tag, position in closure)
         groups.setdefault(cause[position], []).append(event)
-    diagnostics = tuple(
-        ExclusionDiagnostic(request_id, reason, tuple(events)) for (request_id, reason), events in groups.items()
-    )
+    diagnostics = tuple(ExclusionDiagnostic(shown[group], group[1], tuple(events)) for group, events in groups.items())
     return Exclusion(frozenset(cause), diagnostics)
 
 

@@ -10,16 +10,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-from turnmark.core.stream.entries import Entry
-from turnmark.core.stream.payloads import ChatRequest
+from turnmark.core.stream.entries import NOT_AN_ID, Entry
+from turnmark.core.stream.json_value import Json
+from turnmark.core.stream.payloads import ChatRequest, is_linkable
 
 LinkState: TypeAlias = Literal["unlinked", "resolved", "unresolved"]
-UnresolvedReason: TypeAlias = Literal["missing_target", "wrong_kind", "duplicated_target"]
+UnresolvedReason: TypeAlias = Literal["missing_target", "wrong_kind", "duplicated_target", "not_an_id"]
 
 REASON_TEXT: dict[str, str] = {
     "missing_target": "no entry has this event_id; was the request deleted?",
     "wrong_kind": "the entry with this event_id is not a chat_request",
     "duplicated_target": "more than one entry had this event_id in the file, so the target is ambiguous",
+    "not_an_id": "the value is not an event ID (IDs are non-empty strings), so it names no request",
 }
 
 
@@ -36,7 +38,7 @@ class Link:
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, UnresolvedReason, resolve_links
     >>> from turnmark.core import sequential_ids
     >>> get_args(UnresolvedReason)
-    ('missing_target', 'wrong_kind', 'duplicated_target')
+    ('missing_target', 'wrong_kind', 'duplicated_target', 'not_an_id')
     >>> ts = "2026-01-02 10:00:00.0"
     >>> stream = ConversationStream.empty({}, new_id=sequential_ids()).start_turn(ChatRequest(ts, "Fix the build"))
     >>> stream = stream.push(ChatResponse(ts, "message", "Fixed."))
@@ -53,12 +55,21 @@ class Link:
     request_id: str | None = None
     reason: UnresolvedReason | None = None
     target_type: str | None = None
+    written: Json = None
+    """The ``request_id`` as the file has it when it is not an ID (``not_an_id``): what to show."""
+
+    @property
+    def shown(self) -> Json:
+        """The ``request_id`` to show: as written when it is not an ID."""
+        return self.written if self.reason == "not_an_id" else self.request_id
 
 
 def _resolve(index: int, entry: Entry, kinds: dict[str, str], duplicated_ids: frozenset[str]) -> Link:
     target = entry.request_id
-    if target is None:
+    if target is None or not is_linkable(entry.payload):
         return Link(index, entry.event_id, "unlinked")
+    if target == NOT_AN_ID:
+        return Link(index, entry.event_id, "unresolved", target, "not_an_id", None, entry.written("request_id")[1])
     if target in duplicated_ids:
         return Link(index, entry.event_id, "unresolved", target, "duplicated_target", kinds.get(target))
     if target not in kinds:
@@ -106,7 +117,7 @@ def unresolved_links(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -
         target = entry.request_id
         if target is None or (target is newest_request and not duplicated_ids):
             continue
-        if target != newest_request or target in duplicated_ids:
+        if (target != newest_request or target in duplicated_ids) and is_linkable(entry.payload):
             suspects.append((index, entry))
     if not suspects:
         return ()

@@ -77,7 +77,7 @@ class TurnSelection:
 class ExclusionMark:
     """Why an event is left out of what the model sees (RFD 098)."""
 
-    request_id: str
+    request_id: Json
     reason: str
     by_closure: bool
 

@@ -9,15 +9,16 @@ new. JSON is pretty-printed with two spaces and a trailing newline, like
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
 
 from turnmark.core.errors import InvalidDocument, InvalidEntry
-from turnmark.core.stream.entries import Entry, Layout
+from turnmark.core.stream.entries import NOT_AN_ID, Entry, Layout
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import (
+    LINKABLE_TYPES,
     ChatRequest,
     ChatResponse,
     Compaction,
@@ -125,6 +126,11 @@ def _locate(data: bytes, message: str) -> tuple[int, int]:
     line = before.count(b"\n") + 1
     column = offset - (before.rfind(b"\n") + 1) + 1
     return line, column
+
+
+def json_text(value: Json) -> str:
+    """A value as compact JSON text (how a message names a value as the file has it)."""
+    return _encoder.encode(value).decode()
 
 
 def encode_document(value: Json) -> bytes:
@@ -351,17 +357,32 @@ _EVENT_READERS: dict[str, Callable[[_Reader], Payload]] = {
 }
 
 
-def _wrapper_id(obj: JsonObject, key: str, index: int, tag: str) -> str | None:
-    value = obj.get(key)
-    if value is None and key not in obj:
-        return None
-    if not isinstance(value, str):
-        raise InvalidEntry(f'"{key}" must be a string, found {_type_name(value)}', index, tag)
-    if not value:
-        if key == "event_id":
-            return None
-        raise InvalidEntry('"request_id" must not be empty (remove the key to unlink)', index, tag)
-    return value
+_LINKABLE_TAGS = frozenset(kind.type_tag for kind in LINKABLE_TYPES)
+
+
+def _wrapper_ids(obj: JsonObject, tag: str) -> tuple[str | None, str | None, tuple[tuple[str, Json], ...]]:
+    """The entry's written ``event_id`` and ``request_id`` as RFD 097/098 read them, and the odd values as
+    written (``Layout.raw``).
+
+    A missing or empty ``event_id`` is assigned at load (``None`` here); one that is not a string is odd: a
+    derived ID stands in for it. A ``request_id`` that is null, or on a kind that never links, reads as
+    absent; an empty or non-string one on an answer binds nothing (``NOT_AN_ID``). Nothing is refused.
+    """
+    written_id = obj.get("event_id")
+    request_id = obj.get("request_id")
+    raw: tuple[tuple[str, Json], ...] = ()
+    if type(written_id) is not str:
+        if "event_id" in obj:
+            raw = (("event_id", written_id),)
+        written_id = None
+    elif not written_id:
+        written_id = None
+    if request_id is None and "request_id" not in obj:
+        return written_id, None, raw
+    if tag in _LINKABLE_TAGS and type(request_id) is str and request_id:
+        return written_id, request_id, raw
+    reading = NOT_AN_ID if tag in _LINKABLE_TAGS and request_id is not None else None
+    return written_id, reading, (*raw, ("request_id", request_id))
 
 
 def read_entry(obj: Json, index: int) -> ReadEntry:
@@ -374,29 +395,33 @@ def read_entry(obj: Json, index: int) -> ReadEntry:
     tag = raw_tag if type(raw_tag) is str else ""
     if "timestamp" not in obj:
         raise InvalidEntry('missing "timestamp"', index, tag or None)
-    written_id = obj.get("event_id")
-    if type(written_id) is not str or not written_id:
-        written_id = None if written_id is None and "event_id" not in obj else _wrapper_id(obj, "event_id", index, tag)
     reader = _EVENT_READERS.get(tag)
     if reader is not None:
+        written_id = obj.get("event_id")
         request_id = obj.get("request_id")
-        if type(request_id) is not str or not request_id:
-            request_id = (
-                None if request_id is None and "request_id" not in obj else _wrapper_id(obj, "request_id", index, tag)
-            )
+        raw: tuple[tuple[str, Json], ...] = ()
+        plain = type(written_id) is str and written_id
+        if not plain or not (
+            (type(request_id) is str and request_id and tag in _LINKABLE_TAGS)
+            or (request_id is None and "request_id" not in obj)
+        ):
+            written_id, request_id, raw = _wrapper_ids(obj, tag)
         fields = _Reader(obj, index, tag)
         payload = reader(fields)
         wrappers = ("event_id" in obj) + ("request_id" in obj)
-        return ReadEntry(written_id, request_id, payload, fields.layout(wrappers))
+        layout = fields.layout(wrappers)
+        return ReadEntry(written_id, request_id, payload, replace(layout, raw=raw) if raw else layout)
+    written_id, request_id, raw = _wrapper_ids(obj, tag)
     if tag not in ("compaction", "config_delta"):
         rest = {k: v for k, v in obj.items() if k != "event_id"}
-        return ReadEntry(written_id, None, Unknown(rest), Layout(tuple(obj)))
-    request_id = _wrapper_id(obj, "request_id", index, tag)
+        odd_id = tuple(item for item in raw if item[0] == "event_id")
+        return ReadEntry(written_id, None, Unknown(rest), Layout(tuple(obj), raw=odd_id))
     rest = {k: v for k, v in obj.items() if k not in WRAPPER_KEYS}
+    layout = Layout(tuple(obj), raw=raw)
     if tag == "compaction":
         _validate_compaction(_Reader(obj, index, tag))
-        return ReadEntry(written_id, request_id, Compaction(rest), Layout(tuple(obj)))
-    return ReadEntry(written_id, request_id, ConfigDelta(rest), Layout(tuple(obj)))
+        return ReadEntry(written_id, request_id, Compaction(rest), layout)
+    return ReadEntry(written_id, request_id, ConfigDelta(rest), layout)
 
 
 def read_payload(obj: Json) -> Payload:
@@ -463,8 +488,13 @@ def _event_fields(payload: Payload, layout: Layout) -> JsonObject:
 def write_entry(entry: Entry) -> JsonObject:
     """The JSON object for one entry, in its original key order where it has one."""
     out: JsonObject = {"event_id": entry.event_id}
-    if entry.request_id is not None:
+    if entry.request_id:
         out["request_id"] = entry.request_id
+    if entry.layout.raw:
+        for key in WRAPPER_KEYS:
+            odd, value = entry.written(key)
+            if odd:
+                out[key] = value
     payload = entry.payload
     if isinstance(payload, ConfigDelta | Compaction):
         out.update((key, value) for key, value in payload.fields.items() if key not in WRAPPER_KEYS)

@@ -11,7 +11,7 @@ unlinked. IDs or links supplied with a new payload are ignored.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from pyrsistent import PVector, pvector
@@ -36,7 +36,7 @@ from turnmark.core.stream.duplicate_keys import (
     key_count,
     key_ends,
 )
-from turnmark.core.stream.entries import Entry
+from turnmark.core.stream.entries import Entry, IdOrigin
 from turnmark.core.stream.event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import (
@@ -159,6 +159,22 @@ def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
     return ReadFile(read, base, head, KeysWrittenTwice(found_at_load(events, ends, elements, keys)))
 
 
+def _odd_strings(entries: Iterable[ReadEntry]) -> Iterator[str]:
+    """The strings written in odd wrapper fields (a ``request_id`` on a kind that never links): no derived ID
+    takes one, so an ID assigned at load never looks like what a hand edit meant."""
+    for entry in entries:
+        for _key, value in entry.layout.raw:
+            if isinstance(value, str) and value:
+                yield value
+
+
+def _settled(origin: IdOrigin, entry: ReadEntry) -> IdOrigin:
+    """A derived ID stands in for an ``event_id`` that is not a string (kept as written until repaired)."""
+    if origin == "assigned" and entry.layout.raw and entry.layout.raw[0][0] == "event_id":
+        return "stand_in"
+    return origin
+
+
 def _identity(payload: Payload) -> tuple[str, str]:
     """What an entry's derived ID is made from: its timestamp as written, and its kind."""
     timestamp = getattr(payload, "timestamp", None)
@@ -272,13 +288,14 @@ class ConversationStream:
         """The second half of ``from_json``: the stream of a file as read, its IDs settled."""
         entries = read.entries
         links = {entry.request_id for entry in entries if entry.request_id is not None}
+        links.update(_odd_strings(entries))
         written = [entry.written_id for entry in entries]
         complete = all(written) and len(set(written)) == len(written)
         origins = [] if complete else entry_origins(conversation, (_identity(entry.payload) for entry in entries))
         plan = plan_loaded_ids(written, origins, reserved=links)
         del written, origins
         stream = pvector(
-            Entry(identifier, entry.payload, entry.request_id, origin, entry.layout)
+            Entry(identifier, entry.payload, entry.request_id, _settled(origin, entry), entry.layout)
             for entry, identifier, origin in zip(entries, plan.ids, plan.origins, strict=True)
         )
         taken = frozenset(plan.ids) | links

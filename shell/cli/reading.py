@@ -33,7 +33,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
-    from turnmark.core.stream import previews, timestamps
+    from turnmark.core.stream import codec, previews, timestamps
     from turnmark.core.summaries import transcript, turn_rows
     from turnmark.core.wire import chat
     from turnmark.shell.cli import progress
@@ -143,8 +143,14 @@ def _check_lines(report: CheckReport) -> list[str]:
         if item["event_id"] not in excluded:
             lines.append(
                 f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
-                f"{item['request_id']!r} does not resolve ({item['reason']}); this kind is never linked, "
-                "so the link is ignored"
+                f"{item['request_id']!r} does not resolve ({item['reason']})"
+            )
+    for item in report.odd_fields:
+        if item["reading"] != "unresolved":
+            warning = "" if item["reading"] == "stand_in" else "warning: "
+            lines.append(
+                f"  {warning}entry {item['index']} ({item['type']}, event_id {item['event_id']}): {item['key']} "
+                f"{codec.json_text(item['value'])}: {item['meaning']}; to fix: {item['fix']}"
             )
     for item in report.duplicated_ids:
         entries = ", ".join(str(index) for index in item["entries"])
@@ -166,6 +172,8 @@ def _check_lines(report: CheckReport) -> list[str]:
     for item in report.orphaned_tool_halves:
         lines.append(f"  entry {item['index']} ({item['type']} {item['event_id']}): {item['why']}")
     for item in report.malformed_ids:
+        if not isinstance(item["value"], str):
+            continue
         lines.append(
             f"  warning: entry {item['index']}: {item['key']} '{item['value']}' is not in the form turnmark and JP "
             "write (7 lowercase letters and digits); was it edited by hand?"
@@ -259,13 +267,13 @@ def check(
             continue
         head, report = found
         problems += 0 if report.ok else 1
-        transient += report.transient_ids
+        transient += report.transient_ids - sum(1 for item in report.odd_fields if item["reading"] == "stand_in")
         entries += report.entries
         if answers := int(str(report.links.get("unlinked_answers", 0))):
             unlinked[ref.display_id] = answers
         results.append({**head, **report.to_json(), "error": None})
         if settings.resolve_format(output_format) is OutputFormat.text:
-            status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids else "ok"
+            status = "PROBLEMS" if not report.ok else "WARNINGS" if report.malformed_ids or report.odd_fields else "ok"
             lines = _check_lines(report)
             if not report.ok:
                 lines.append(f"  to fix: turnmark repair {ref.display_id} (shows the plan; --apply or -i makes it)")

@@ -83,6 +83,8 @@ def _doing(kind: str, count: int, request_id: str | None) -> str:
         "backfill": f"link {counted(count, 'answer')} to request {request_id}",
         "unlink": f"unlink {counted(count, 'answer')} (they become visible)",
         "delete": f"delete {counted(count, 'entry', 'entries')}",
+        "give_id": f"write the event_id that stands in for {counted(count, 'entry', 'entries')}",
+        "drop_key": f"remove request_id from {counted(count, 'entry', 'entries')}",
     }.get(kind, f"answer {counted(count, 'tool call')} with the error result JP writes for an interrupted call")
 
 

@@ -36,7 +36,7 @@ from turnmark.shell.storage.workspace import Workspace
 
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 FTS_TABLES = ("turns_fts", "turns_all_fts")
 """``find``'s text, one row per turn (rowid: ``turns.id``): the default scopes, and all of them."""
 T = TypeVar("T")
@@ -55,6 +55,8 @@ SCHEMA = (
         events_ctime_ns INTEGER, events_sha256 TEXT,
         metadata_device INTEGER, metadata_inode INTEGER, metadata_size INTEGER, metadata_mtime_ns INTEGER,
         metadata_ctime_ns INTEGER, metadata_sha256 TEXT,
+        base_config_device INTEGER, base_config_inode INTEGER, base_config_size INTEGER,
+        base_config_mtime_ns INTEGER, base_config_ctime_ns INTEGER, base_config_sha256 TEXT,
         checked_ns INTEGER NOT NULL,
         title TEXT, last_activated_at TEXT, forked_from TEXT,
         turns INTEGER NOT NULL DEFAULT 0, summarized_turns INTEGER NOT NULL DEFAULT 0,
@@ -84,7 +86,7 @@ SCHEMA = (
     f"CREATE VIRTUAL TABLE {FTS_TABLES[0]} USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE {FTS_TABLES[1]} USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
 )
-"""Schema version 5 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+"""Schema version 6 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 
 
 class CacheBusy(FileFault):

@@ -5,10 +5,11 @@ traceback)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import msgspec
 
-from turnmark.core.links.check import CheckReport
+from turnmark.core.links.check import ODD_READINGS, CheckReport
 from turnmark.core.links.resolution import REASON_TEXT
 
 
@@ -16,7 +17,7 @@ class _Unresolved(msgspec.Struct, forbid_unknown_fields=True):
     index: int
     event_id: str | None
     type: str
-    request_id: str | None
+    request_id: Any
     reason: str
     target_type: str | None
 
@@ -46,7 +47,7 @@ class _Excluded(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class _Exclusion(msgspec.Struct, forbid_unknown_fields=True):
-    request_id: str | None
+    request_id: Any
     reason: str
     excluded: list[_Excluded]
 
@@ -54,7 +55,18 @@ class _Exclusion(msgspec.Struct, forbid_unknown_fields=True):
 class _Malformed(msgspec.Struct, forbid_unknown_fields=True):
     index: int
     key: str
-    value: str
+    value: Any
+
+
+class _OddField(msgspec.Struct, forbid_unknown_fields=True):
+    index: int
+    event_id: str
+    type: str
+    key: str
+    value: Any
+    reading: str
+    meaning: str
+    fix: str
 
 
 class _Orphan(msgspec.Struct, forbid_unknown_fields=True):
@@ -88,6 +100,7 @@ class _Report(msgspec.Struct, forbid_unknown_fields=True):
     exclusions: list[_Exclusion]
     malformed_ids: list[_Malformed]
     orphaned_tool_halves: list[_Orphan]
+    odd_fields: list[_OddField]
 
 
 _DECODER = msgspec.json.Decoder(_Report, strict=True)
@@ -106,6 +119,8 @@ def read_back(text: str) -> CheckReport | None:
         return None
     reasons = [item.reason for item in report.unresolved] + [item.reason for item in report.exclusions]
     if not set(reasons) | set(report.links.unresolved_by_reason) <= REASON_TEXT.keys():
+        return None
+    if not {item.reading for item in report.odd_fields} <= ODD_READINGS.keys():
         return None
     value = msgspec.to_builtins(report)
     lists = {name: tuple(value[name]) for name in CheckReport.__dataclass_fields__ if isinstance(value[name], list)}

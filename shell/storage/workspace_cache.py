@@ -70,9 +70,11 @@ class ConversationRow(NamedTuple):
     """Set when the row is ``cached`` (listing's columns read from these files)."""
     check: str | None = None
     """``check``'s report (its JSON) when one was taken from these files."""
+    base_config: Identity | None = None
+    """``base_config.json`` beside the ``events.json`` read (``None``: none there, the legacy format)."""
 
     def same_files(self, other: ConversationRow) -> bool:
-        return self.events == other.events and self.metadata == other.metadata
+        return self.events == other.events and self.metadata == other.metadata and self.base_config == other.base_config
 
 
 # Files and their identities -----------------------------------------------------------------------
@@ -85,6 +87,9 @@ class Look(NamedTuple):
     events: FileIdentity | None
     metadata_file: str
     metadata: FileIdentity | None
+    base_config: FileIdentity | None
+    """``base_config.json`` beside ``events_file``: what the stream is read with (every file a row's facts
+    come from is part of its key)."""
 
     @property
     def events_path(self) -> Path:
@@ -97,6 +102,10 @@ class Look(NamedTuple):
     @property
     def directory(self) -> str:
         return os.path.dirname(self.events_file)
+
+    @property
+    def base_config_path(self) -> Path:
+        return Path(self.directory, BASE_CONFIG)
 
 
 def file_identity(path: str) -> FileIdentity | None:
@@ -115,16 +124,20 @@ def look(ref: ConversationRef) -> Look:
         events, metadata = os.path.join(folder, EVENTS), os.path.join(folder, METADATA)
     else:
         events, metadata = os.fspath(newest_copy(ref, EVENTS)), os.fspath(newest_copy(ref, METADATA))
-    return Look(events, file_identity(events), metadata, file_identity(metadata))
+    base_config = os.path.join(os.path.dirname(events), BASE_CONFIG)
+    return Look(events, file_identity(events), metadata, file_identity(metadata), file_identity(base_config))
 
 
 def decide(row: ConversationRow | None, seen: Look) -> Freshness:
     if row is None:
         return Freshness.CHANGED
-    events = row.events.file if row.events else None
-    metadata = row.metadata.file if row.metadata else None
+    checked = row.checked_ns
     return combined(
-        [freshness(events, row.checked_ns, seen.events), freshness(metadata, row.checked_ns, seen.metadata)]
+        [
+            freshness(row.events.file if row.events else None, checked, seen.events),
+            freshness(row.metadata.file if row.metadata else None, checked, seen.metadata),
+            freshness(row.base_config.file if row.base_config else None, checked, seen.base_config),
+        ]
     )
 
 
@@ -141,17 +154,26 @@ def file_hash(path: Path) -> str | None:
 
 
 def same_bytes(row: ConversationRow, seen: Look) -> bool:
-    pairs = ((row.events, seen.events_path), (row.metadata, seen.metadata_path))
+    pairs = (
+        (row.events, seen.events_path),
+        (row.metadata, seen.metadata_path),
+        (row.base_config, seen.base_config_path),
+    )
     return all((identity.sha256 if identity else None) == file_hash(path) for identity, path in pairs)
 
 
-def identities(seen: Look, events_hash: str | None = None) -> tuple[Identity | None, Identity | None]:
-    """The files' identities with their hashes (``events_hash``: of the events as a read just took them)."""
-    events_hash = events_hash if events_hash is not None else file_hash(seen.events_path)
-    metadata_hash = file_hash(seen.metadata_path)
+def _identified(file: FileIdentity | None, path: Path, known: str | None = None) -> Identity | None:
+    digest = known if known is not None else file_hash(path) if file else None
+    return Identity(file, digest) if file and digest else None
+
+
+def identities(seen: Look, events_hash: str | None = None) -> tuple[Identity | None, Identity | None, Identity | None]:
+    """The files' identities with their hashes (``events_hash``: of the events as a read just took them): events,
+    metadata, base config."""
     return (
-        Identity(seen.events, events_hash) if seen.events and events_hash else None,
-        Identity(seen.metadata, metadata_hash) if seen.metadata and metadata_hash else None,
+        _identified(seen.events, seen.events_path, events_hash),
+        _identified(seen.metadata, seen.metadata_path),
+        _identified(seen.base_config, seen.base_config_path),
     )
 
 
@@ -161,7 +183,8 @@ def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | No
         return None
     events = Identity(seen.events, row.events.sha256) if seen.events and row.events else None
     metadata = Identity(seen.metadata, row.metadata.sha256) if seen.metadata and row.metadata else None
-    return row._replace(directory=seen.directory, events=events, metadata=metadata, checked_ns=now)
+    base = Identity(seen.base_config, row.base_config.sha256) if seen.base_config and row.base_config else None
+    return row._replace(directory=seen.directory, events=events, metadata=metadata, base_config=base, checked_ns=now)
 
 
 def kept(ref: ConversationRef, row: ConversationRow | None, usable: bool) -> tuple[ConversationRow, bool] | None:
@@ -184,8 +207,10 @@ def kept(ref: ConversationRef, row: ConversationRow | None, usable: bool) -> tup
 def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> ConversationRow:
     """The row of a conversation that cannot be read: its files' identities (so it is not read again until
     they change) and why."""
-    events, metadata = identities(seen)
-    return ConversationRow(ref.display_id, seen.directory, events, metadata, checked, problem=problem)
+    events, metadata, base_config = identities(seen)
+    return ConversationRow(
+        ref.display_id, seen.directory, events, metadata, checked, problem=problem, base_config=base_config
+    )
 
 
 def loaded_row(
@@ -200,7 +225,7 @@ def loaded_row(
 ) -> ConversationRow:
     """The row of a conversation read after ``seen`` was taken (its events hashed from the bytes read)."""
     same_copy = os.fspath(loaded.directory) == seen.directory
-    events, metadata = identities(seen, loaded.events_sha256)
+    events, metadata, base_config = identities(seen, loaded.events_sha256)
     return ConversationRow(
         loaded.ref.display_id,
         str(loaded.directory),
@@ -214,6 +239,7 @@ def loaded_row(
         summarized_turns=summarized_turns,
         facts=facts,
         check=check,
+        base_config=base_config if same_copy else None,
     )
 
 
@@ -225,6 +251,7 @@ _COMMON = (
     "directory",
     *(f"events_{name}" for name in _IDENTITY),
     *(f"metadata_{name}" for name in _IDENTITY),
+    *(f"base_config_{name}" for name in _IDENTITY),
     "checked_ns",
     "title",
     "last_activated_at",
@@ -287,6 +314,8 @@ _KINDS = (
     frozenset({str, type(None)}),
     *(_OPTIONAL_INT,) * 5,
     frozenset({str, type(None)}),
+    *(_OPTIONAL_INT,) * 5,
+    frozenset({str, type(None)}),
     _INT,
     *(_OPTIONAL_TEXT,) * 3,
     _INT,
@@ -309,7 +338,7 @@ def _valid(values: Sequence[Any]) -> bool:
     """Each value of its column's type, a file's identity whole or absent, a ``cached`` row's facts all there."""
     if len(values) != len(_KINDS) or not all(type(value) in kinds for value, kinds in zip(values, _KINDS, strict=True)):
         return False
-    for start in (2, 2 + _WIDTH):
+    for start in (2, 2 + _WIDTH, 2 + 2 * _WIDTH):
         present = [value is not None for value in values[start : start + _WIDTH]]
         if any(present) and not all(present):
             return False
@@ -320,7 +349,8 @@ def _row(values: Sequence[Any]) -> ConversationRow:
     """A stored row (SQLite gives its integers as ints and its text as str, or as bytes when it was not UTF-8)."""
     width = _WIDTH
     events, metadata = _identity(values[2 : 2 + width]), _identity(values[2 + width : 2 + 2 * width])
-    rest = values[2 + 2 * width :]
+    base_config = _identity(values[2 + 2 * width : 2 + 3 * width])
+    rest = values[2 + 3 * width :]
     checked, title, last, forked, turns, summarized, problem, indexed, cached = rest[:9]
     facts = None
     if cached:
@@ -346,6 +376,7 @@ def _row(values: Sequence[Any]) -> ConversationRow:
         bool(indexed),
         facts,
         _read_text(rest[17]) if facts is not None else None,
+        base_config,
     )
 
 
@@ -372,6 +403,7 @@ def save(connection: sqlite3.Connection, row: ConversationRow) -> None:
         _stored_text(row.directory),
         *_identity_values(row.events),
         *_identity_values(row.metadata),
+        *_identity_values(row.base_config),
         row.checked_ns,
         _stored_text(row.title),
         _stored_text(row.last_activated_at),
@@ -403,13 +435,14 @@ def save(connection: sqlite3.Connection, row: ConversationRow) -> None:
 
 def touch(connection: sqlite3.Connection, row: ConversationRow) -> None:
     """The conversation's files are the same bytes under a new identity: remember the identity."""
-    assignments = ", ".join(f"{name} = ?" for name in _COMMON[1 : 2 + 2 * len(_IDENTITY) + 1])
+    assignments = ", ".join(f"{name} = ?" for name in _COMMON[1 : 2 + 3 * len(_IDENTITY) + 1])
     connection.execute(
         f"UPDATE conversations SET {assignments} WHERE conversation = ?",
         (
             _stored_text(row.directory),
             *_identity_values(row.events),
             *_identity_values(row.metadata),
+            *_identity_values(row.base_config),
             row.checked_ns,
             row.conversation,
         ),

@@ -92,6 +92,14 @@ READS = {
     "show": Read(("show", NAME), CONVERSATION, formats=("text", "md", "html", "json")),
     "show-by-path": Read(("show", PATH), CONVERSATION),
     "summarize-dry-run": Read(("summarize", NAME, "--dry-run")),
+    "summarize-all-dry-run": Read(("summarize", "--all", "--dry-run"), (BROKEN,), every_conversation=True),
+    "summarize-all-dry-run-offline": Read(
+        ("summarize", "--all", "--dry-run", "--model", "builtin/extractive"), (BROKEN,), every_conversation=True
+    ),
+    "find": Read(("find", "retry")),
+    "repair": Read(("repair", NAME)),
+    "repair-all": Read(("repair", "--all"), (BROKEN,), every_conversation=True),
+    "strip-all": Read(("strip", "--all"), (BROKEN,), every_conversation=True),
     "label": Read(("summary", "set", NAME, "0", "mine")),
     "label-clear": Read(("summary", "clear", PATH, "0")),
 }

@@ -220,14 +220,6 @@ def error_for(data: bytes, base_config: bytes | None = b"{}") -> str:
             'entry 0 (turn_start): "summary" must be a string, found a number',
         ),
         (
-            b'[{"type": "turn_start", "timestamp": "2026-01-01 00:00:00.0", "event_id": 7}]',
-            'entry 0 (turn_start): "event_id" must be a string, found a number',
-        ),
-        (
-            b'[{"type": "chat_response", "timestamp": "2026-01-01 00:00:00.0", "message": "m", "request_id": ""}]',
-            'entry 0 (chat_response): "request_id" must not be empty',
-        ),
-        (
             b'[{"type": "compaction", "timestamp": "2026-01-01 00:00:00.0", "from_turn": -1, "to_turn": 2}]',
             'entry 0 (compaction): "from_turn" must be a non-negative integer',
         ),
