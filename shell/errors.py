@@ -39,6 +39,10 @@ class SaveRefused(ConversationError):
         super().__init__(f"{path}: {reason}")
 
 
+class StateFolderRefused(TurnmarkError):
+    """turnmark's cache or state folder would lie inside a workspace it works on; nothing is read or written."""
+
+
 class ConfigProblem(TurnmarkError):
     """A configuration source cannot be used; ``str()`` names it."""
 

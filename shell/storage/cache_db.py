@@ -30,7 +30,7 @@ from typing import TypeVar
 
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES
 from turnmark.shell.errors import FileFault, reraise_interrupt
-from turnmark.shell.storage import state_dirs
+from turnmark.shell.storage import pruning, state_dirs
 from turnmark.shell.storage.files import open_directory, os_reason, refuse_links
 from turnmark.shell.storage.workspace import Workspace
 
@@ -387,6 +387,8 @@ def open_cache(workspace: Workspace, *, create: bool = True) -> CacheDb | None:
         os.close(directory_fd)
         raise
     db.notes.extend(state_dirs.leftovers(workspace))
+    state_dirs.claim(path.parent, workspace.root)
+    pruning.now_and_then()
     try:
         _configure(db.connection)
         problem = schema_problem(db.connection)

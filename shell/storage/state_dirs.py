@@ -8,7 +8,10 @@ database lives under the user's cache directory (``$TURNMARK_CACHE_DIR``, else
 by default ``~/.local/state/turnmark``). Each holds one folder per workspace, named for the workspace's
 real path (``<last part>-<first 16 hex digits of its SHA-256>``): two clones never share one, and a moved
 workspace starts afresh. These folders are made with mode 0700 and reached from their home without
-following a link (``files.open_directory``).
+following a link (``files.open_directory``); each holds a ``workspace`` file naming the real path it is
+for, so ``pruning`` can tell the folders of workspaces that are gone. A home inside the workspace (a
+repository's ``.envrc`` can set the variables) is refused: a folder the repository ships could pose as
+turnmark's own files (``StateFolderRefused``), unless the workspace is the user's home directory itself.
 
 The folders an older turnmark kept inside the workspace (``.jp/.turnmark``, ``.jp/turnmark``, and
 ``.turnmark`` in JP's user-local silo) are never read; ``leftovers`` says so once per workspace (the folders
@@ -27,7 +30,7 @@ from pathlib import Path
 
 import platformdirs
 
-from turnmark.shell.errors import FileFault
+from turnmark.shell.errors import FileFault, StateFolderRefused
 from turnmark.shell.storage.files import METADATA_LIMIT, os_reason, read_file, write_if_changed
 from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
@@ -40,10 +43,14 @@ UNDO = "undo"
 FAILURES = "summary-failures"
 LEGACY = (".turnmark", "turnmark")
 """The folders an older turnmark kept in ``.jp`` (and ``.turnmark`` in JP's user-local silo)."""
+MARKER = "workspace"
+"""The file (in each workspace's folder) holding the workspace's real path."""
 NOTED = "older-folders-noted"
 """The file (in the workspace's state folder) listing the older folders ``leftovers`` has named."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _said: set[Path] = set()
+_outside: set[tuple[Path, Path]] = set()
+_claimed: set[Path] = set()
 
 
 def _home(variable: str, default: str) -> Path:
@@ -75,19 +82,62 @@ def _root(ref: ConversationRef) -> Path:
     return ref.directories[0].parent.parent.parent
 
 
+def _source(variable: str, xdg: str) -> str:
+    for name in (variable, xdg):
+        if os.path.isabs(os.environ.get(name, "")):
+            return f"${name}"
+    return "the user's default folder"
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def workspace_folder(home: Path, root: Path) -> Path:
+    """The workspace's folder under ``home``; ``StateFolderRefused`` when ``home`` lies inside the workspace
+    (real paths, after links), unless the workspace is the user's home directory."""
+    if (home, root) not in _outside:
+        real_home, real_root = os.path.realpath(home), os.path.realpath(root)
+        if _inside(real_home, real_root) and real_root != os.path.realpath(Path.home()):
+            variable, xdg = (CACHE_ENV, "XDG_CACHE_HOME") if home == cache_home() else (STATE_ENV, "XDG_STATE_HOME")
+            source = _source(variable, xdg)
+            raise StateFolderRefused(
+                f"{home}: refusing to keep turnmark's own files here ({source}): it is inside the workspace "
+                f"{root}, where a folder the workspace ships could pose as them; point {source} outside it"
+            )
+        _outside.add((home, root))
+    return home / workspace_key(root)
+
+
 def cache_dir(workspace: Workspace) -> Path:
     """The folder of the workspace's cache database."""
-    return cache_home() / workspace_key(workspace.root)
+    return workspace_folder(cache_home(), workspace.root)
+
+
+def state_dir(root: Path) -> Path:
+    """The workspace's folder of undo steps, failure memory and notes."""
+    return workspace_folder(state_home(), root)
 
 
 def undo_dir(ref: ConversationRef) -> Path:
     """The folder of a conversation's undo steps."""
-    return state_home() / workspace_key(_root(ref)) / UNDO / ref.display_id
+    return state_dir(_root(ref)) / UNDO / ref.display_id
 
 
 def failures_path(ref: ConversationRef) -> Path:
     """The file of a conversation's failure memory."""
-    return state_home() / workspace_key(_root(ref)) / FAILURES / f"{ref.display_id}.json"
+    return state_dir(_root(ref)) / FAILURES / f"{ref.display_id}.json"
+
+
+def claim(folder: Path, root: Path) -> None:
+    """Record in ``folder`` (a workspace's, made on the way) which workspace it is for (``MARKER``), once a run;
+    a fault is ignored (the folder is then only pruned by age)."""
+    if folder in _claimed:
+        return
+    _claimed.add(folder)
+    with contextlib.suppress(FileFault):
+        data = os.fsencode(os.path.realpath(root)) + b"\n"
+        write_if_changed(folder / MARKER, data, anchor(folder), create=True, mode=PRIVATE)
 
 
 def anchor(path: Path) -> Path:
@@ -114,6 +164,7 @@ def conversation_anchor(ref: ConversationRef, path: Path) -> Path:
             f"{path}: not written: {ref.display_id} is not inside a workspace's .jp/ folder; "
             "turnmark writes only the conversations of a workspace"
         )
+    claim(state_dir(ref.workspace.root), ref.workspace.root)
     return anchor(path)
 
 
@@ -140,7 +191,7 @@ def leftovers(workspace: Workspace) -> list[str]:
     if not found:
         return []
     _said.update(found)
-    record = state_home() / workspace_key(workspace.root) / NOTED
+    record = state_dir(workspace.root) / NOTED
     noted = _noted(record)
     fresh = [place for place in found if str(place) not in noted]
     if fresh:

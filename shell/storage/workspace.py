@@ -91,7 +91,8 @@ _handed_over: list[Workspace] = []
 
 def hand_over(workspace: Workspace) -> None:
     """The workspace ``jp`` gave this process (a plugin's ``init``): found as given, with JP's user-local copy
-    and configuration, whenever a look for a workspace reaches its root."""
+    and configuration, whenever a look for a workspace reaches its root (a root without a ``.jp/`` folder is
+    looked for as any other, and refused the same way)."""
     _handed_over[:] = [Workspace(workspace.root.resolve(), workspace.user_silo, workspace.config)]
 
 
@@ -101,9 +102,9 @@ def find_workspace(start: Path) -> Workspace | None:
     if start.name == STORAGE_DIR and start.is_dir():
         start = start.parent
     for candidate in (start, *start.parents):
-        if _handed_over and candidate == _handed_over[0].root:
-            return _handed_over[0]
         if (candidate / STORAGE_DIR).is_dir():
+            if _handed_over and candidate == _handed_over[0].root:
+                return _handed_over[0]
             return Workspace(candidate, _find_silo(candidate / STORAGE_DIR))
     return None
 

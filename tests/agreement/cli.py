@@ -22,6 +22,7 @@ class Cli:
     def __init__(self, root: Path, *options: str) -> None:
         self.root = root
         self.options = options
+        self.stderr = ""
 
     def __call__(self, *args: str) -> tuple[int, str]:
         """The exit code and standard output (a traceback is re-raised: no command may end in one)."""
@@ -30,6 +31,7 @@ class Cli:
         )
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
+        self.stderr = result.stderr
         return result.exit_code, result.stdout.replace(str(self.root), "<ws>")
 
     def json(self, *args: str) -> dict[str, object]:
@@ -37,7 +39,9 @@ class Cli:
         try:
             found = json.loads(out)
         except ValueError:
-            raise AssertionError(f"turnmark {' '.join(args)}: exit {code}, not JSON: {out[:300]!r}") from None
+            raise AssertionError(
+                f"turnmark {' '.join(args)}: exit {code}, not JSON: {out[:300]!r}; stderr: {self.stderr[:300]!r}"
+            ) from None
         assert isinstance(found, dict)
         return found
 

@@ -294,3 +294,18 @@ def test_help_names_the_command_as_typed_to_jp() -> None:
     assert executables.as_typed_to_jp(whole, executables.TURNMARK) == (
         "Usage: jp turnmark [OPTIONS] COMMAND\n  $ jp turnmark show 17\n"
     )
+
+
+@pytest.mark.parametrize("args", [["conversations"], ["turns"], ["check", "--all"]])
+def test_a_workspace_root_that_is_a_file_is_refused_as_turnmark_refuses_it(
+    args: list[str], env: dict[str, str], tmp_path: Path
+) -> None:
+    root = tmp_path / "not-a-folder"
+    root.write_text("a file\n")
+    direct = turnmark(env, root, *args)
+    run = Host("turnmark", env, cwd=tmp_path).init(init_message(root, args))
+    assert direct.returncode == 2
+    assert run.exit["code"] == 2, run.exit
+    assert run.printed == direct.stdout == ""
+    assert f"no .jp/ directory in {root}" in run.exit["reason"]
+    assert root.read_text() == "a file\n"
