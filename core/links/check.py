@@ -136,9 +136,11 @@ def _malformed_ids(stream: ConversationStream) -> tuple[JsonObject, ...]:
     found: list[JsonObject] = []
     for position, entry in enumerate(stream.entries):
         odd, written = entry.written("event_id")
-        values = (("event_id", written if odd else entry.event_id), ("request_id", entry.request_id or None))
-        for key, value in values:
-            if value is not None and not (isinstance(value, str) and well_formed(value)):
+        if odd:
+            found.append({"index": stream.file_index(position), "key": "event_id", "value": written})
+        values = () if odd else (("event_id", entry.event_id),)
+        for key, value in (*values, ("request_id", entry.request_id)):
+            if value and not well_formed(value):
                 found.append({"index": stream.file_index(position), "key": key, "value": value})
     return tuple(found)
 

@@ -98,7 +98,12 @@ search index in $TURNMARK_CACHE_DIR, else $XDG_CACHE_HOME/turnmark (on Linux;
 default ~/.cache/turnmark); undo copies and summary failure notes in
 $TURNMARK_STATE_DIR, else $XDG_STATE_HOME/turnmark (default
 ~/.local/state/turnmark). Deleting the cache loses nothing. A .jp/.turnmark or
-.jp/turnmark folder left by an older turnmark is no longer read.
+.jp/turnmark folder left by an older turnmark is no longer read. Once a day the
+folders of workspaces that no longer exist are removed (those an older turnmark
+made, with no record of their workspace, after $TURNMARK_KEEP_DAYS days
+without use, default 90; 0 keeps them). To clear them by hand: rm -r
+~/.cache/turnmark ~/.local/state/turnmark (undo steps are lost). Neither folder
+may lie inside a workspace: such a setting is refused.
 """
 
 app = TurnmarkTyper(

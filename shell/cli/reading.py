@@ -256,7 +256,7 @@ def check(
     """
     settings = settings_of(ctx)
     results: list[dict[str, object]] = []
-    problems = errors = transient = entries = 0
+    problems = errors = transient = stand_ins = entries = 0
     unlinked: dict[str, int] = {}
     for ref, found in _checked(settings, conversation, all_conversations):
         if isinstance(found, dict):
@@ -267,7 +267,8 @@ def check(
             continue
         head, report = found
         problems += 0 if report.ok else 1
-        transient += report.transient_ids - sum(1 for item in report.odd_fields if item["reading"] == "stand_in")
+        transient += report.transient_ids
+        stand_ins += sum(1 for item in report.odd_fields if item["reading"] == "stand_in")
         entries += report.entries
         if answers := int(str(report.links.get("unlinked_answers", 0))):
             unlinked[ref.display_id] = answers
@@ -281,8 +282,8 @@ def check(
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"ok": problems == 0 and errors == 0, "transient_ids": transient, "conversations": results})
     else:
-        if transient:
-            chrome(transient_note(transient, entries))
+        if transient > stand_ins:
+            chrome(transient_note(transient - stand_ins, entries))
         if unlinked:
             chrome(unlinked_note(sum(unlinked.values()), list(unlinked)))
     if errors:

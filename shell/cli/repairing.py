@@ -45,7 +45,10 @@ Without --apply, repair prints its plan and changes nothing. Fixes that follow
 from the conversation alone are applied with --apply: an answer whose
 request_id names a copied request is linked to the copy in its own turn; an
 answer whose request was deleted (or whose request_id names something that is
-not a request) is linked to its turn's only request. Problems with several
+not a request, or is not an ID) is linked to its turn's only request; an
+event_id that is not a string gets the ID that stands in for it, and a
+request_id read as absent (null, or on a kind that never links) is removed.
+Problems with several
 possible fixes (several requests in the turn, none at all, a tool result with
 no call or a call with no result) wait for -i, which asks one question per
 problem (Enter takes the first choice, s skips, q stops and keeps what was
