@@ -18,7 +18,7 @@ from turnmark.core.errors import InvalidDocument, InvalidEntry
 from turnmark.core.stream.entries import NOT_AN_ID, Entry, Layout
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import (
-    LINKABLE_TYPES,
+    LINKABLE_TAGS,
     ChatRequest,
     ChatResponse,
     Compaction,
@@ -357,9 +357,6 @@ _EVENT_READERS: dict[str, Callable[[_Reader], Payload]] = {
 }
 
 
-_LINKABLE_TAGS = frozenset(kind.type_tag for kind in LINKABLE_TYPES)
-
-
 def _wrapper_ids(obj: JsonObject, tag: str) -> tuple[str | None, str | None, tuple[tuple[str, Json], ...]]:
     """The entry's written ``event_id`` and ``request_id`` as RFD 097/098 read them, and the odd values as
     written (``Layout.raw``).
@@ -379,9 +376,9 @@ def _wrapper_ids(obj: JsonObject, tag: str) -> tuple[str | None, str | None, tup
         written_id = None
     if request_id is None and "request_id" not in obj:
         return written_id, None, raw
-    if tag in _LINKABLE_TAGS and type(request_id) is str and request_id:
+    if tag in LINKABLE_TAGS and type(request_id) is str and request_id:
         return written_id, request_id, raw
-    reading = NOT_AN_ID if tag in _LINKABLE_TAGS and request_id is not None else None
+    reading = NOT_AN_ID if tag in LINKABLE_TAGS and request_id is not None else None
     return written_id, reading, (*raw, ("request_id", request_id))
 
 
@@ -402,7 +399,7 @@ def read_entry(obj: Json, index: int) -> ReadEntry:
         raw: tuple[tuple[str, Json], ...] = ()
         plain = type(written_id) is str and written_id
         if not plain or not (
-            (type(request_id) is str and request_id and tag in _LINKABLE_TAGS)
+            (type(request_id) is str and request_id and tag in LINKABLE_TAGS)
             or (request_id is None and "request_id" not in obj)
         ):
             written_id, request_id, raw = _wrapper_ids(obj, tag)

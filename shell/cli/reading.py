@@ -250,9 +250,10 @@ def check(
     """Check request links, event IDs and tool calls: unresolved links, duplicated IDs, orphaned tool halves.
 
     The status is ok, PROBLEMS, or WARNINGS when the only findings are IDs not in the form JP
-    writes (7 lowercase letters and digits). Exit status: 0 when every link resolves, 1 when something is
-    unresolved, a tool call lacks its other half or a save would be refused, 2 when a conversation
-    cannot be read.
+    writes (7 lowercase letters and digits) or odd fields read as absent (a null request_id, one on a
+    kind that never links). Exit status: 0 when every link resolves, 1 when something is unresolved,
+    an event_id is not a string, a tool call lacks its other half or a save would be refused, 2 when a
+    conversation cannot be read.
     """
     settings = settings_of(ctx)
     results: list[dict[str, object]] = []

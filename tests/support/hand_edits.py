@@ -200,6 +200,6 @@ def hand_edited(draw: st.DrawFn, *, max_edits: int = 4) -> Drawn:
         if draw(st.booleans()):
             entries = [{k: v for k, v in entry.items() if k not in ("event_id", "request_id")} for entry in entries]
             done.append("written before IDs")
-        head = {"type": "config_delta", "timestamp": _ts(0), "delta": {"assistant": {"name": "jp"}}}
+        head: dict[str, object] = {"type": "config_delta", "timestamp": _ts(0), "delta": {"assistant": {"name": "jp"}}}
         return Drawn(encode([head, *entries]), None, tuple(done))
     return Drawn(encode(entries), b"{}\n", tuple(done))
