@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.agreement.cli import Cli, workers_forced
 from tests.agreement.test_runs import user_data_dir
@@ -34,6 +35,7 @@ from tests.agreement.workspaces import (
     workspace_shapes,
     write_workspace,
 )
+from tests.support.hand_edits import Drawn, hand_edited
 from turnmark.core.search import freshness
 from turnmark.shell.errors import FileFault
 from turnmark.shell.storage import cache_db
@@ -236,3 +238,20 @@ def test_a_stored_plan_is_shown_only_while_it_is_the_fresh_plan(tmp_path: Path, 
         with no_cache():
             fresh = cli.json(*DRY_RUN)
         assert (difference := first_difference(f"after {change.__name__}", stored, fresh)) is None, difference
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
+@given(drawn=st.lists(hand_edited(), min_size=1, max_size=4))
+def test_hand_edited_conversations_show_the_same_with_and_without_the_cache(drawn: list[Drawn]) -> None:
+    """Odd fields (issue 39) through every cached view: cold, warm and the long way agree, and every change the
+    cache must notice is noticed."""
+    with tempfile.TemporaryDirectory() as scratch:
+        root = Path(scratch) / "ws"
+        for number, conversation in enumerate(drawn):
+            folder = root / ".jp" / "conversations" / f"{17_900_000_000 + number * 10}-edited-{number}"
+            folder.mkdir(parents=True)
+            (folder / "events.json").write_bytes(conversation.events)
+            if conversation.base_config is not None:
+                (folder / "base_config.json").write_bytes(conversation.base_config)
+            (folder / "metadata.json").write_text(f'{{"title": "Edited {number}"}}\n')
+        agree_through_changes(settle(root), ("fix", "thing"))
