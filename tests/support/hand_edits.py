@@ -13,10 +13,12 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from hypothesis import strategies as st
 
 Entries = list[dict[str, object]]
+TS = "2026-06-02 09:00:0{}.0"
 ODD_VALUES: tuple[object, ...] = (None, "", 0, 7, -1.5, True, [], ["x"], {}, {"id": "c1"})
 """Values a hand edit leaves where an ID belongs."""
 NEVER_LINK = ("turn_start", "chat_request", "config_delta", "compaction")
@@ -203,3 +205,26 @@ def hand_edited(draw: st.DrawFn, *, max_edits: int = 4) -> Drawn:
         head: dict[str, object] = {"type": "config_delta", "timestamp": _ts(0), "delta": {"assistant": {"name": "jp"}}}
         return Drawn(encode([head, *entries]), None, tuple(done))
     return Drawn(encode(entries), b"{}\n", tuple(done))
+
+
+def two_turns() -> list[dict[str, Any]]:
+    """A small current-format conversation of two linked turns (IDs ``t1aaaaa``, ``c1aaaaa``, ``m1aaaaa``, then
+    ``t2bbbbb``, ``c2bbbbb``, ``m2bbbbb``), to edit by hand in a test."""
+    return [
+        {"event_id": "t1aaaaa", "timestamp": TS.format(0), "type": "turn_start"},
+        {"event_id": "c1aaaaa", "timestamp": TS.format(1), "type": "chat_request", "content": "What is first?"},
+        {"event_id": "m1aaaaa", "request_id": "c1aaaaa", "timestamp": TS.format(2), "type": "chat_response",
+         "message": "One."},
+        {"event_id": "t2bbbbb", "timestamp": TS.format(3), "type": "turn_start"},
+        {"event_id": "c2bbbbb", "timestamp": TS.format(4), "type": "chat_request", "content": "What is second?"},
+        {"event_id": "m2bbbbb", "request_id": "c2bbbbb", "timestamp": TS.format(5), "type": "chat_response",
+         "message": "Two."},
+    ]  # fmt: skip
+
+
+def as_files(entries: list[dict[str, Any]], form: str) -> tuple[bytes, bytes | None]:
+    """``events.json`` and ``base_config.json`` holding ``entries`` in the ``current`` or ``legacy`` format."""
+    if form == "legacy":
+        head = {"type": "config_delta", "timestamp": TS.format(0), "delta": {}}
+        return encode([head, *entries]), None
+    return encode(entries), b"{}\n"

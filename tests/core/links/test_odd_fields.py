@@ -10,7 +10,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from tests.support.hand_edits import Drawn, hand_edited
+from tests.support.hand_edits import TS, Drawn, as_files, hand_edited, two_turns
 from turnmark.core.editing.repair import apply_repairs, plan_repairs
 from turnmark.core.links.check import check_report, odd_fields
 from turnmark.core.links.exclusion import exclude_unresolved
@@ -21,34 +21,11 @@ from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ChatRequest, TurnStart, is_linkable
 from turnmark.core.stream.save_rule import save_blockers
 
-TS = "2026-06-02 09:00:0{}.0"
-
-
-def two_turns() -> list[dict[str, Any]]:
-    return [
-        {"event_id": "t1aaaaa", "timestamp": TS.format(0), "type": "turn_start"},
-        {"event_id": "c1aaaaa", "timestamp": TS.format(1), "type": "chat_request", "content": "First?"},
-        {"event_id": "m1aaaaa", "request_id": "c1aaaaa", "timestamp": TS.format(2), "type": "chat_response",
-         "message": "One."},
-        {"event_id": "t2bbbbb", "timestamp": TS.format(3), "type": "turn_start"},
-        {"event_id": "c2bbbbb", "timestamp": TS.format(4), "type": "chat_request", "content": "Second?"},
-        {"event_id": "m2bbbbb", "request_id": "c2bbbbb", "timestamp": TS.format(5), "type": "chat_response",
-         "message": "Two."},
-    ]  # fmt: skip
-
-
 FORMATS = ("current", "legacy")
 
 
-def files(entries: list[dict[str, Any]], form: str) -> tuple[bytes, bytes | None]:
-    if form == "legacy":
-        head = {"type": "config_delta", "timestamp": TS.format(0), "delta": {}}
-        return (json.dumps([head, *entries], indent=2) + "\n").encode(), None
-    return (json.dumps(entries, indent=2) + "\n").encode(), b"{}\n"
-
-
 def loaded(entries: list[dict[str, Any]], form: str) -> tuple[ConversationStream, bytes]:
-    events, base = files(entries, form)
+    events, base = as_files(entries, form)
     stream = ConversationStream.from_json(events, base, new_id=sequential_ids(), conversation="jp-c17800000099")
     return stream.unwrap(), events
 

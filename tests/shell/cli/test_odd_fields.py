@@ -16,13 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from tests.support.hand_edits import Drawn, hand_edited
+from tests.support.hand_edits import TS, Drawn, as_files, hand_edited, two_turns
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli.main import Settings, app
 
 ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200", "NO_COLOR": "1", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""}
 CONV = "17800000099"
-TS = "2026-06-02 09:00:0{}.0"
 READS = (
     ("conversations",),
     ("turns", CONV),
@@ -37,19 +36,6 @@ READS = (
 """Every command that reads a conversation without writing it."""
 
 
-def two_turns() -> list[dict[str, Any]]:
-    return [
-        {"event_id": "t1aaaaa", "timestamp": TS.format(0), "type": "turn_start"},
-        {"event_id": "c1aaaaa", "timestamp": TS.format(1), "type": "chat_request", "content": "What is first?"},
-        {"event_id": "m1aaaaa", "request_id": "c1aaaaa", "timestamp": TS.format(2), "type": "chat_response",
-         "message": "One."},
-        {"event_id": "t2bbbbb", "timestamp": TS.format(3), "type": "turn_start"},
-        {"event_id": "c2bbbbb", "timestamp": TS.format(4), "type": "chat_request", "content": "What is second?"},
-        {"event_id": "m2bbbbb", "request_id": "c2bbbbb", "timestamp": TS.format(5), "type": "chat_response",
-         "message": "Two."},
-    ]  # fmt: skip
-
-
 def write(root: Path, events: bytes, base_config: bytes | None) -> Path:
     folder = root / ".jp" / "conversations" / f"{CONV}-odd"
     folder.mkdir(parents=True, exist_ok=True)
@@ -61,11 +47,7 @@ def write(root: Path, events: bytes, base_config: bytes | None) -> Path:
 
 
 def workspace(root: Path, entries: list[dict[str, Any]], form: str) -> Path:
-    if form == "legacy":
-        head = {"type": "config_delta", "timestamp": TS.format(0), "delta": {}}
-        write(root, (json.dumps([head, *entries], indent=2) + "\n").encode(), None)
-    else:
-        write(root, (json.dumps(entries, indent=2) + "\n").encode(), b"{}\n")
+    write(root, *as_files(entries, form))
     return root
 
 
