@@ -225,6 +225,6 @@ def two_turns() -> list[dict[str, Any]]:
 def as_files(entries: list[dict[str, Any]], form: str) -> tuple[bytes, bytes | None]:
     """``events.json`` and ``base_config.json`` holding ``entries`` in the ``current`` or ``legacy`` format."""
     if form == "legacy":
-        head = {"type": "config_delta", "timestamp": TS.format(0), "delta": {}}
+        head: dict[str, Any] = {"type": "config_delta", "timestamp": TS.format(0), "delta": {}}
         return encode([head, *entries]), None
     return encode(entries), b"{}\n"
