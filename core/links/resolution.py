@@ -6,13 +6,13 @@ A link is never repaired by position and never backfilled: an entry without a
 """
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from turnmark.core.stream.entries import NOT_AN_ID, Entry
 from turnmark.core.stream.json_value import Json
-from turnmark.core.stream.payloads import ChatRequest, is_linkable
+from turnmark.core.stream.payloads import LINKABLE_TAGS, ChatRequest, is_linkable
 
 LinkState: TypeAlias = Literal["unlinked", "resolved", "unresolved"]
 UnresolvedReason: TypeAlias = Literal["missing_target", "wrong_kind", "duplicated_target", "not_an_id"]
@@ -64,19 +64,38 @@ class Link:
         return self.written if self.reason == "not_an_id" else self.request_id
 
 
+def _reason(target: str, kinds: Mapping[str, str], duplicated_ids: frozenset[str]) -> UnresolvedReason | None:
+    """Why a present link does not bind (``None``: it resolves): the one rule."""
+    if target == NOT_AN_ID:
+        return "not_an_id"
+    if target in duplicated_ids:
+        return "duplicated_target"
+    if target not in kinds:
+        return "missing_target"
+    if kinds[target] != ChatRequest.type_tag:
+        return "wrong_kind"
+    return None
+
+
 def _resolve(index: int, entry: Entry, kinds: dict[str, str], duplicated_ids: frozenset[str]) -> Link:
     target = entry.request_id
     if target is None or not is_linkable(entry.payload):
         return Link(index, entry.event_id, "unlinked")
-    if target == NOT_AN_ID:
-        return Link(index, entry.event_id, "unresolved", target, "not_an_id", None, entry.written("request_id")[1])
-    if target in duplicated_ids:
-        return Link(index, entry.event_id, "unresolved", target, "duplicated_target", kinds.get(target))
-    if target not in kinds:
-        return Link(index, entry.event_id, "unresolved", target, "missing_target")
-    if kinds[target] != ChatRequest.type_tag:
-        return Link(index, entry.event_id, "unresolved", target, "wrong_kind", kinds[target])
-    return Link(index, entry.event_id, "resolved", target, None, kinds[target])
+    reason = _reason(target, kinds, duplicated_ids)
+    if reason is None:
+        return Link(index, entry.event_id, "resolved", target, None, kinds[target])
+    written = entry.written("request_id")[1] if reason == "not_an_id" else None
+    return Link(index, entry.event_id, "unresolved", target, reason, kinds.get(target), written)
+
+
+def count_unresolved(links: Sequence[tuple[str, str, str | None]], duplicated_ids: frozenset[str]) -> int:
+    """How many links do not resolve, from each entry's ``(event_id, type, request_id)`` (the light reader's)."""
+    kinds = {event_id: tag for event_id, tag, _ in links}
+    return sum(
+        1
+        for _, tag, target in links
+        if target is not None and tag in LINKABLE_TAGS and _reason(target, kinds, duplicated_ids) is not None
+    )
 
 
 def resolve_links(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -> tuple[Link, ...]:

@@ -10,7 +10,7 @@ new. JSON is pretty-printed with two spaces and a trailing newline, like
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -46,6 +46,7 @@ EVENT_TAGS = (
 )
 WRAPPER_KEYS = ("event_id", "request_id")
 
+RawIds = tuple[tuple[str, Json], ...]
 _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
@@ -357,29 +358,28 @@ _EVENT_READERS: dict[str, Callable[[_Reader], Payload]] = {
 }
 
 
-def _wrapper_ids(obj: JsonObject, tag: str) -> tuple[str | None, str | None, tuple[tuple[str, Json], ...]]:
-    """The entry's written ``event_id`` and ``request_id`` as RFD 097/098 read them, and the odd values as
-    written (``Layout.raw``).
+def wrapper_ids(written_id: object, request_id: object, tag: str) -> tuple[str | None, str | None, RawIds]:
+    """An entry's written ``event_id`` and ``request_id`` (``msgspec.UNSET``: absent) as RFD 097/098 read them,
+    and the odd values as written (``Layout.raw``); the light reader reads them by this rule too.
 
     A missing or empty ``event_id`` is assigned at load (``None`` here); one that is not a string is odd: a
     derived ID stands in for it. A ``request_id`` that is null, or on a kind that never links, reads as
     absent; an empty or non-string one on an answer binds nothing (``NOT_AN_ID``). Nothing is refused.
     """
-    written_id = obj.get("event_id")
-    request_id = obj.get("request_id")
-    raw: tuple[tuple[str, Json], ...] = ()
-    if type(written_id) is not str:
-        if "event_id" in obj:
-            raw = (("event_id", written_id),)
-        written_id = None
-    elif not written_id:
-        written_id = None
-    if request_id is None and "request_id" not in obj:
-        return written_id, None, raw
-    if tag in LINKABLE_TAGS and type(request_id) is str and request_id:
-        return written_id, request_id, raw
+    raw: RawIds = ()
+    identifier = written_id if isinstance(written_id, str) and written_id else None
+    if not isinstance(written_id, str) and written_id is not msgspec.UNSET:
+        raw = (("event_id", cast(Json, written_id)),)
+    if request_id is msgspec.UNSET:
+        return identifier, None, raw
+    if tag in LINKABLE_TAGS and isinstance(request_id, str) and request_id:
+        return identifier, request_id, raw
     reading = NOT_AN_ID if tag in LINKABLE_TAGS and request_id is not None else None
-    return written_id, reading, (*raw, ("request_id", request_id))
+    return identifier, reading, (*raw, ("request_id", cast(Json, request_id)))
+
+
+def _wrapper_ids(obj: JsonObject, tag: str) -> tuple[str | None, str | None, RawIds]:
+    return wrapper_ids(obj.get("event_id", msgspec.UNSET), obj.get("request_id", msgspec.UNSET), tag)
 
 
 def read_entry(obj: Json, index: int) -> ReadEntry:

@@ -7,28 +7,79 @@ opens turn 0 and events before the first ``turn_start`` form an implicit turn
 turn that is current where they stand and never open one.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.metadata import id_from_dirname, parse_conversation_id
-from turnmark.core.stream.payloads import ChatRequest, TurnStart, is_conversation_event
+from turnmark.core.stream.payloads import (
+    ChatRequest,
+    ChatResponse,
+    ToolCallRequest,
+    ToolCallResponse,
+    TurnStart,
+    is_conversation_event,
+)
 from turnmark.core.text.summary_text import mechanical_summary
 
 
 def turn_indices(entries: Sequence[Entry]) -> list[int]:
     """The turn index of every entry, in stream order (shared by turns, compaction and retain)."""
+    return turn_numbers(
+        (is_conversation_event(entry.payload), isinstance(entry.payload, TurnStart)) for entry in entries
+    )
+
+
+def turn_numbers(kinds: Iterable[tuple[bool, bool]]) -> list[int]:
+    """The turn index of each entry from ``(is a conversation event, is a turn_start)``: JP's rule, one place."""
     indices: list[int] = []
     index = 0
     current_has_event = False
-    for entry in entries:
-        payload = entry.payload
-        if is_conversation_event(payload):
-            if isinstance(payload, TurnStart) and current_has_event:
+    for is_event, is_start in kinds:
+        if is_event:
+            if is_start and current_has_event:
                 index += 1
             current_has_event = True
         indices.append(index)
     return indices
+
+
+Step = tuple[str, str | None, bool]
+"""One conversation event of a turn as completeness reads it: its kind, its tool call ``id`` (tool events)
+and whether it is reasoning (a ``chat_response``)."""
+
+
+def steps_complete(steps: Iterable[Step]) -> bool:
+    """The turn ended: its last event (``turn_start`` aside) is an answer that is not reasoning, and every tool
+    call has its result (the one rule; ``catchup.turn_is_complete`` and the light reader use it)."""
+    pending: dict[str, int] = {}
+    last: Step | None = None
+    for step in steps:
+        kind, tool_id, _ = step
+        if kind == "tool_call_request" and tool_id is not None:
+            pending[tool_id] = pending.get(tool_id, 0) + 1
+        elif kind == "tool_call_response" and tool_id is not None and pending.get(tool_id):
+            pending[tool_id] -= 1
+        if kind != "turn_start":
+            last = step
+    answered = last is not None and last[0] == "chat_response" and not last[2]
+    return answered and not any(pending.values())
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    """What the listing, ``turns`` and catch-up's planning read of a turn, from a ``Turn`` (``facts``) or from
+    the light reader (``core/stream/light.py``), which must agree."""
+
+    index: int
+    id: str | None
+    id_transient: bool
+    summary: str | None
+    source: str | None
+    fallback: str | None
+    requests: int
+    events: int
+    complete: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +137,30 @@ class Turn:
             if isinstance(entry.payload, ChatRequest):
                 return mechanical_summary(entry.payload.content)
         return None
+
+    def steps(self) -> list[Step]:
+        """The turn's events as ``steps_complete`` reads them."""
+        steps: list[Step] = []
+        for entry in self.events():
+            payload = entry.payload
+            tool_id = payload.id if isinstance(payload, ToolCallRequest | ToolCallResponse) else None
+            reasoning = isinstance(payload, ChatResponse) and payload.variant == "reasoning"
+            steps.append((payload.type_tag, tool_id, reasoning))
+        return steps
+
+    def facts(self) -> TurnFacts:
+        start = self.start
+        return TurnFacts(
+            self.index,
+            self.id(),
+            start.transient_id if start else False,
+            self.summary(),
+            summary_source(self),
+            self.fallback_summary(),
+            len(self.requests()),
+            len(self.events()),
+            steps_complete(self.steps()),
+        )
 
 
 def mechanical_turn_summary(turn: Turn) -> str | None:

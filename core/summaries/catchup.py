@@ -16,13 +16,7 @@ from dataclasses import dataclass
 
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.stream.payloads import (
-    ChatResponse,
-    ToolCallRequest,
-    ToolCallResponse,
-    TurnStart,
-)
-from turnmark.core.stream.turns import Turn, summary_source
+from turnmark.core.stream.turns import Turn, TurnFacts, steps_complete, summary_source
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.fingerprint import transcript_fingerprint, turn_fingerprint
 from turnmark.core.summaries.labels import EXTRACTIVE, USER, ensure_first_turn_start, label_turns
@@ -34,18 +28,7 @@ from turnmark.core.summaries.waiting import Waiting
 
 def turn_is_complete(turn: Turn) -> bool:
     """The turn ended: its last event is an answer (not reasoning) and every tool call has its result."""
-    pending: dict[str, int] = {}
-    last = None
-    for entry in turn.events():
-        payload = entry.payload
-        if isinstance(payload, ToolCallRequest):
-            pending[payload.id] = pending.get(payload.id, 0) + 1
-        elif isinstance(payload, ToolCallResponse) and pending.get(payload.id):
-            pending[payload.id] -= 1
-        if not isinstance(payload, TurnStart):
-            last = payload
-    answered = isinstance(last, ChatResponse) and last.variant != "reasoning"
-    return answered and not any(pending.values())
+    return steps_complete(turn.steps())
 
 
 def summary_candidates(
@@ -96,17 +79,26 @@ def wants_summaries(stream: ConversationStream, *, last_turn_may_be_open: bool, 
 
 
 def _wanting(turns: Sequence[Turn], *, last_turn_may_be_open: bool, upgrade: bool) -> Iterator[tuple[str, Turn]]:
-    """The one rule for which turns want a summary: every other answer to that question is derived from it."""
+    """``wanting`` on the turns themselves."""
+    for position in wanting(
+        [turn.facts() for turn in turns], last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade
+    ):
+        turn_id = turns[position].id()
+        assert turn_id is not None
+        yield turn_id, turns[position]
+
+
+def wanting(turns: Sequence[TurnFacts], *, last_turn_may_be_open: bool, upgrade: bool) -> Iterator[int]:
+    """The one rule for which turns want a summary (their positions): every other answer to that question is
+    derived from it."""
     for position, turn in enumerate(turns):
-        turn_id = turn.id()
-        if turn_id is None or not turn.requests():
+        if turn.id is None or not turn.requests:
             continue
-        if position == len(turns) - 1 and (last_turn_may_be_open or not turn_is_complete(turn)):
+        if position == len(turns) - 1 and (last_turn_may_be_open or not turn.complete):
             continue
-        stored, source = turn.summary(), summary_source(turn)
-        if stored is not None and not (upgrade and source == EXTRACTIVE):
+        if turn.summary is not None and not (upgrade and turn.source == EXTRACTIVE):
             continue
-        yield turn_id, turn
+        yield position
 
 
 def waiting(stream: ConversationStream) -> Waiting:
@@ -124,10 +116,14 @@ def waiting(stream: ConversationStream) -> Waiting:
     >>> waiting(stream.set_turn_summary("e000001", "Build fixed").unwrap()).may_need_summaries(upgrade=True)
     False
     """
-    turns = catchup_stream(stream).turns()
+    return waiting_in([turn.facts() for turn in catchup_stream(stream).turns()])
+
+
+def waiting_in(turns: Sequence[TurnFacts]) -> Waiting:
+    """``waiting`` from the facts of the turns catch-up plans from (the light reader's too)."""
 
     def count(*, last_turn_may_be_open: bool, upgrade: bool) -> int:
-        return sum(1 for _ in _wanting(turns, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade))
+        return sum(1 for _ in wanting(turns, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade))
 
     before_last = count(last_turn_may_be_open=True, upgrade=False)
     closed = count(last_turn_may_be_open=False, upgrade=False)

@@ -9,7 +9,7 @@ from typing import Literal
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.stream.turns import Turn, summary_source
+from turnmark.core.stream.turns import Turn, TurnFacts
 from turnmark.core.summaries.failures import failure_of
 from turnmark.core.summaries.fingerprint import turn_fingerprint
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
@@ -87,16 +87,20 @@ def summarized_turns(stream: ConversationStream) -> tuple[int, int]:
 
 
 def turn_row(turn: Turn, failure: str | None = None) -> TurnRow:
-    start = turn.start
+    return row_of(turn.facts(), failure)
+
+
+def row_of(facts: TurnFacts, failure: str | None = None) -> TurnRow:
+    """A turn's row from its facts (the light reader's, or a ``Turn``'s)."""
     return TurnRow(
-        index=turn.index,
-        id=turn.id(),
-        id_transient=start.transient_id if start else False,
-        summary=turn.summary(),
-        fallback=turn.fallback_summary(),
-        requests=len(turn.requests()),
-        events=len(turn.events()),
-        source=summary_source(turn),
+        index=facts.index,
+        id=facts.id,
+        id_transient=facts.id_transient,
+        summary=facts.summary,
+        fallback=facts.fallback,
+        requests=facts.requests,
+        events=facts.events,
+        source=facts.source,
         failure=failure,
     )
 
