@@ -26,7 +26,7 @@ with lazy_imports():
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
     from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
-    from turnmark.shell.storage.conversations import LoadedConversation
+    from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
     from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
 
@@ -295,13 +295,13 @@ def read_or_report(settings: Settings, ref: ConversationRef) -> LoadedConversati
         return {"id": ref.display_id, "dirname": ref.dirname, "error": str(error)}
 
 
-def conversation_json(loaded: LoadedConversation) -> dict[str, object]:
+def conversation_json(loaded: LoadedConversation | ReadFacts) -> dict[str, object]:
     ref = loaded.ref
     return {
         "id": ref.display_id,
         "dirname": loaded.directory.name,
         "title": loaded.title,
-        "format": "legacy" if loaded.stream.is_legacy else "current",
+        "format": "legacy" if loaded.legacy else "current",
     }
 
 

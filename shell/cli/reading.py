@@ -38,6 +38,7 @@ with lazy_imports():
     from turnmark.core.wire import chat
     from turnmark.shell.cli import progress
     from turnmark.shell.storage import config_files, failure_memory
+    from turnmark.shell.storage import conversations as conversation_files
     from turnmark.shell.usecases import listing
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from turnmark.core.links.projection import ViewEvent
     from turnmark.core.summaries.turn_rows import TurnRow
     from turnmark.shell.cli.common import Settings
-    from turnmark.shell.storage.conversations import LoadedConversation
+    from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
     from turnmark.shell.storage.workspace import ConversationRef, Workspace
     from turnmark.shell.usecases.listing import Listed
 
@@ -79,10 +80,18 @@ def _turn_line(row: TurnRow) -> str:
 def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_format: FormatOption = None) -> None:
     """List the turns of a conversation, one line per turn: <event_id> <summary>."""
     settings = settings_of(ctx)
-    loaded = read_for_display(settings, pick(settings, conversation))
-    memory = failure_memory.load_memory(loaded.ref)
-    limit = _transcript_limit(settings, loaded) if memory else transcript.MAX_MESSAGE_CHARS
-    rows = turn_rows.turn_rows(loaded.stream, memory, limit)
+    ref = pick(settings, conversation)
+    memory = failure_memory.load_memory(ref)
+    loaded: LoadedConversation | ReadFacts
+    if memory:
+        full = read_for_display(settings, ref)
+        rows = turn_rows.turn_rows(full.stream, memory, _transcript_limit(settings, full))
+        loaded = full
+    else:
+        loaded = conversation_files.read_facts(ref, settings.new_id)
+        if loaded.metadata_error:
+            warn(loaded.metadata_error)
+        rows = loaded.facts.rows()
     if settings.resolve_format(output_format) is OutputFormat.json:
         emit_json({"conversation": conversation_json(loaded), "turns": [row.to_json() for row in rows]})
         return

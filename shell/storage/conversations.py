@@ -34,6 +34,7 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
 from turnmark.core.stream.metadata import Metadata, parse_metadata
 from turnmark.core.stream.save_rule import refusal, save_blockers
+from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
 from turnmark.shell.clock import now_epoch
 from turnmark.shell.collector import collector_paused, promote
 from turnmark.shell.errors import ConversationError, FileFault, SaveRefused
@@ -89,6 +90,10 @@ class LoadedConversation:
     def title(self) -> str | None:
         return self.metadata.title if self.metadata else None
 
+    @property
+    def legacy(self) -> bool:
+        return self.stream.is_legacy
+
 
 EventsStamp = tuple[tuple[int, int] | None, ...]
 """``(mtime ns, size)`` of each copy's ``events.json``, ``None`` for a copy that cannot be read."""
@@ -112,6 +117,17 @@ def describe(path: Path, error: StreamError) -> str:
     return f"{file}: {error.describe()}"
 
 
+def _read_files(ref: ConversationRef, digest: bool) -> tuple[Path, bytes, str | None, bytes | None]:
+    """The newer copy's ``events.json`` (its path, bytes and, with ``digest``, SHA-256) and the
+    ``base_config.json`` beside it."""
+    events_path = newest_copy(ref, EVENTS)
+    events = read_file(events_path, EVENTS_LIMIT)
+    if events is None:
+        raise ConversationError(f"{events_path}: cannot read: no such file or directory")
+    sha256 = hashlib.sha256(events).hexdigest() if digest else None
+    return events_path, events, sha256, read_file(events_path.parent / BASE_CONFIG, BASE_CONFIG_LIMIT)
+
+
 def read_conversation(
     ref: ConversationRef, new_id: IdSource, lock: ConversationLock | None = None, *, digest: bool = False
 ) -> LoadedConversation:
@@ -121,13 +137,15 @@ def read_conversation(
     the ``events.json`` read. A big file's bytes are let go of as soon as its entries are read (a file up
     to ``WHOLE_FILE`` keeps them until a save or ``check`` asks for the keys written twice).
     """
-    events_path = newest_copy(ref, EVENTS)
-    directory = events_path.parent
-    events = read_file(events_path, EVENTS_LIMIT)
-    if events is None:
-        raise ConversationError(f"{events_path}: cannot read: no such file or directory")
-    sha256 = hashlib.sha256(events).hexdigest() if digest else None
-    base_config = read_file(directory / BASE_CONFIG, BASE_CONFIG_LIMIT)
+    events_path, events, sha256, base_config = _read_files(ref, digest)
+    stream = _stream(ref, events_path, events, base_config, new_id)
+    metadata, metadata_error = read_metadata(ref)
+    return LoadedConversation(ref, events_path.parent, sha256, stream, metadata, metadata_error, lock)
+
+
+def _stream(
+    ref: ConversationRef, events_path: Path, events: bytes, base_config: bytes | None, new_id: IdSource
+) -> ConversationStream:
     with collector_paused():
         match ConversationStream.read_json(events, base_config):
             case Failure(problem):
@@ -137,8 +155,41 @@ def read_conversation(
                 stream = ConversationStream.from_read(read, new_id=new_id, conversation=ref.display_id)
                 del read
         promote()
+    return stream
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFacts:
+    """A conversation's facts as read (``core/summaries/facts.py``), where from, and its metadata."""
+
+    ref: ConversationRef
+    directory: Path
+    events_sha256: str | None
+    facts: ConversationFacts
+    metadata: Metadata | None
+    metadata_error: str | None = None
+
+    @property
+    def title(self) -> str | None:
+        return self.metadata.title if self.metadata else None
+
+    @property
+    def legacy(self) -> bool:
+        return self.facts.legacy
+
+
+def read_facts(ref: ConversationRef, new_id: IdSource, *, digest: bool = False) -> ReadFacts:
+    """A conversation's facts, read lightly (``light_facts``: one pass over the bytes, only the fields they
+    come from); a file the light reader leaves is loaded whole, which says what is wrong with it or gives the
+    same facts the long way. ``ConversationError`` as ``read_conversation``."""
+    events_path, events, sha256, base_config = _read_files(ref, digest)
+    with collector_paused():
+        facts = light_facts(events, base_config, ref.display_id)
+    if facts is None:
+        facts = facts_of(_stream(ref, events_path, events, base_config, new_id))
+    del events
     metadata, metadata_error = read_metadata(ref)
-    return LoadedConversation(ref, directory, sha256, stream, metadata, metadata_error, lock)
+    return ReadFacts(ref, events_path.parent, sha256, facts, metadata, metadata_error)
 
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:

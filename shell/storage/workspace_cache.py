@@ -28,7 +28,7 @@ from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, METADA
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, METADATA, ConversationRef, newest_copy
 
 if TYPE_CHECKING:
-    from turnmark.shell.storage.conversations import LoadedConversation
+    from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
 
 
 class Identity(NamedTuple):
@@ -214,7 +214,7 @@ def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> 
 
 
 def loaded_row(
-    loaded: LoadedConversation,
+    loaded: LoadedConversation | ReadFacts,
     seen: Look,
     checked: int,
     *,

@@ -23,7 +23,7 @@ from turnmark.shell.usecases import parallel
 
 with lazy_imports():
     from turnmark.core.links import check as link_check
-    from turnmark.core.summaries import catchup, turn_rows
+    from turnmark.core.summaries import facts
     from turnmark.shell import entropy
     from turnmark.shell.storage import check_reports, conversations
 
@@ -51,22 +51,34 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
     run it (the IDs a read assigns in memory never show in a row)."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
+    new_id = entropy.random_event_ids()
     try:
-        loaded = conversations.read_conversation(ref, entropy.random_event_ids(), digest=True)
+        if checks:
+            loaded = conversations.read_conversation(ref, new_id, digest=True)
+            stream = loaded.stream
+            report = link_check.check_report(stream, stream.doubled_keys)
+            found = facts.facts_of(stream)
+            read: conversations.LoadedConversation | conversations.ReadFacts = loaded
+        else:
+            read = conversations.read_facts(ref, new_id, digest=True)
+            found, report = read.facts, None
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
-    stream = loaded.stream
-    report = link_check.check_report(stream, stream.doubled_keys) if checks else None
-    problems = (len(report.unresolved), len(report.duplicated_ids)) if report else link_check.link_problems(stream)
-    facts = Facts(stream.is_legacy, len(stream.entries), *problems, loaded.metadata_error, catchup.waiting(stream))
-    turns, summarized = turn_rows.summarized_turns(stream)
+    turns, summarized = found.summarized
     return workspace_cache.loaded_row(
-        loaded,
+        read,
         seen,
         checked,
         turns=turns,
         summarized_turns=summarized,
-        facts=facts,
+        facts=Facts(
+            found.legacy,
+            found.entries,
+            found.unresolved_links,
+            found.duplicated_ids,
+            read.metadata_error,
+            found.waiting,
+        ),
         check=check_reports.stored(report) if report else None,
     )
 

@@ -18,7 +18,7 @@ from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import IdSource, sequential_ids
 from turnmark.shell.storage import conversations
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, cache_path
-from turnmark.shell.storage.conversations import LoadedConversation
+from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
 from turnmark.shell.storage.workspace import ConversationRef, list_conversations, require_workspace
 from turnmark.shell.usecases import listing, parallel
 
@@ -38,7 +38,14 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
         seen.append(ref.display_id)
         return real(ref, new_id, digest=digest)
 
+    light = conversations.read_facts
+
+    def counting_light(ref: ConversationRef, new_id: IdSource, digest: bool = False) -> ReadFacts:
+        seen.append(ref.display_id)
+        return light(ref, new_id, digest=digest)
+
     monkeypatch.setattr(conversations, "read_conversation", counting)
+    monkeypatch.setattr(conversations, "read_facts", counting_light)
     monkeypatch.setattr(parallel, "workers_for", lambda items, jobs: 0)
     return seen
 
