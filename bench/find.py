@@ -1,7 +1,7 @@
 """``turnmark find`` over a generated workspace: the index's cold build, a warm search, a search after one change.
 
 The workspace holds ``--conversations`` (default 10,000) copies of the corpus and fixture conversations under
-new IDs (hard links: the same bytes, every copy its own path). Ratios, each against a baseline measured in the
+new IDs (real copies: the same bytes, every copy its own file). Ratios, each against a baseline measured in the
 same run:
 
 - cold build of the index (a first ``find``, in process) vs loading every conversation once (target <= 1.5x),
@@ -41,7 +41,8 @@ FIRST_ID = 17000000000
 
 
 def generate(root: Path, count: int) -> int:
-    """``count`` conversations linked from the corpus and fixtures; their total size in bytes."""
+    """``count`` conversations copied from the corpus and fixtures (real copies: hard links would share one
+    inode's change time, so touching one would put every copy in doubt); their total size in bytes."""
     sources = corpus_conversations() + sorted((REPO / "fixtures" / "workspace" / ".jp" / "conversations").iterdir())
     conversations = root / ".jp" / "conversations"
     conversations.mkdir(parents=True)
@@ -51,7 +52,7 @@ def generate(root: Path, count: int) -> int:
         target = conversations / f"{FIRST_ID + index}-copy"
         target.mkdir()
         for file in source.iterdir():
-            os.link(file, target / file.name)
+            shutil.copyfile(file, target / file.name)
             size += file.stat().st_size
     return size
 

@@ -1,7 +1,7 @@
 """Big workspaces (issue 24): commands over many conversations against a floor, in one run.
 
 Each workspace holds copies of the corpus and fixture conversations under new IDs (``bench/find.py``'s
-generator: hard links, every copy its own path; turnmark's writes replace files, so the copies' sources
+generator: real copies, every one its own file; the sources
 are never changed). The floor is a Python process that reads and ``msgspec``-decodes every
 conversation's files and does nothing else. Each row runs real ``turnmark`` processes (default ``--jobs``:
 one per core) and is reported as a ratio to the floor of the same workspace, with its target:

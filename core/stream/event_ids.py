@@ -81,11 +81,14 @@ def sequential_ids(prefix: str = "e") -> IdSource:
 _DERIVED_CHARS = bytes(ord(ALPHABET[byte % 36]) for byte in range(256))
 
 
+_DERIVING = hashlib.blake2b(digest_size=ID_LENGTH, person=b"turnmark-id")
+
+
 def derived_id(origin: str, attempt: int = 0) -> str:
     """A 7-character ID derived from ``origin`` (what identifies an entry); ``attempt`` steps past collisions."""
-    key = origin if not attempt else f"{origin}\x00{attempt}"
-    digest = hashlib.blake2b(key.encode(), digest_size=ID_LENGTH, person=b"turnmark-id").digest()
-    return digest.translate(_DERIVED_CHARS).decode("ascii")
+    hasher = _DERIVING.copy()
+    hasher.update((origin if not attempt else f"{origin}\x00{attempt}").encode())
+    return hasher.digest().translate(_DERIVED_CHARS).decode("ascii")
 
 
 def entry_origins(conversation: str, keys: Iterable[tuple[str, str]]) -> list[str]:

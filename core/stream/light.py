@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
+from msgspec import UnsetType
 
 from turnmark.core.stream.codec import EVENT_TAGS, wrapper_ids
 from turnmark.core.stream.entries import IdOrigin
 from turnmark.core.stream.event_ids import derived_id, entry_origins, plan_loaded_ids
+from turnmark.core.stream.payloads import LINKABLE_TAGS
 from turnmark.core.stream.storage_encoding import decode_string
 from turnmark.core.stream.timestamps import is_timestamp
 from turnmark.core.stream.turns import SOURCE_KEY, TurnFacts, steps_complete, turn_numbers
@@ -28,29 +30,36 @@ from turnmark.core.text.summary_text import mechanical_summary
 UNSET: Any = msgspec.UNSET
 NONE = msgspec.Raw()
 EVENTS = frozenset(EVENT_TAGS)
+KNOWN = EVENTS | {"compaction", "config_delta"}
+"""The kinds whose ``request_id`` is a wrapper field (an unknown kind keeps it verbatim among its fields)."""
 
 
 class _Entry(msgspec.Struct):
-    """One element of ``events.json``, as far as the facts need it (unknown keys are skipped)."""
+    """One element of ``events.json``, as far as the facts need it (unknown keys are skipped).
 
-    type: Any = UNSET
-    timestamp: Any = UNSET
+    Small fields are typed as the full reader requires them of the kinds that have them, so msgspec checks
+    them; a valid file whose other kinds carry such a key with another type (a ``name`` that is a number on a
+    ``config_delta``) is refused here and read the long way: slower, never different.
+    """
+
+    type: str | UnsetType = UNSET
+    timestamp: str | UnsetType = UNSET
     event_id: Any = UNSET
     request_id: Any = UNSET
     summary: Any = UNSET
-    id: Any = UNSET
-    metadata: msgspec.Raw = NONE
+    id: str | UnsetType = UNSET
+    metadata: dict[str, Any] | UnsetType = UNSET
     content: msgspec.Raw = NONE
-    schema: msgspec.Raw = NONE
-    author: msgspec.Raw = NONE
+    schema: dict[str, Any] | UnsetType | None = UNSET
+    author: str | UnsetType | None = UNSET
     message: msgspec.Raw = NONE
     reasoning: msgspec.Raw = NONE
     data: msgspec.Raw = NONE
-    name: msgspec.Raw = NONE
-    arguments: msgspec.Raw = NONE
-    is_error: msgspec.Raw = NONE
-    source: msgspec.Raw = NONE
-    question: msgspec.Raw = NONE
+    name: str | UnsetType = UNSET
+    arguments: dict[str, Any] | UnsetType = UNSET
+    is_error: bool | UnsetType = UNSET
+    source: dict[str, Any] | UnsetType = UNSET
+    question: dict[str, Any] | UnsetType = UNSET
     answer: msgspec.Raw = NONE
     from_turn: Any = UNSET
     to_turn: Any = UNSET
@@ -60,25 +69,16 @@ class _Entry(msgspec.Struct):
 
 _ENTRIES = msgspec.json.Decoder(list[_Entry])
 _ANY = msgspec.json.Decoder()
+_QUOTE = ord('"')
 
 
 class _Refused(Exception):
     """The full reader refuses this file: the caller reads it the long way for the error."""
 
 
-def _kind(raw: msgspec.Raw) -> str:
-    """The JSON type of a value by its first byte: ``"`` a string, ``{`` an object, ``n`` null, ``t``/``f`` a
-    boolean (``""``: absent)."""
-    return chr(memoryview(raw)[0]) if len(raw) else ""
-
-
 def _string(raw: msgspec.Raw) -> bool:
-    return _kind(raw) == '"'
-
-
-def _optional(raw: msgspec.Raw, first: str) -> bool:
-    """Absent, null, or of the type ``first`` names (the full reader's optional fields)."""
-    return _kind(raw) in ("", "n", first)
+    """The value is a JSON string (by its first byte)."""
+    return len(raw) > 0 and memoryview(raw)[0] == _QUOTE
 
 
 def _check(condition: bool) -> None:
@@ -86,49 +86,34 @@ def _check(condition: bool) -> None:
         raise _Refused
 
 
-def _id_string(value: Any) -> bool:
-    return type(value) is str
-
-
-def _metadata(entry: _Entry) -> None:
-    _check(_kind(entry.metadata) in ("", "{"))
-
-
 def _turn_start(entry: _Entry) -> None:
     _check(entry.summary is UNSET or entry.summary is None or type(entry.summary) is str)
-    _metadata(entry)
 
 
 def _chat_request(entry: _Entry) -> None:
-    _check(_string(entry.content) and _optional(entry.schema, "{") and _optional(entry.author, '"'))
-    _metadata(entry)
+    _check(_string(entry.content))
 
 
 def _chat_response(entry: _Entry) -> None:
-    _check(_string(entry.message) or _string(entry.reasoning) or bool(len(entry.data)))
-    _metadata(entry)
+    _check(_string(entry.message) or _string(entry.reasoning) or len(entry.data) > 0)
 
 
 def _tool_call_request(entry: _Entry) -> None:
-    _check(_id_string(entry.id) and _string(entry.name) and _kind(entry.arguments) in ("", "{"))
-    _metadata(entry)
+    _check(entry.id is not UNSET and entry.name is not UNSET)
 
 
 def _tool_call_response(entry: _Entry) -> None:
-    _check(_id_string(entry.id) and _string(entry.content) and _kind(entry.is_error) in ("t", "f"))
-    _metadata(entry)
+    _check(entry.id is not UNSET and entry.is_error is not UNSET and _string(entry.content))
 
 
 def _inquiry_request(entry: _Entry) -> None:
-    _check(_id_string(entry.id) and _kind(entry.source) == "{" and _kind(entry.question) == "{")
-    question = _ANY.decode(entry.question)
-    _check(type(question.get("text")) is str)
-    _metadata(entry)
+    question = entry.question
+    _check(entry.id is not UNSET and entry.source is not UNSET and question is not UNSET)
+    _check(type(question.get("text")) is str)  # type: ignore[union-attr]
 
 
 def _inquiry_response(entry: _Entry) -> None:
-    _check(_id_string(entry.id) and bool(len(entry.answer)))
-    _metadata(entry)
+    _check(entry.id is not UNSET and len(entry.answer) > 0)
 
 
 def _compaction(entry: _Entry) -> None:
@@ -213,18 +198,27 @@ def _read(events: bytes, base_config: bytes | None, conversation: str) -> LightS
     odd: set[str] = set()
     stand_ins: set[int] = set()
     for position, entry in enumerate(entries):
-        _check(entry.type is not UNSET and entry.timestamp is not UNSET)
-        tag = entry.type if type(entry.type) is str else ""
+        tag, timestamp = entry.type, entry.timestamp
+        if not isinstance(tag, str) or not isinstance(timestamp, str):
+            raise _Refused
         check = _CHECKS.get(tag)
         if check is not None:
-            _check(type(entry.timestamp) is str and is_timestamp(entry.timestamp))
+            _check(is_timestamp(timestamp))
             check(entry)
-        event = tag in EVENTS
-        kind = tag if event or tag in ("compaction", "config_delta") else "unknown"
-        written_id, request_id, raw = wrapper_ids(entry.event_id, entry.request_id if kind != "unknown" else UNSET, tag)
         tags.append(tag)
+        event_id, request_id = entry.event_id, entry.request_id
+        if (
+            type(event_id) is str
+            and event_id
+            and (request_id is UNSET or (tag in LINKABLE_TAGS and type(request_id) is str and request_id))
+        ):
+            written.append(event_id)
+            links.append(None if request_id is UNSET else request_id)
+            continue
+        linked = request_id if tag in KNOWN else UNSET
+        written_id, reading, raw = wrapper_ids(event_id, linked, tag)
         written.append(written_id)
-        links.append(request_id)
+        links.append(reading)
         for key, value in raw:
             if key == "event_id":
                 stand_ins.add(position)
@@ -240,7 +234,7 @@ def _read(events: bytes, base_config: bytes | None, conversation: str) -> LightS
         for position, origin in enumerate(plan.origins)
     ]
     turns = _turns(entries, tags, plan.ids, origin_of)
-    first = _first_turn_start(entries, tags, identities, set(plan.ids) | reserved, conversation)
+    first = _first_turn_start(tags, identities, set(plan.ids) | reserved, conversation)
     triples = tuple(zip(plan.ids, tags, links, strict=True))
     return LightStream(legacy, len(entries), turns, triples, plan.duplicated, first)
 
@@ -294,28 +288,26 @@ def _turn(
     )
 
 
-def _source(metadata: msgspec.Raw) -> str | None:
-    if _kind(metadata) != "{":
-        return None
-    source = _ANY.decode(metadata).get(SOURCE_KEY)
+def _source(metadata: dict[str, Any] | UnsetType) -> str | None:
+    source = metadata.get(SOURCE_KEY) if isinstance(metadata, dict) else None
     return decode_string(source) if isinstance(source, str) else None
 
 
 def _step(entry: _Entry, tag: str) -> tuple[str, str | None, bool]:
-    tool_id = entry.id if tag in ("tool_call_request", "tool_call_response") else None
+    tool_id = entry.id if tag in ("tool_call_request", "tool_call_response") and isinstance(entry.id, str) else None
     reasoning = tag == "chat_response" and not _string(entry.message) and _string(entry.reasoning)
     return tag, tool_id, reasoning
 
 
 def _first_turn_start(
-    entries: list[_Entry], tags: list[str], identities: list[tuple[str, str]], taken: set[str], conversation: str
+    tags: list[str], identities: list[tuple[str, str]], taken: set[str], conversation: str
 ) -> str | None:
     """The ID ``ensure_first_turn_start`` gives the first turn when a request comes before any ``turn_start``."""
     request = next((p for p, tag in enumerate(tags) if tag in ("turn_start", "chat_request")), None)
     if request is None or tags[request] != "chat_request":
         return None
     first_event = next(p for p, tag in enumerate(tags) if tag in EVENTS)
-    inserted = (entries[request].timestamp, "turn_start")
+    inserted = (identities[request][0], "turn_start")
     origin = entry_origins(conversation, [*identities[:first_event], inserted])[-1]
     attempt = 0
     while (identifier := derived_id(origin, attempt)) in taken:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
+from typing import NamedTuple
 
 from returns.result import Failure, Success
 
@@ -85,6 +86,8 @@ class LoadedConversation:
     metadata: Metadata | None
     metadata_error: str | None = None
     lock: ConversationLock | None = None
+    digests: Digests | None = None
+    """With ``digest``: the SHA-256 of each file read (so none is read again to be hashed)."""
 
     @property
     def title(self) -> str | None:
@@ -117,6 +120,18 @@ def describe(path: Path, error: StreamError) -> str:
     return f"{file}: {error.describe()}"
 
 
+class Digests(NamedTuple):
+    """The SHA-256 of the files a read took (``None``: a file that is not there)."""
+
+    events: str
+    metadata: str | None
+    base_config: str | None
+
+
+def _sha(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.sha256(data).hexdigest()
+
+
 def _read_files(ref: ConversationRef, digest: bool) -> tuple[Path, bytes, str | None, bytes | None]:
     """The newer copy's ``events.json`` (its path, bytes and, with ``digest``, SHA-256) and the
     ``base_config.json`` beside it."""
@@ -126,6 +141,14 @@ def _read_files(ref: ConversationRef, digest: bool) -> tuple[Path, bytes, str | 
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
     sha256 = hashlib.sha256(events).hexdigest() if digest else None
     return events_path, events, sha256, read_file(events_path.parent / BASE_CONFIG, BASE_CONFIG_LIMIT)
+
+
+def _metadata_and_digests(
+    ref: ConversationRef, events_sha256: str | None, base_config: bytes | None
+) -> tuple[Metadata | None, str | None, Digests | None]:
+    metadata, problem, data = _read_metadata(ref)
+    digests = Digests(events_sha256, _sha(data), _sha(base_config)) if events_sha256 is not None else None
+    return metadata, problem, digests
 
 
 def read_conversation(
@@ -139,8 +162,8 @@ def read_conversation(
     """
     events_path, events, sha256, base_config = _read_files(ref, digest)
     stream = _stream(ref, events_path, events, base_config, new_id)
-    metadata, metadata_error = read_metadata(ref)
-    return LoadedConversation(ref, events_path.parent, sha256, stream, metadata, metadata_error, lock)
+    metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config)
+    return LoadedConversation(ref, events_path.parent, sha256, stream, metadata, metadata_error, lock, digests)
 
 
 def _stream(
@@ -168,6 +191,7 @@ class ReadFacts:
     facts: ConversationFacts
     metadata: Metadata | None
     metadata_error: str | None = None
+    digests: Digests | None = None
 
     @property
     def title(self) -> str | None:
@@ -188,24 +212,28 @@ def read_facts(ref: ConversationRef, new_id: IdSource, *, digest: bool = False) 
     if facts is None:
         facts = facts_of(_stream(ref, events_path, events, base_config, new_id))
     del events
-    metadata, metadata_error = read_metadata(ref)
-    return ReadFacts(ref, events_path.parent, sha256, facts, metadata, metadata_error)
+    metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config)
+    return ReadFacts(ref, events_path.parent, sha256, facts, metadata, metadata_error, digests)
 
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     """The conversation's ``metadata.json`` (the newer copy), or why it cannot be read."""
+    return _read_metadata(ref)[:2]
+
+
+def _read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None, bytes | None]:
     path = newest_copy(ref, METADATA)
     try:
         data = read_file(path, METADATA_LIMIT)
     except FileFault as fault:
-        return None, str(fault)
+        return None, str(fault), None
     if data is None:
-        return None, f"{path}: missing"
+        return None, f"{path}: missing", None
     match parse_metadata(data):
         case Success(parsed):
-            return parsed, None
+            return parsed, None, data
         case Failure(problem):
-            return None, describe(path, problem)
+            return None, describe(path, problem), data
     raise AssertionError("unreachable")
 
 

@@ -28,7 +28,7 @@ from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, METADA
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, METADATA, ConversationRef, newest_copy
 
 if TYPE_CHECKING:
-    from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
+    from turnmark.shell.storage.conversations import Digests, LoadedConversation, ReadFacts
 
 
 class Identity(NamedTuple):
@@ -167,13 +167,19 @@ def _identified(file: FileIdentity | None, path: Path, known: str | None = None)
     return Identity(file, digest) if file and digest else None
 
 
-def identities(seen: Look, events_hash: str | None = None) -> tuple[Identity | None, Identity | None, Identity | None]:
-    """The files' identities with their hashes (``events_hash``: of the events as a read just took them): events,
-    metadata, base config."""
+def identities(seen: Look, digests: Digests | None = None) -> tuple[Identity | None, Identity | None, Identity | None]:
+    """The files' identities with their hashes (``digests``: of the files as a read just took them, so none is
+    read again): events, metadata, base config."""
+    if digests is None:
+        return (
+            _identified(seen.events, seen.events_path),
+            _identified(seen.metadata, seen.metadata_path),
+            _identified(seen.base_config, seen.base_config_path),
+        )
     return (
-        _identified(seen.events, seen.events_path, events_hash),
-        _identified(seen.metadata, seen.metadata_path),
-        _identified(seen.base_config, seen.base_config_path),
+        _identified(seen.events, seen.events_path, digests.events),
+        _identified(seen.metadata, seen.metadata_path, digests.metadata or ""),
+        _identified(seen.base_config, seen.base_config_path, digests.base_config or ""),
     )
 
 
@@ -225,7 +231,7 @@ def loaded_row(
 ) -> ConversationRow:
     """The row of a conversation read after ``seen`` was taken (its events hashed from the bytes read)."""
     same_copy = os.fspath(loaded.directory) == seen.directory
-    events, metadata, base_config = identities(seen, loaded.events_sha256)
+    events, metadata, base_config = identities(seen, loaded.digests)
     return ConversationRow(
         loaded.ref.display_id,
         str(loaded.directory),
