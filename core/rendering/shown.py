@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -264,13 +264,7 @@ class ShownConversation:
     @property
     def scope(self) -> str:
         """``4 turns`` or ``turns 2-3 of 4``."""
-        if len(self.turns) == self.total_turns:
-            return f"{self.total_turns} turn" + ("" if self.total_turns == 1 else "s")
-        if len(self.turns) == 1:
-            return f"turn {self.turns[0].index} of {self.total_turns}"
-        if not self.turns:
-            return f"no turn of {self.total_turns}"
-        return f"turns {self.turns[0].index}-{self.turns[-1].index} of {self.total_turns}"
+        return scope_of([turn.index for turn in self.turns], self.total_turns)
 
     def to_json(self) -> JsonObject:
         """``show --format json``: the documented shape."""
@@ -280,6 +274,39 @@ class ShownConversation:
             "options": {"reasoning": self.options.reasoning, "tools": self.options.tools},
             "turns": [turn.to_json(self.options.tools) for turn in self.turns],
         }
+
+
+def scope_of(indices: Sequence[int], total: int) -> str:
+    """What part of a conversation is shown: ``4 turns``, ``turn 2 of 4``, ``turns 2-3 of 4``."""
+    if len(indices) == total:
+        return f"{total} turn" + ("" if total == 1 else "s")
+    if len(indices) == 1:
+        return f"turn {indices[0]} of {total}"
+    if not indices:
+        return f"no turn of {total}"
+    return f"turns {indices[0]}-{indices[-1]} of {total}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShownStream:
+    """The chosen turns of a conversation, made one at a time as they are written (``turns`` is read once);
+    the rest as ``ShownConversation``."""
+
+    conversation: JsonObject
+    chosen: tuple[int, ...]
+    """The indices of the turns ``turns`` makes."""
+    turns: Iterator[ShownTurn]
+    total_turns: int
+    options: ShowOptions
+
+    @property
+    def title(self) -> str:
+        title = self.conversation.get("title")
+        return str(title) if title else str(self.conversation.get("id", "conversation"))
+
+    @property
+    def scope(self) -> str:
+        return scope_of(self.chosen, self.total_turns)
 
 
 _ANCHOR_SAFE = re.compile(r"[^a-z0-9]")
@@ -375,6 +402,11 @@ def _no_turn(wanted: str) -> TurnSelectionError:
 
 
 def show_turns(stream: ConversationStream, turns: Sequence[Turn], options: ShowOptions) -> tuple[ShownTurn, ...]:
+    """Each chosen turn as shown."""
+    return tuple(shown_turns(stream, turns, options))
+
+
+def shown_turns(stream: ConversationStream, turns: Sequence[Turn], options: ShowOptions) -> Iterator[ShownTurn]:
     """Each of ``turns`` (turns of ``stream``) as shown with ``options``."""
     entries = stream.entries
     indices = turn_indices(entries)
@@ -385,7 +417,6 @@ def show_turns(stream: ConversationStream, turns: Sequence[Turn], options: ShowO
     }
     partners = tool_pairs(entries, indices) if options.tools != "none" else {}
     overlays = turn_overlays(entries, indices)
-    shown = []
     for turn in turns:
         row = turn_row(turn)
         answers = {e.payload.id: e.payload.answer for e in turn.entries if isinstance(e.payload, InquiryResponse)}
@@ -393,20 +424,17 @@ def show_turns(stream: ConversationStream, turns: Sequence[Turn], options: ShowO
         for position, entry in zip(turn.positions, turn.entries, strict=True):
             event = _shown_event(entry, position, partners, entries, answers=answers, options=options)
             if event is not None:
-                mark = excluded.get(position) or excluded.get(partners.get(position, -1))
-                events.append(replace(event, excluded=mark))
-        shown.append(
-            ShownTurn(
-                turn.index,
-                turn.id(),
-                _turn_time(turn),
-                row.label,
-                row.label_source,
-                tuple(events),
-                overlays.get(turn.index),
-            )
+                mark = excluded.get(position) or excluded.get(partners.get(position, -1)) if excluded else None
+                events.append(replace(event, excluded=mark) if mark is not None else event)
+        yield ShownTurn(
+            turn.index,
+            turn.id(),
+            _turn_time(turn),
+            row.label,
+            row.label_source,
+            tuple(events),
+            overlays.get(turn.index),
         )
-    return tuple(shown)
 
 
 def _turn_time(turn: Turn) -> str | None:

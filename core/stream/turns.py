@@ -138,28 +138,41 @@ class Turn:
                 return mechanical_summary(entry.payload.content)
         return None
 
-    def steps(self) -> list[Step]:
-        """The turn's events as ``steps_complete`` reads them."""
+    def facts(self) -> TurnFacts:
+        """The turn's facts, in one pass over its entries."""
+        start: Entry | None = None
+        requests = events = 0
+        fallback: str | None = None
         steps: list[Step] = []
-        for entry in self.events():
+        for entry in self.entries:
             payload = entry.payload
-            tool_id = payload.id if isinstance(payload, ToolCallRequest | ToolCallResponse) else None
+            if not is_conversation_event(payload):
+                continue
+            if not events and isinstance(payload, TurnStart):
+                start = entry
+            events += 1
+            tool_id = None
+            if isinstance(payload, ChatRequest):
+                if not requests:
+                    fallback = mechanical_summary(payload.content)
+                requests += 1
+            elif isinstance(payload, ToolCallRequest | ToolCallResponse):
+                tool_id = payload.id
             reasoning = isinstance(payload, ChatResponse) and payload.variant == "reasoning"
             steps.append((payload.type_tag, tool_id, reasoning))
-        return steps
-
-    def facts(self) -> TurnFacts:
-        start = self.start
+        head = start.payload if start is not None else None
+        summary = head.summary if isinstance(head, TurnStart) else None
+        source = (head.metadata or {}).get(SOURCE_KEY) if isinstance(head, TurnStart) else None
         return TurnFacts(
             self.index,
-            self.id(),
-            start.transient_id if start else False,
-            self.summary(),
-            summary_source(self),
-            self.fallback_summary(),
-            len(self.requests()),
-            len(self.events()),
-            steps_complete(self.steps()),
+            start.event_id if start is not None else None,
+            start.transient_id if start is not None else False,
+            summary,
+            source if isinstance(source, str) else None,
+            fallback,
+            requests,
+            events,
+            steps_complete(steps),
         )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.stream.turns import Turn, TurnFacts, steps_complete, summary_source
+from turnmark.core.stream.turns import Turn, TurnFacts, summary_source
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.fingerprint import transcript_fingerprint, turn_fingerprint
 from turnmark.core.summaries.labels import EXTRACTIVE, USER, ensure_first_turn_start, label_turns
@@ -28,7 +28,7 @@ from turnmark.core.summaries.waiting import Waiting
 
 def turn_is_complete(turn: Turn) -> bool:
     """The turn ended: its last event is an answer (not reasoning) and every tool call has its result."""
-    return steps_complete(turn.steps())
+    return turn.facts().complete
 
 
 def summary_candidates(

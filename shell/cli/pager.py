@@ -9,12 +9,13 @@ screen is enough, pass colours through, leave the screen as it is). ``PAGER=cat`
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from turnmark.shell.output import write_prepared
 
@@ -34,21 +35,45 @@ def pager_command(environ: Mapping[str, str]) -> list[str] | None:
 
 def page(text: str, environ: Mapping[str, str] | None = None) -> None:
     """Write ``text`` (already safe for a terminal) to stdout, paged when it is taller than the terminal."""
+    page_chunks([text], environ)
+
+
+def page_chunks(chunks: Iterable[str], environ: Mapping[str, str] | None = None) -> None:
+    """Write ``chunks`` (already safe for a terminal) to stdout as they come: through the pager once they
+    are taller than the terminal (the first screen shows while the rest is still being made)."""
     environ = os.environ if environ is None else environ
     command = pager_command(environ)
-    tall = text.count("\n") >= shutil.get_terminal_size().lines
-    if command is None or not tall or not sys.stdout.isatty():
-        write_prepared(text)
+    if command is None or not sys.stdout.isatty():
+        for chunk in chunks:
+            write_prepared(chunk)
         return
+    height = shutil.get_terminal_size().lines
+    held: list[str] = []
+    lines = 0
+    rest = iter(chunks)
+    for chunk in rest:
+        held.append(chunk)
+        lines += chunk.count("\n")
+        if lines >= height:
+            break
+    else:
+        write_prepared("".join(held))
+        return
+    _through_pager(command, environ, itertools.chain(held, rest))
+
+
+def _through_pager(command: list[str], environ: Mapping[str, str], chunks: Iterable[str]) -> None:
     sys.stdout.flush()
     try:
         pager = subprocess.Popen(command, stdin=subprocess.PIPE, env={"LESS": "FRX", **environ})
     except OSError:
-        write_prepared(text)
+        for chunk in chunks:
+            write_prepared(chunk)
         return
     assert pager.stdin is not None
     with contextlib.suppress(BrokenPipeError):
-        pager.stdin.write(text.encode("utf-8"))
+        for chunk in chunks:
+            pager.stdin.write(chunk.encode("utf-8"))
     with contextlib.suppress(BrokenPipeError):
         pager.stdin.close()
     while True:

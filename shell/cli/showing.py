@@ -7,7 +7,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -20,10 +20,15 @@ from turnmark.shell.cli.common import (
     read_for_display,
     settings_of,
 )
-from turnmark.shell.cli.pager import page
+from turnmark.shell.cli.pager import page_chunks
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import emit_json, emit_line, styled
+
+if TYPE_CHECKING:
+    from turnmark.core.errors import TurnSelectionError
+
+T = TypeVar("T")
 
 with lazy_imports():
     from returns import result as returns_result
@@ -114,19 +119,23 @@ def show(
     loaded = read_for_display(settings, ref)
     options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
     selection = shown.TurnSelection(turn=turn, last=last, span=span)
-    result = showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options)
-    if isinstance(result, returns_result.Failure):
-        raise WorkspaceError(result.failure().describe())
-    view = result.unwrap()
     environ = dict(settings.environ if settings.environ is not None else os.environ)
-    if output is not None:
-        showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
-        return
-    if chosen is ShowFormat.json:
-        emit_json(view.to_json())
-    elif chosen is ShowFormat.text:
+    if chosen is ShowFormat.text and output is None:
+        streamed = _unwrapped(showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options))
         color = _color(environ)
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
-        page(styled(showing.rendered(view, "text", width=min(width, 120), color=color)), environ)
+        page_chunks(map(styled, showing.text_chunks(streamed, min(width, 120), color)), environ)
+        return
+    view = _unwrapped(showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options))
+    if output is not None:
+        showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
+    elif chosen is ShowFormat.json:
+        emit_json(view.to_json())
     else:
         emit_line(showing.rendered(view, showing.FORMATS[chosen.value]).rstrip("\n"))
+
+
+def _unwrapped(result: returns_result.Result[T, TurnSelectionError]) -> T:
+    if isinstance(result, returns_result.Failure):
+        raise WorkspaceError(result.failure().describe())
+    return result.unwrap()

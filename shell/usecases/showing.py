@@ -8,6 +8,7 @@ file of the user's choosing through the safe-write path (never through a link, a
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -15,7 +16,15 @@ from returns.result import Result
 
 from turnmark.core.errors import TurnSelectionError
 from turnmark.core.rendering import html_page, markdown_export
-from turnmark.core.rendering.shown import ShownConversation, ShowOptions, TurnSelection, select_turns, show_turns
+from turnmark.core.rendering.shown import (
+    ShownConversation,
+    ShownStream,
+    ShowOptions,
+    TurnSelection,
+    select_turns,
+    show_turns,
+    shown_turns,
+)
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.text.terminal import json_escaped
@@ -44,6 +53,27 @@ def shown_conversation(
     return select_turns(turns, selection).map(
         lambda chosen: ShownConversation(conversation, show_turns(stream, chosen, options), len(turns), options)
     )
+
+
+def shown_stream(
+    stream: ConversationStream, conversation: JsonObject, selection: TurnSelection, options: ShowOptions
+) -> Result[ShownStream, TurnSelectionError]:
+    """``shown_conversation`` with its turns made one at a time, as they are written."""
+    turns = stream.turns()
+    return select_turns(turns, selection).map(
+        lambda chosen: ShownStream(
+            conversation,
+            tuple(turn.index for turn in chosen),
+            shown_turns(stream, chosen, options),
+            len(turns),
+            options,
+        )
+    )
+
+
+def text_chunks(conversation: ShownStream, width: int, color: bool) -> Iterator[str]:
+    """The terminal's text, turn by turn, as ``rendered(..., "text")`` gives it whole."""
+    return terminal_text.terminal_chunks(conversation, width, color)
 
 
 def rendered(conversation: ShownConversation, output_format: ShowFormat, width: int = 100, color: bool = False) -> str:

@@ -108,8 +108,9 @@ def test_a_file_the_full_reader_refuses_is_refused(events: bytes, legacy: bool) 
 
 
 def test_an_upgrade_stopped_between_its_writes() -> None:
-    head = {"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {"assistant": {"name": "x"}}}
-    rest = [{"type": "chat_request", "timestamp": "2026-01-01 10:00:01.0", "content": "Hi"}]
-    agree(encode([head, *rest]), json.dumps(head["delta"]).encode())
-    agree(encode([head, *rest]), b'{"other": 1}')
-    agree(encode([head, *rest]), b"[]")
+    delta = {"assistant": {"name": "x"}}
+    head: dict[str, object] = {"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": delta}
+    request: dict[str, object] = {"type": "chat_request", "timestamp": "2026-01-01 10:00:01.0", "content": "Hi"}
+    agree(encode([head, request]), json.dumps(delta).encode())
+    agree(encode([head, request]), b'{"other": 1}')
+    agree(encode([head, request]), b"[]")

@@ -1,0 +1,113 @@
+"""``show`` writes as it renders (issue 40): the streamed text equals the whole one, chunks reach stdout before the
+next turn is made, a reader that stops (``| head``) stops the rendering, quietly."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, corpus_params
+from turnmark.core.rendering.shown import ShowOptions, TurnSelection
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell.cli import pager
+from turnmark.shell.usecases import showing
+
+TURNMARK = str(Path(sys.executable).parent / "turnmark")
+FIXTURE_FOLDERS = sorted(
+    folder
+    for name in ("workspace", "legacy-workspace", "repair-workspace", "show-workspace")
+    for folder in (REPO / "fixtures" / name / ".jp" / "conversations").iterdir()
+    if folder.is_dir()
+)
+
+
+def _stream(folder: Path) -> ConversationStream:
+    base = folder / "base_config.json"
+    events = (folder / "events.json").read_bytes()
+    loaded = ConversationStream.from_json(
+        events, base.read_bytes() if base.exists() else None, new_id=sequential_ids(), conversation="jp-c1"
+    )
+    return loaded.unwrap()
+
+
+def _same_text(folder: Path, tools: str, color: bool) -> None:
+    stream = _stream(folder)
+    identity = {"id": "jp-c1", "title": folder.name}
+    options = ShowOptions(reasoning=True, tools=tools)  # type: ignore[arg-type]
+    whole = showing.shown_conversation(stream, identity, TurnSelection(), options).unwrap()
+    streamed = showing.shown_stream(stream, identity, TurnSelection(), options).unwrap()
+    assert "".join(showing.text_chunks(streamed, 80, color)) == showing.rendered(whole, "text", 80, color)
+
+
+@pytest.mark.parametrize("folder", FIXTURE_FOLDERS, ids=lambda folder: folder.name)
+@pytest.mark.parametrize(("tools", "color"), [("names", False), ("full", True)])
+def test_the_streamed_text_is_the_whole_text(folder: Path, tools: str, color: bool) -> None:
+    _same_text(folder, tools, color)
+
+
+@pytest.mark.parametrize("folder", corpus_params())
+def test_the_streamed_text_is_the_whole_text_on_the_corpus(folder: Path) -> None:
+    _same_text(folder, "full", True)
+
+
+def test_each_chunk_is_written_before_the_next_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    seen: list[str] = []
+
+    def chunks() -> Iterator[str]:
+        for number in range(3):
+            seen.append(out.getvalue())
+            yield f"turn {number}\n"
+
+    pager.page_chunks(chunks(), {"PAGER": "less"})
+    assert seen == ["", "turn 0\n", "turn 0\nturn 1\n"]
+
+
+class _ClosedAfter(io.StringIO):
+    """A stdout whose reader goes away after ``writes`` writes."""
+
+    def __init__(self, writes: int) -> None:
+        super().__init__()
+        self.left = writes
+
+    def write(self, text: str) -> int:
+        if self.left == 0:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.left -= 1
+        return super().write(text)
+
+
+def test_a_reader_that_stops_stops_the_rendering(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedAfter(2))
+    made: list[int] = []
+
+    def chunks() -> Iterator[str]:
+        for number in range(1000):
+            made.append(number)
+            yield f"turn {number}\n"
+
+    with pytest.raises(BrokenPipeError):
+        pager.page_chunks(chunks(), {})
+    assert made == [0, 1, 2]
+
+
+@pytest.mark.slow
+def test_show_into_head_ends_quietly_with_the_first_lines(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO))
+    from bench.huge import generate_long_conversation
+
+    root = tmp_path / "ws"
+    generate_long_conversation(root, turns=400)
+    full = subprocess.run([TURNMARK, "-w", str(root), "show"], capture_output=True, check=True, timeout=120)
+    head = subprocess.run(
+        f"{TURNMARK} -w {root} show | head -n 7", shell=True, capture_output=True, check=True, timeout=120
+    )
+    assert head.stdout == b"".join(full.stdout.splitlines(keepends=True)[:7])
+    assert head.stderr == b""
