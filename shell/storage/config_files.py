@@ -212,14 +212,15 @@ def _cfg_layer(value: str) -> JsonObject:
     return _ok(assignment(value))
 
 
-def config_layers(
-    workspace: Workspace | None,
-    stream: ConversationStream | None,
-    cfg: Sequence[str] = (),
-    environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-) -> list[tuple[str, JsonObject]]:
-    """Every layer in JP's order, lowest first, each with where it came from."""
+Layers = tuple[tuple[str, JsonObject], ...]
+"""Configuration layers in JP's order, lowest first, each with where it came from."""
+
+
+def run_layers(
+    workspace: Workspace | None, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Layers:
+    """The layers every conversation of a run shares: turnmark's defaults, JP's user and workspace files (or
+    the configuration ``jp`` handed over) and the ``JP_CFG_*`` environment; read once per run."""
     env = os.environ if environ is None else environ
     layers: list[tuple[str, JsonObject]] = [("turnmark's defaults", DEFAULTS)]
     if workspace is not None and workspace.config is not None:
@@ -229,6 +230,21 @@ def config_layers(
         for path in config_files(workspace, cwd or Path.cwd(), env):
             layers += [(str(path), layer) for layer in reader.file_layers(path)]
         layers.append(("the JP_CFG_* environment variables", _ok(environment_layer(env))))
+    return tuple(layers)
+
+
+def config_layers(
+    workspace: Workspace | None,
+    stream: ConversationStream | None,
+    cfg: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    *,
+    shared: Layers | None = None,
+) -> list[tuple[str, JsonObject]]:
+    """Every layer in JP's order, lowest first, each with where it came from; ``shared`` are the run's
+    ``run_layers`` when it read them already."""
+    layers = list(run_layers(workspace, environ, cwd) if shared is None else shared)
     if stream is not None:
         layers += [("the conversation's own config", layer) for layer in conversation_layers(stream)]
     layers += [(f"--cfg {value}", _cfg_layer(value)) for value in cfg]

@@ -79,7 +79,7 @@ from turnmark.shell.errors import (
 from turnmark.shell.providers.base import Provider
 from turnmark.shell.providers.registry import open_provider
 from turnmark.shell.settings import RunSettings
-from turnmark.shell.storage.config_files import config_layers, layer_of, transcript_limit
+from turnmark.shell.storage.config_files import Layers, config_layers, layer_of, transcript_limit
 from turnmark.shell.storage.conversations import (
     EventsStamp,
     LoadedConversation,
@@ -163,6 +163,9 @@ class CatchupOptions(RunSettings):
     """Keep an undo step before writing, named so (``edit -i`` makes the summary it writes first undoable)."""
     saved_by: str = "summarize"
     """The command named by the undo step a save that upgrades a legacy conversation keeps (``watch``)."""
+    shared_layers: Layers | None = None
+    """The run's configuration layers (``config_files.run_layers``) when the run read them once for all its
+    conversations; ``None``: each catch-up reads them."""
 
 
 class _StoredUpgrade(msgspec.Struct, forbid_unknown_fields=True):
@@ -429,7 +432,7 @@ class Session:
     ) -> Session | None:
         """Resolve the model and open its provider; ``None`` (with ``report.error``) when that fails."""
         run = run or CatchupRun()
-        layers = config_layers(ref.workspace, stream, options.cfg, options.environ)
+        layers = config_layers(ref.workspace, stream, options.cfg, options.environ, shared=options.shared_layers)
         config = merge_all(layer for _, layer in layers)
         limit = transcript_limit(layers)
         resolved = resolve_summary_model(config, options.model)

@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 
 from returns.result import Success
@@ -26,7 +27,7 @@ from turnmark.shell import entropy, version
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConfigProblem, FileFault, reraise_interrupt
 from turnmark.shell.storage import cache_db, plan_cache, workspace_cache
-from turnmark.shell.storage.config_files import config_layers
+from turnmark.shell.storage.config_files import config_layers, run_layers
 from turnmark.shell.storage.locking import is_locked, lock_names
 from turnmark.shell.storage.workspace import BASE_CONFIG, ConversationRef, Workspace
 from turnmark.shell.storage.workspace_cache import ConversationRow
@@ -54,6 +55,17 @@ def _offline_catch_up(ref: ConversationRef, options: CatchupOptions) -> CatchupR
     return summarize.catch_up(ref, options, entropy.random_event_ids())
 
 
+def _sharing_layers(options: CatchupOptions, workspace: Workspace | None) -> CatchupOptions:
+    """``options`` with the layers every conversation of the run shares, read once (a source that cannot be
+    read leaves each catch-up to report it, as it would alone)."""
+    if options.shared_layers is not None or workspace is None:
+        return options
+    try:
+        return replace(options, shared_layers=run_layers(workspace, options.environ))
+    except ConfigProblem:
+        return options
+
+
 def _digest(value: object) -> str:
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -65,7 +77,7 @@ class _Plans:
     def __init__(self, workspace: Workspace, options: CatchupOptions, rows: Mapping[str, ConversationRow]) -> None:
         self.workspace = workspace
         self.rows = rows
-        layers = config_layers(workspace, None, options.cfg, options.environ)
+        layers = config_layers(workspace, None, options.cfg, options.environ, shared=options.shared_layers)
         self.run = _digest(
             [
                 PLAN_RULES,
@@ -158,6 +170,7 @@ def catch_up_all(
     """
     plans = None
     workspace = refs[0].workspace if refs else None
+    options = _sharing_layers(options, workspace)
     if options.dry_run and offline(options) and rows is not None and workspace is not None:
         try:
             plans = _Plans(workspace, options, rows)

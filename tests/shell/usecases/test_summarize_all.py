@@ -162,3 +162,28 @@ def test_a_report_with_an_upgrade_comes_back_from_its_json() -> None:
     assert stored["upgraded"] is True
     assert stored["upgrade"] == {"ids_stamped": 9, "config_split_out": True, "turn_start_inserted": True}
     assert summarize.CatchupReport.from_json(stored) == report
+
+
+def test_the_run_reads_the_shared_configuration_once(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's and workspace's files and the environment are read once per run, not once per conversation;
+    each conversation's own config is still its own (issue 40)."""
+    from turnmark.shell.storage import config_files
+
+    config = workspace / ".jp" / "config.toml"
+    config.write_text("[conversation.turn_summary.generate]\nbatch_size = 3\n")
+    reads: list[Path] = []
+    real = config_files._Reader.file_layers
+
+    def counting(self: object, path: Path) -> object:
+        reads.append(path)
+        return real(self, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(config_files._Reader, "file_layers", counting)
+    result = CliRunner().invoke(
+        app,
+        ["--workspace", str(workspace), "--jobs", "1", "summarize", "--all", "--model", "builtin/extractive"],
+        obj=Settings(new_id=sequential_ids()),
+    )
+    assert result.exit_code in (0, 1), result.output
+    assert len(list_conversations(require_workspace(workspace))) > 1
+    assert reads.count(config) == 1
