@@ -1,7 +1,7 @@
-"""turnmark's version as the installed package's metadata records it (``--version``)."""
+"""turnmark's version (``--version``): the one place it is written; ``pyproject.toml`` reads it from here."""
 
-from importlib import metadata
+VERSION = "0.1.0"
 
 
 def installed() -> str:
-    return metadata.version("turnmark")
+    return VERSION

@@ -1,7 +1,7 @@
 """The ``turnmark`` console script: Ctrl-C at any moment ends the run with status 130 and no traceback.
 
 This module imports nothing of turnmark at its top, so that a Ctrl-C while the commands are still being
-imported (most of a short run's start-up) is caught here too. Once Ctrl-C was pressed, an error that
+imported (most of a short run's start-up) is caught here too; ``--version`` alone is answered without them. Once Ctrl-C was pressed, an error that
 follows is its consequence (a module cut short in its import, a pool stopped while it started) and ends
 the run with the same status; a Ctrl-C while the interpreter shuts down ends it at once.
 """
@@ -36,7 +36,10 @@ def status(argv: Sequence[str] | None = None, afterwards: Handler = _end_now) ->
     """Run the command line ``argv`` (default: ``sys.argv``) and return its exit status (130 after Ctrl-C);
     ``afterwards`` is what a Ctrl-C does once it has ended (by default: end the process at once)."""
     signal.signal(signal.SIGINT, _interrupt)
+    words = sys.argv[1:] if argv is None else list(argv)
     try:
+        if words == ["--version"]:
+            return _version()
         from turnmark.shell.cli.main import main as run
 
         run(argv)
@@ -53,6 +56,14 @@ def status(argv: Sequence[str] | None = None, afterwards: Handler = _end_now) ->
         raise
     finally:
         signal.signal(signal.SIGINT, afterwards)
+    return 0
+
+
+def _version() -> int:
+    """``turnmark --version`` alone: answered before the commands are imported."""
+    from turnmark.shell.version import VERSION
+
+    sys.stdout.write(f"turnmark {VERSION}\n")
     return 0
 
 

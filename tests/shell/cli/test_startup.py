@@ -70,3 +70,15 @@ def test_the_probe_sees_heavy_modules_when_a_command_uses_them(workspace) -> Non
 @pytest.mark.parametrize("arguments", [("--help",), ("turns", "--help"), ("show", "--help"), ("find", "--help"), ()])
 def test_help_loads_no_stream_code(arguments: tuple[str, ...]) -> None:
     assert heavy_modules_after(*arguments, names=HEAVY + STREAM) == ""
+
+
+def test_version_alone_loads_no_command_and_no_package_metadata() -> None:
+    from importlib import metadata
+    from pathlib import Path
+
+    script = str(Path(sys.executable).parent / "turnmark")
+    done = subprocess.run([sys.executable, "-X", "importtime", script, "--version"], capture_output=True, text=True)
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert done.stdout == f"turnmark {metadata.version('turnmark')}\n"
+    assert not imported & {"turnmark.shell.cli.main", "typer", "importlib.metadata", "click"}
+    assert "turnmark.shell.cli.entry" in imported
