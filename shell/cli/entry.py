@@ -1,7 +1,8 @@
 """The ``turnmark`` console script: Ctrl-C at any moment ends the run with status 130 and no traceback.
 
 This module imports nothing of turnmark at its top, so that a Ctrl-C while the commands are still being
-imported (most of a short run's start-up) is caught here too; ``--version`` alone is answered without them. Once Ctrl-C was pressed, an error that
+imported (most of a short run's start-up) is caught here too; ``--version`` alone is answered without them.
+Once Ctrl-C was pressed, an error that
 follows is its consequence (a module cut short in its import, a pool stopped while it started) and ends
 the run with the same status; a Ctrl-C while the interpreter shuts down ends it at once.
 """

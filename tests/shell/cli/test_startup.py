@@ -77,7 +77,8 @@ def test_version_alone_loads_no_command_and_no_package_metadata() -> None:
     from pathlib import Path
 
     script = str(Path(sys.executable).parent / "turnmark")
-    done = subprocess.run([sys.executable, "-X", "importtime", script, "--version"], capture_output=True, text=True)
+    command = [sys.executable, "-X", "importtime", script, "--version"]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert done.stdout == f"turnmark {metadata.version('turnmark')}\n"
     assert not imported & {"turnmark.shell.cli.main", "typer", "importlib.metadata", "click"}
