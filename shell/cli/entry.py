@@ -2,9 +2,9 @@
 
 This module imports nothing of turnmark at its top, so that a Ctrl-C while the commands are still being
 imported (most of a short run's start-up) is caught here too; ``--version`` alone is answered without them.
-Once Ctrl-C was pressed, an error that
-follows is its consequence (a module cut short in its import, a pool stopped while it started) and ends
-the run with the same status; a Ctrl-C while the interpreter shuts down ends it at once.
+Once Ctrl-C was pressed, an error that follows is its consequence (a module cut short in its import, a pool
+stopped while it started) and ends the run with the same status; a Ctrl-C while the interpreter shuts down
+ends it at once.
 """
 
 from __future__ import annotations
