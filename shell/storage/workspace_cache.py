@@ -309,19 +309,21 @@ def _identity(values: Sequence[Any]) -> Identity | None:
     return Identity(FileIdentity._make(values[:5]), values[5])
 
 
-_TEXT = frozenset({str, bytes})
-_OPTIONAL_TEXT = frozenset({str, bytes, type(None)})
-_INT = frozenset({int})
-_OPTIONAL_INT = frozenset({int, type(None)})
-_KINDS = (
-    frozenset({str}),
+_TEXT: frozenset[type] = frozenset({str, bytes})
+_OPTIONAL_TEXT: frozenset[type] = frozenset({str, bytes, type(None)})
+_INT: frozenset[type] = frozenset({int})
+_OPTIONAL_INT: frozenset[type] = frozenset({int, type(None)})
+_STRING: frozenset[type] = frozenset({str})
+_OPTIONAL_STRING: frozenset[type] = frozenset({str, type(None)})
+_KINDS: tuple[frozenset[type], ...] = (
+    _STRING,
     _TEXT,
     *(_OPTIONAL_INT,) * 5,
-    frozenset({str, type(None)}),
+    _OPTIONAL_STRING,
     *(_OPTIONAL_INT,) * 5,
-    frozenset({str, type(None)}),
+    _OPTIONAL_STRING,
     *(_OPTIONAL_INT,) * 5,
-    frozenset({str, type(None)}),
+    _OPTIONAL_STRING,
     _INT,
     *(_OPTIONAL_TEXT,) * 3,
     _INT,
@@ -349,6 +351,30 @@ def _valid(values: Sequence[Any]) -> bool:
         if any(present) and not all(present):
             return False
     return not values[_CACHED] or all(values[index] is not None for index in _FACT_COUNTS)
+
+
+_TYPEOF: dict[type, str] = {str: "text", bytes: "blob", int: "integer", float: "real", type(None): "null"}
+
+
+def _valid_in_sql() -> str:
+    """``_valid`` as an SQL condition, so SQLite leaves out the rows it would refuse (the same rule, checked in C:
+    Python's ``sqlite3`` gives TEXT as str, BLOB as bytes, INTEGER as int, REAL as float, NULL as None)."""
+    columns = _SELECT.split(", ")
+    checks = [
+        f"typeof({column}) IN ({', '.join(repr(_TYPEOF[kind]) for kind in sorted(allowed, key=str))})"
+        for column, allowed in zip(columns, _KINDS, strict=True)
+    ]
+    wholes = []
+    for start in (2, 2 + _WIDTH, 2 + 2 * _WIDTH):
+        group = columns[start : start + _WIDTH]
+        wholes.append(
+            f"(({' AND '.join(f'{c} IS NULL' for c in group)}) OR ({' AND '.join(f'{c} IS NOT NULL' for c in group)}))"
+        )
+    facts = " AND ".join(f"{columns[index]} IS NOT NULL" for index in _FACT_COUNTS)
+    return " AND ".join([*checks, *wholes, f"(NOT {columns[_CACHED]} OR ({facts}))"])
+
+
+_VALID = _valid_in_sql()
 
 
 def _row(values: Sequence[Any]) -> ConversationRow:
@@ -389,11 +415,17 @@ def _row(values: Sequence[Any]) -> ConversationRow:
 def stored(connection: sqlite3.Connection, only: str | None = None) -> dict[str, ConversationRow]:
     """Every conversation the cache holds (or the one ``only`` names), by display ID; a row whose values are not
     of their columns' types is left out (its conversation is read again and the row replaced)."""
-    where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
-    return {
-        row.conversation: row
-        for row in map(_row, filter(_valid, connection.execute(f"SELECT {_SELECT} FROM conversations{where}", values)))
-    }
+    where, values = (" AND conversation = ?", (only,)) if only is not None else ("", ())
+    found = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE {_VALID}{where}", values)
+    return {row.conversation: row for row in map(_readable_row, found) if row is not None}
+
+
+def _readable_row(values: Sequence[Any]) -> ConversationRow | None:
+    """``_row``, or ``None`` for a row whose text kept as bytes is not UTF-8 (a crafted file's: read it again)."""
+    try:
+        return _row(values)
+    except UnicodeDecodeError:
+        return None
 
 
 def save(connection: sqlite3.Connection, row: ConversationRow) -> None:
