@@ -10,6 +10,7 @@ raw. What the stream's encoding cannot hold (an ASCII pipe) is escaped too: ``\\
 import codecs
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any, TextIO
 
 import typer
@@ -43,6 +44,15 @@ def emit_json(value: Any, stream: TextIO | None = None) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout (or ``stream``)."""
     document = redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2)))
     _write(stream or sys.stdout, document + "\n", JSON_ERRORS)
+
+
+def emit_json_chunks(chunks: Iterable[str], stream: TextIO | None = None) -> None:
+    """``emit_json`` of a document made in pieces (each piece escaped and redacted as ``emit_json`` does the
+    whole; a key never spans two pieces, each being whole JSON values or punctuation)."""
+    target = stream or sys.stdout
+    for chunk in chunks:
+        _write(target, redacted(json_escaped(chunk)), JSON_ERRORS)
+    _write(target, "\n", JSON_ERRORS)
 
 
 def json_line(value: Any) -> None:

@@ -309,6 +309,23 @@ class ShownStream:
         return scope_of(self.chosen, self.total_turns)
 
 
+def json_chunks(view: ShownStream) -> Iterator[str]:
+    """``show --format json`` as ``json.dumps(ShownConversation.to_json(), ensure_ascii=False, indent=2)`` writes
+    it, one turn at a time (the document is never held whole)."""
+    head = {
+        "conversation": view.conversation,
+        "total_turns": view.total_turns,
+        "options": {"reasoning": view.options.reasoning, "tools": view.options.tools},
+    }
+    text = json.dumps(head, ensure_ascii=False, indent=2)
+    opened = False
+    for turn in view.turns:
+        body = json.dumps(turn.to_json(view.options.tools), ensure_ascii=False, indent=2).replace("\n", "\n    ")
+        yield (text[:-2] + ',\n  "turns": [\n    ' if not opened else ",\n    ") + body
+        opened = True
+    yield "\n  ]\n}" if opened else text[:-2] + ',\n  "turns": []\n}'
+
+
 _ANCHOR_SAFE = re.compile(r"[^a-z0-9]")
 
 

@@ -23,7 +23,7 @@ from turnmark.shell.cli.common import (
 from turnmark.shell.cli.pager import page_chunks
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import emit_json, emit_line, styled
+from turnmark.shell.output import emit_json_chunks, emit_line, styled
 
 if TYPE_CHECKING:
     from turnmark.core.errors import TurnSelectionError
@@ -120,8 +120,11 @@ def show(
     options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
     selection = shown.TurnSelection(turn=turn, last=last, span=span)
     environ = dict(settings.environ if settings.environ is not None else os.environ)
-    if chosen is ShowFormat.text and output is None:
+    if chosen in (ShowFormat.text, ShowFormat.json) and output is None:
         streamed = _unwrapped(showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options))
+        if chosen is ShowFormat.json:
+            emit_json_chunks(shown.json_chunks(streamed))
+            return
         color = _color(environ)
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
         page_chunks(map(styled, showing.text_chunks(streamed, min(width, 120), color)), environ)
@@ -129,8 +132,6 @@ def show(
     view = _unwrapped(showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options))
     if output is not None:
         showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
-    elif chosen is ShowFormat.json:
-        emit_json(view.to_json())
     else:
         emit_line(showing.rendered(view, showing.FORMATS[chosen.value]).rstrip("\n"))
 

@@ -4,15 +4,17 @@ next turn is made, a reader that stops (``| head``) stops the rendering, quietly
 from __future__ import annotations
 
 import io
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from returns.result import Failure
 
 from tests.conftest import REPO, corpus_params
-from turnmark.core.rendering.shown import ShowOptions, TurnSelection
+from turnmark.core.rendering.shown import ShowOptions, TurnSelection, json_chunks
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.cli import pager
@@ -40,9 +42,15 @@ def _same_text(folder: Path, tools: str, color: bool) -> None:
     stream = _stream(folder)
     identity = {"id": "jp-c1", "title": folder.name}
     options = ShowOptions(reasoning=True, tools=tools)  # type: ignore[arg-type]
-    whole = showing.shown_conversation(stream, identity, TurnSelection(), options).unwrap()
-    streamed = showing.shown_stream(stream, identity, TurnSelection(), options).unwrap()
-    assert "".join(showing.text_chunks(streamed, 80, color)) == showing.rendered(whole, "text", 80, color)
+    for selection in (TurnSelection(), TurnSelection(last=1), TurnSelection(span="0-0")):
+        if isinstance(showing.shown_conversation(stream, identity, selection, options), Failure):
+            continue
+        whole = showing.shown_conversation(stream, identity, selection, options).unwrap()
+        streamed = showing.shown_stream(stream, identity, selection, options).unwrap()
+        assert "".join(showing.text_chunks(streamed, 80, color)) == showing.rendered(whole, "text", 80, color)
+        again = showing.shown_stream(stream, identity, selection, options).unwrap()
+        document = json.dumps(whole.to_json(), ensure_ascii=False, indent=2)
+        assert "".join(json_chunks(again)) == document
 
 
 @pytest.mark.parametrize("folder", FIXTURE_FOLDERS, ids=lambda folder: folder.name)
@@ -111,3 +119,11 @@ def test_show_into_head_ends_quietly_with_the_first_lines(tmp_path: Path) -> Non
     )
     assert head.stdout == b"".join(full.stdout.splitlines(keepends=True)[:7])
     assert head.stderr == b""
+
+
+def test_json_of_no_turn_is_the_whole_documents_too() -> None:
+    stream = _stream(FIXTURE_FOLDERS[0]).with_entries([])
+    options = ShowOptions(reasoning=False, tools="full")
+    whole = showing.shown_conversation(stream, {"id": "jp-c1"}, TurnSelection(), options).unwrap()
+    streamed = showing.shown_stream(stream, {"id": "jp-c1"}, TurnSelection(), options).unwrap()
+    assert "".join(json_chunks(streamed)) == json.dumps(whole.to_json(), ensure_ascii=False, indent=2)
