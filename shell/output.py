@@ -46,6 +46,13 @@ def emit_json(value: Any, stream: TextIO | None = None) -> None:
     _write(stream or sys.stdout, document + "\n", JSON_ERRORS)
 
 
+def emit_chunks(chunks: Iterable[str]) -> None:
+    """A document made in pieces on stdout, each shown as ``emit_line`` shows a line (controls visible, keys
+    redacted; a key never spans two pieces, each ending at the end of a line)."""
+    for chunk in chunks:
+        _write(sys.stdout, visible(redacted(chunk)), TEXT_ERRORS)
+
+
 def emit_json_chunks(chunks: Iterable[str], stream: TextIO | None = None) -> None:
     """``emit_json`` of a document made in pieces (each piece escaped and redacted as ``emit_json`` does the
     whole; a key never spans two pieces, each being whole JSON values or punctuation)."""

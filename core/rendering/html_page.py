@@ -16,7 +16,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
 
@@ -31,6 +31,7 @@ from pygments.util import ClassNotFound
 from turnmark.core.rendering.shown import (
     ShownConversation,
     ShownEvent,
+    ShownStream,
     ShownTool,
     ShownTurn,
     answer_text,
@@ -211,14 +212,18 @@ def _turn(turn: ShownTurn, detail: str) -> str:
 
 def render_html(conversation: ShownConversation) -> str:
     """The whole page."""
+    return "".join(html_chunks(conversation))
+
+
+def html_chunks(conversation: ShownConversation | ShownStream) -> Iterator[str]:
+    """``render_html``: the head and the table of contents, then each turn as it is made, then the end."""
     title = escaped(conversation.title)
     identity = escaped(str(conversation.conversation.get("id", "")))
     contents = "\n".join(
         f'<li><a href="#{turn.anchor}"><span class="n">{turn.index}</span> {escaped(turn.label or "(empty)")}</a></li>'
-        for turn in conversation.turns
+        for turn in conversation.heads
     )
-    turns = "".join(_turn(turn, conversation.options.tools) for turn in conversation.turns)
-    return f"""<!DOCTYPE html>
+    yield f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -237,7 +242,10 @@ def render_html(conversation: ShownConversation) -> str:
 {contents}
 </ol></nav>
 <main>
-{turns}</main>
+"""
+    for turn in conversation.turns:
+        yield _turn(turn, conversation.options.tools)
+    yield """</main>
 </div>
 </body>
 </html>

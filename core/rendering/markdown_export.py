@@ -11,16 +11,20 @@ sits in a fence longer than any backtick run inside it. Control characters show 
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
+from collections.abc import Iterator
 
 from turnmark.core.rendering.shown import (
     ShownConversation,
     ShownEvent,
+    ShownStream,
     ShownTool,
     ShownTurn,
     answer_text,
     cut,
+    ending_once,
     fence,
     minute,
 )
@@ -188,6 +192,11 @@ def _turn(turn: ShownTurn, detail: str) -> list[str]:
 
 def render_markdown(conversation: ShownConversation) -> str:
     """The whole Markdown document: a title, the contents by turn, then every turn."""
+    return "".join(markdown_chunks(conversation))
+
+
+def markdown_chunks(conversation: ShownConversation | ShownStream) -> Iterator[str]:
+    """``render_markdown``, the head and contents first, then one chunk per turn as it is made."""
     identity = str(conversation.conversation.get("id", ""))
     lines = [
         f"# {inline(conversation.title)}",
@@ -197,8 +206,8 @@ def render_markdown(conversation: ShownConversation) -> str:
         "## Contents",
         "",
     ]
-    lines += [f"- [{inline(turn.heading)}](#{turn.anchor})" for turn in conversation.turns]
+    lines += [f"- [{inline(turn.heading)}](#{turn.anchor})" for turn in conversation.heads]
     lines.append("")
-    for turn in conversation.turns:
-        lines += _turn(turn, conversation.options.tools)
-    return "\n".join(lines).rstrip("\n") + "\n"
+    tools = conversation.options.tools
+    chunks = ("\n".join(_turn(turn, tools)) + "\n" for turn in conversation.turns)
+    return ending_once(itertools.chain(["\n".join(lines) + "\n"], chunks))

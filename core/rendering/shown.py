@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -266,6 +266,11 @@ class ShownConversation:
         """``4 turns`` or ``turns 2-3 of 4``."""
         return scope_of([turn.index for turn in self.turns], self.total_turns)
 
+    @property
+    def heads(self) -> tuple[ShownTurn, ...]:
+        """The turns as the contents list them (here the turns themselves)."""
+        return self.turns
+
     def to_json(self) -> JsonObject:
         """``show --format json``: the documented shape."""
         return {
@@ -293,8 +298,8 @@ class ShownStream:
     the rest as ``ShownConversation``."""
 
     conversation: JsonObject
-    chosen: tuple[int, ...]
-    """The indices of the turns ``turns`` makes."""
+    heads: tuple[ShownTurn, ...]
+    """The chosen turns without their events (what a table of contents lists), made before any turn."""
     turns: Iterator[ShownTurn]
     total_turns: int
     options: ShowOptions
@@ -306,7 +311,21 @@ class ShownStream:
 
     @property
     def scope(self) -> str:
-        return scope_of(self.chosen, self.total_turns)
+        return scope_of([turn.index for turn in self.heads], self.total_turns)
+
+
+def ending_once(chunks: Iterable[str]) -> Iterator[str]:
+    """``chunks`` as a document that ends in exactly one line feed (``"".join(chunks).rstrip("\\n") + "\\n"``),
+    written as they come: the line feeds that end a chunk wait until another chunk follows."""
+    held = ""
+    for chunk in chunks:
+        body = chunk.rstrip("\n")
+        if body:
+            yield held + body
+            held = chunk[len(body) :]
+        else:
+            held += chunk
+    yield "\n"
 
 
 def json_chunks(view: ShownStream) -> Iterator[str]:
@@ -416,6 +435,15 @@ def _no_turn(wanted: str) -> TurnSelectionError:
     return TurnSelectionError(
         f"no turn {wanted!r} (give a turn's event_id or its number, as 'turnmark turns' shows them)"
     )
+
+
+def turn_heads(turns: Sequence[Turn]) -> tuple[ShownTurn, ...]:
+    """Each chosen turn as shown, without its events: its index, ID, time and label (a contents line)."""
+    heads = []
+    for turn in turns:
+        row = turn_row(turn)
+        heads.append(ShownTurn(turn.index, turn.id(), _turn_time(turn), row.label, row.label_source, ()))
+    return tuple(heads)
 
 
 def show_turns(stream: ConversationStream, turns: Sequence[Turn], options: ShowOptions) -> tuple[ShownTurn, ...]:

@@ -23,7 +23,7 @@ from turnmark.shell.cli.common import (
 from turnmark.shell.cli.pager import page_chunks
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import emit_json_chunks, emit_line, styled
+from turnmark.shell.output import emit_chunks, emit_json_chunks, styled
 
 if TYPE_CHECKING:
     from turnmark.core.errors import TurnSelectionError
@@ -120,20 +120,19 @@ def show(
     options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
     selection = shown.TurnSelection(turn=turn, last=last, span=span)
     environ = dict(settings.environ if settings.environ is not None else os.environ)
-    if chosen in (ShowFormat.text, ShowFormat.json) and output is None:
-        streamed = _unwrapped(showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options))
-        if chosen is ShowFormat.json:
-            emit_json_chunks(shown.json_chunks(streamed))
-            return
+    if output is not None:
+        view = _unwrapped(showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options))
+        showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
+        return
+    streamed = _unwrapped(showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options))
+    if chosen is ShowFormat.json:
+        emit_json_chunks(shown.json_chunks(streamed))
+    elif chosen is ShowFormat.text:
         color = _color(environ)
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
         page_chunks(map(styled, showing.text_chunks(streamed, min(width, 120), color)), environ)
-        return
-    view = _unwrapped(showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options))
-    if output is not None:
-        showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
     else:
-        emit_line(showing.rendered(view, showing.FORMATS[chosen.value]).rstrip("\n"))
+        emit_chunks(showing.document_chunks(streamed, "md" if chosen is ShowFormat.md else "html"))
 
 
 def _unwrapped(result: returns_result.Result[T, TurnSelectionError]) -> T:

@@ -24,6 +24,7 @@ from turnmark.core.rendering.shown import (
     select_turns,
     show_turns,
     shown_turns,
+    turn_heads,
 )
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
@@ -62,11 +63,7 @@ def shown_stream(
     turns = stream.turns()
     return select_turns(turns, selection).map(
         lambda chosen: ShownStream(
-            conversation,
-            tuple(turn.index for turn in chosen),
-            shown_turns(stream, chosen, options),
-            len(turns),
-            options,
+            conversation, turn_heads(chosen), shown_turns(stream, chosen, options), len(turns), options
         )
     )
 
@@ -74,6 +71,13 @@ def shown_stream(
 def text_chunks(conversation: ShownStream, width: int, color: bool) -> Iterator[str]:
     """The terminal's text, turn by turn, as ``rendered(..., "text")`` gives it whole."""
     return terminal_text.terminal_chunks(conversation, width, color)
+
+
+def document_chunks(conversation: ShownStream, output_format: Literal["md", "html"]) -> Iterator[str]:
+    """The Markdown or HTML document, turn by turn, as ``rendered`` gives it whole."""
+    if output_format == "md":
+        return markdown_export.markdown_chunks(conversation)
+    return html_page.html_chunks(conversation)
 
 
 def rendered(conversation: ShownConversation, output_format: ShowFormat, width: int = 100, color: bool = False) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from turnmark.core.rendering.shown import ShownConversation, ShownStream
+from turnmark.core.rendering.shown import ShownConversation, ShownStream, ending_once
 from turnmark.core.rendering.terminal_layout import Line, conversation_lines
 
 _CODES = {
@@ -45,17 +45,10 @@ def _line(line: Line, color: bool) -> str:
 
 
 def terminal_chunks(conversation: ShownConversation | ShownStream, width: int, color: bool) -> Iterator[str]:
-    """The reader's view for a terminal, one chunk per turn (the title first), as ``terminal_text`` gives it
-    whole: the blank lines that end a chunk are written only when another follows."""
-    held = ""
-    for lines in conversation_lines(conversation, width):
-        text = "".join(_line(line, color) + "\n" for line in lines)
-        body = text.rstrip("\n")
-        if body:
-            yield held + body + "\n"
-            held = "\n" * (len(text) - len(body) - 1)
-        else:
-            held += text
+    """The reader's view for a terminal, one chunk per turn (the title first), ending in one line feed."""
+    return ending_once(
+        "".join(_line(line, color) + "\n" for line in lines) for lines in conversation_lines(conversation, width)
+    )
 
 
 def terminal_text(conversation: ShownConversation, width: int, color: bool) -> str:

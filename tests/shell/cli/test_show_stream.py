@@ -51,6 +51,9 @@ def _same_text(folder: Path, tools: str, color: bool) -> None:
         again = showing.shown_stream(stream, identity, selection, options).unwrap()
         document = json.dumps(whole.to_json(), ensure_ascii=False, indent=2)
         assert "".join(json_chunks(again)) == document
+        for kind in ("md", "html"):
+            pieces = showing.document_chunks(showing.shown_stream(stream, identity, selection, options).unwrap(), kind)
+            assert "".join(pieces) == showing.rendered(whole, kind)
 
 
 @pytest.mark.parametrize("folder", FIXTURE_FOLDERS, ids=lambda folder: folder.name)
