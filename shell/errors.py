@@ -99,3 +99,16 @@ def reraise_interrupt(error: BaseException) -> None:
             raise KeyboardInterrupt from None
         seen.add(id(cause))
         cause = cause.__context__ or cause.__cause__
+
+
+class BadRows(TurnmarkError):
+    """Turn rows of these conversations in ``find``'s index are not of the types turnmark writes: index them
+    again from their files."""
+
+    def __init__(self, conversations: frozenset[str]) -> None:
+        super().__init__(", ".join(sorted(conversations)))
+        self.conversations = conversations
+
+
+class ProtocolError(TurnmarkError):
+    """A line from ``jp`` that is not a message of its plugin protocol (said in one line)."""

@@ -150,3 +150,48 @@ def test_the_rules_catch_a_wrong_arrow(tmp_path: Path) -> None:
     assert shell_violations("turnmark.shell.storage.sample", {"turnmark.shell.cli.main"}) == {"turnmark.shell.cli.main"}
     assert shell_violations("turnmark.shell.storage.sample", {"turnmark.shell.providers.http"}) != set()
     assert shell_violations("turnmark.shell.usecases.sample", {"turnmark.shell.providers.http"}) == set()
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A path that comes back to where it started, or ``None``."""
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path, node, target]
+            if target not in state and (found := visit(target, [*path, node])) is not None:
+                return found
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node, [])) is not None:
+            return found
+    return None
+
+
+def test_no_two_shell_modules_import_each_other_even_for_types() -> None:
+    """Issue 40: no import circle in the shell (``storage/conversations.py`` and ``storage/undo.py`` had one),
+    counting the imports made only for type checking."""
+    names = {dotted(path): path for path in modules("shell")}
+    graph = {name: {module for module in imports_of(path) if module in names and module != name}
+             for name, path in names.items()}  # fmt: skip
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+def test_the_cycle_finder_finds_one() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_command_function_is_over_fifty_lines() -> None:
+    """Issue 40: a CLI function reads on one screen (its options included)."""
+    long = [
+        f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in modules("shell/cli")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.end_lineno is not None and node.end_lineno - node.lineno >= 50
+    ]
+    assert long == []

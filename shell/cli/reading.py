@@ -154,13 +154,7 @@ def _check_lines(report: CheckReport) -> list[str]:
                 f"  entry {item['index']} ({item['type']}, event_id {item['event_id']}): request_id "
                 f"{item['request_id']!r} does not resolve ({item['reason']})"
             )
-    for item in report.odd_fields:
-        if item["reading"] != "unresolved":
-            warning = "" if item["reading"] == "stand_in" else "warning: "
-            lines.append(
-                f"  {warning}entry {item['index']} ({item['type']}, event_id {item['event_id']}): {item['key']} "
-                f"{codec.json_text(item['value'])}: {item['meaning']}; to fix: {item['fix']}"
-            )
+    lines += _odd_field_lines(report)
     for item in report.duplicated_ids:
         entries = ", ".join(str(index) for index in item["entries"])
         lines.append(
@@ -188,6 +182,17 @@ def _check_lines(report: CheckReport) -> list[str]:
             "write (7 lowercase letters and digits); was it edited by hand?"
         )
     return lines
+
+
+def _odd_field_lines(report: CheckReport) -> list[str]:
+    """One line per odd field (an unresolved one is already told by its exclusion)."""
+    return [
+        f"  {'' if item['reading'] == 'stand_in' else 'warning: '}entry {item['index']} ({item['type']}, event_id "
+        f"{item['event_id']}): {item['key']} {codec.json_text(item['value'])}: {item['meaning']}; "
+        f"to fix: {item['fix']}"
+        for item in report.odd_fields
+        if item["reading"] != "unresolved"
+    ]
 
 
 def transient_note(transient: int, entries: int) -> str:

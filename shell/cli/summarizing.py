@@ -174,7 +174,14 @@ def summarize(
     idle = listing.idle(listed, upgrade=upgrade)
     rows = {item.ref.display_id: item.row for item in listed}
     reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle, rows, settings.jobs)
-    if settings.resolve_format(output_format) is OutputFormat.json:
+    _report_run(settings.resolve_format(output_format), reports, len(refs), interrupted=interrupted, dry_run=dry_run)
+
+
+def _report_run(
+    output: OutputFormat, reports: list[CatchupReport], asked: int, *, interrupted: bool, dry_run: bool
+) -> None:
+    """What the run did, and its exit status (130 after Ctrl-C, 1 when a conversation is not done)."""
+    if output is OutputFormat.json:
         emit_json(
             {"ok": all(r.done for r in reports) and not interrupted, "conversations": [r.to_json() for r in reports]}
         )
@@ -183,7 +190,7 @@ def summarize(
             emit_line(line)
     if interrupted:
         chrome(
-            f"interrupted: {len(reports)} of {len(refs)} conversations reported; the rest are left for the next run "
+            f"interrupted: {len(reports)} of {asked} conversations reported; the rest are left for the next run "
             "(each saved whole or not at all)"
         )
         raise typer.Exit(130)

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass
 
 from turnmark.shell.cli import entry
+from turnmark.shell.errors import ProtocolError
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.output import chrome, shown
 from turnmark.shell.plugins import hosted_run
@@ -24,7 +25,6 @@ from turnmark.shell.plugins.protocol import (
     HostLink,
     Init,
     LineReader,
-    ProtocolError,
     Ready,
     decode,
 )

@@ -16,6 +16,7 @@ from typing import Any
 
 from turnmark.shell.cli import entry
 from turnmark.shell.cli.usage import GLOBAL_VALUE_OPTIONS
+from turnmark.shell.errors import ProtocolError
 from turnmark.shell.output import shown
 from turnmark.shell.plugins.protocol import (
     Exit,
@@ -24,7 +25,6 @@ from turnmark.shell.plugins.protocol import (
     LineReader,
     Log,
     Print,
-    ProtocolError,
     Shutdown,
     decode,
 )

@@ -16,6 +16,8 @@ from typing import Any
 
 import msgspec
 
+from turnmark.shell.errors import ProtocolError
+
 VERSION = 1
 """The protocol version this plugin speaks (``init.version``)."""
 
@@ -151,10 +153,6 @@ ToHost = Ready | ListConversations | ReadEvents | ReadConfig | Print | Log | Des
 
 class _Typed(msgspec.Struct):
     type: str
-
-
-class ProtocolError(Exception):
-    """A line from ``jp`` that is not a message of this protocol (said in one line)."""
 
 
 _typed = msgspec.json.Decoder(_Typed)

@@ -13,17 +13,10 @@ from typing import Any
 
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
+from turnmark.shell.errors import BadRows
 from turnmark.shell.storage import workspace_cache
 from turnmark.shell.storage.cache_db import FTS_TABLES
 from turnmark.shell.storage.workspace_cache import ConversationRow
-
-
-class BadRows(Exception):
-    """Turn rows of these conversations are not of the types turnmark writes: index them again from their files."""
-
-    def __init__(self, conversations: frozenset[str]) -> None:
-        super().__init__(", ".join(sorted(conversations)))
-        self.conversations = conversations
 
 
 @dataclass(frozen=True, slots=True)

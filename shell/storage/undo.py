@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 from turnmark.shell.errors import ConversationError
 from turnmark.shell.storage import state_dirs
@@ -31,8 +31,16 @@ from turnmark.shell.storage.files import (
 from turnmark.shell.storage.locking import hold_lock
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, ConversationRef
 
-if TYPE_CHECKING:
-    from turnmark.shell.storage.conversations import LoadedConversation
+
+class ReadCopy(Protocol):
+    """What undo needs of a conversation as read (a ``LoadedConversation``): which one, and the copy read."""
+
+    @property
+    def ref(self) -> ConversationRef: ...
+
+    @property
+    def directory(self) -> Path: ...
+
 
 KEEP = 5
 AFTER = "after.sha256"
@@ -71,7 +79,7 @@ class Save(Protocol[Result_co]):
     def __call__(self, *, along: Along) -> Result_co: ...
 
 
-def saved_with_undo(loaded: LoadedConversation, save: Save[Result_co], command: str) -> Result_co:
+def saved_with_undo(loaded: ReadCopy, save: Save[Result_co], command: str) -> Result_co:
     """Keep the files as they are, then run ``save`` (under the lock ``loaded`` was read with); ``command`` names
     what saves (``edit -i``, ``strip --apply``), for undo to say what it takes back; what ``save`` returned.
 

@@ -22,7 +22,14 @@ from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.clock import now_ns, now_timestamp
 from turnmark.shell.entropy import random_event_ids
-from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable, reraise_interrupt
+from turnmark.shell.errors import (
+    BadRows,
+    ConversationError,
+    FileFault,
+    QueryError,
+    SearchUnavailable,
+    reraise_interrupt,
+)
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, search_index, workspace_cache
 from turnmark.shell.storage.conversations import read_conversation
@@ -250,7 +257,7 @@ def _search(
     written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
     try:
         hits, total = _matched(db, everything=everything, refs=refs, query=query, options=options)
-    except search_index.BadRows as bad:
+    except BadRows as bad:
         if retried or db.in_memory:
             raise sqlite3.OperationalError(f"turn rows of {bad} are not of the types turnmark writes") from None
         with db.writing(), cache_db.batch(db.connection):
@@ -270,7 +277,7 @@ def _matched(
     query: Query,
     options: FindOptions,
 ) -> tuple[list[Hit], int]:
-    """The hits and their number; ``search_index.BadRows`` when a turn row is not of the types turnmark writes."""
+    """The hits and their number; ``BadRows`` when a turn row is not of the types turnmark writes."""
     match = query.match(options.scopes)
     only = [] if everything else sorted(ref.display_id for ref in refs)
     try:

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from turnmark.shell.errors import ProtocolError
 from turnmark.shell.plugins.protocol import (
     Described,
     Exit,
@@ -15,7 +16,6 @@ from turnmark.shell.plugins.protocol import (
     LineReader,
     Log,
     Print,
-    ProtocolError,
     Ready,
     Shutdown,
     decode,
