@@ -37,7 +37,8 @@ from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.collector import collector_paused
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.workspace import ConversationRef, list_conversations, require_workspace
-from turnmark.shell.usecases.summarize import CatchupOptions, catch_up
+from turnmark.shell.usecases.catchup_report import CatchupOptions
+from turnmark.shell.usecases.summarize import catch_up
 
 TS = "2026-06-01 10:{:02d}:{:02d}.{:06d}"
 CONVERSATION = "17900000000"

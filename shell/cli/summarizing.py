@@ -37,9 +37,8 @@ with lazy_imports():
     from turnmark.core.summaries import transcript as summary_transcript
     from turnmark.shell.cli import progress
     from turnmark.shell.storage import config_files, conversations
+    from turnmark.shell.usecases import catchup_report, listing, summarize_all
     from turnmark.shell.usecases import finding as finding_usecase
-    from turnmark.shell.usecases import listing, summarize_all
-    from turnmark.shell.usecases import summarize as summarize_usecase
 
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
     from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.workspace import ConversationRef
     from turnmark.shell.storage.workspace_cache import ConversationRow
-    from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport
+    from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport
 
 SUMMARIZE_HELP = """
 Each turn of a conversation gets a one-line summary on its turn_start entry,
@@ -164,7 +163,7 @@ def summarize(
     """
     settings = settings_of(ctx)
     refs = chosen(settings, conversation, all_conversations)
-    options = summarize_usecase.CatchupOptions.using(
+    options = catchup_report.CatchupOptions.using(
         settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed
     )
     listed = []

@@ -15,7 +15,7 @@ from turnmark.shell.output import chrome, json_line
 
 with lazy_imports():
     from turnmark.shell.storage import workspace as workspace_files
-    from turnmark.shell.usecases import summarize
+    from turnmark.shell.usecases import catchup_report
     from turnmark.shell.usecases import watcher as watcher_service
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def watch(
     """Watch workspaces and keep every conversation summarized as it changes."""
     settings = settings_of(ctx)
     roots = [workspace_files.require_workspace(path) for path in (workspaces or [settings.workspace or Path.cwd()])]
-    catchup = summarize.CatchupOptions.using(settings.run(model))
+    catchup = catchup_report.CatchupOptions.using(settings.run(model))
     log = _log_json if settings.format is OutputFormat.json else _log_text
     watcher = watcher_service.Watcher(
         roots,

@@ -67,7 +67,8 @@ from turnmark.shell.storage.files import EVENTS_LIMIT, PLAN_LIMIT, os_reason, pr
 from turnmark.shell.storage.locking import ConversationLock, hold_lock
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
-from turnmark.shell.usecases.summarize import CatchupOptions, catch_up
+from turnmark.shell.usecases.catchup_report import CatchupOptions
+from turnmark.shell.usecases.summarize import catch_up
 
 FOLDER_EDITORS = frozenset(
     {

@@ -52,7 +52,7 @@ from turnmark.shell.storage.locking import ConversationLock, hold_lock
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.undo import continued
 from turnmark.shell.storage.workspace import METADATA, ConversationRef, Workspace, require_workspace
-from turnmark.shell.usecases.summarize import CatchupOptions
+from turnmark.shell.usecases.catchup_report import CatchupOptions
 from turnmark.shell.usecases.summary_task import TurnSummaryTask
 from turnmark.shell.usecases.tasks import TaskHandler
 

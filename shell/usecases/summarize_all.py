@@ -32,7 +32,7 @@ from turnmark.shell.storage.locking import is_locked, lock_names
 from turnmark.shell.storage.workspace import BASE_CONFIG, ConversationRef, Workspace
 from turnmark.shell.storage.workspace_cache import ConversationRow
 from turnmark.shell.usecases import parallel, summarize
-from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun
+from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport, CatchupRun
 
 OnBatch = Callable[[int, int], None]
 PLAN_RULES = 2

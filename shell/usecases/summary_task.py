@@ -18,7 +18,8 @@ from turnmark.core.summaries.request import SummaryAnswer
 from turnmark.shell.errors import ConfigProblem
 from turnmark.shell.output import chrome
 from turnmark.shell.storage.workspace import ConversationRef
-from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, Session
+from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport
+from turnmark.shell.usecases.summary_session import Session
 from turnmark.shell.usecases.tasks import CancelToken
 
 

@@ -50,9 +50,10 @@ from turnmark.shell.storage.config_files import config_files
 from turnmark.shell.storage.conversations import EventsStamp, events_stamp
 from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
 from turnmark.shell.storage.workspace_cache import file_identity
+from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport, CatchupRun
 from turnmark.shell.usecases.finding import refresh_conversation
 from turnmark.shell.usecases.listing import settled
-from turnmark.shell.usecases.summarize import CatchupOptions, CatchupReport, CatchupRun, catch_up
+from turnmark.shell.usecases.summarize import catch_up
 
 CHANGES = frozenset({"created", "modified", "moved", "deleted", "closed"})
 SILO_RECHECK = 2.0

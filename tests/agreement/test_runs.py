@@ -32,7 +32,7 @@ from tests.agreement.workspaces import (
 )
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.storage.workspace import require_workspace
-from turnmark.shell.usecases.summarize import CatchupOptions
+from turnmark.shell.usecases.catchup_report import CatchupOptions
 from turnmark.shell.usecases.watcher import Watcher, WatchOptions
 
 OFFLINE = ("--model", "builtin/extractive")

@@ -240,12 +240,12 @@ def test_a_refusal_is_reported_on_stderr_and_in_json(workspace: Path, server: Mo
 
 def test_the_offline_summarizer_passes_the_same_gate(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A label builtin/extractive makes is refused like a model's: no summary, reported, not remembered."""
-    from turnmark.shell.usecases import summarize as catchup
+    from turnmark.shell.usecases import summary_session
 
     def offline_garbage(stream: object, turn_ids: tuple[str, ...], labels: object = None, known: object = None) -> str:
         return json.dumps({"summaries": {i: "6656mis" if i == "a2turn0" else f"Offline {i}" for i in turn_ids}})
 
-    monkeypatch.setattr(catchup, "extractive_answer", offline_garbage)
+    monkeypatch.setattr(summary_session, "extractive_answer", offline_garbage)
     ref = pick_conversation(workspace, CLEAN)
     report = run(ref, model="builtin/extractive")
     assert report.refused == {"a2turn0": 'refused: "6656mis" has fewer than two words'}

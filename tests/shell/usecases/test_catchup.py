@@ -22,7 +22,8 @@ from turnmark.shell.storage.failure_memory import load_memory
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import ConversationRef
-from turnmark.shell.usecases.summarize import CatchupOptions, catch_up
+from turnmark.shell.usecases.catchup_report import CatchupOptions
+from turnmark.shell.usecases.summarize import catch_up
 
 FAST = HttpSettings(connect_timeout=0.5, read_timeout=0.5, retries=1, backoff=0.01, backoff_cap=0.02)
 CLEAN = "17800000040"
@@ -249,7 +250,7 @@ def test_the_offline_summarizer_labels_a_conversation_once_for_all_its_batches(
     conversation's catch-up quadratic."""
     from turnmark.core.summaries import extractive
     from turnmark.shell.storage import conversations
-    from turnmark.shell.usecases import summarize as shell_catchup
+    from turnmark.shell.usecases import summary_session
 
     (workspace / ".jp" / "config.toml").write_text(
         "[conversation.turn_summary.generate]\nbatch_size = 1\n"
@@ -269,8 +270,8 @@ def test_the_offline_summarizer_labels_a_conversation_once_for_all_its_batches(
         saves.append(1)
         return saved(*args, **kwargs)
 
-    monkeypatch.setattr(shell_catchup, "extractive_labels", counting)
-    monkeypatch.setattr("turnmark.shell.usecases.summarize.save_stream", counting_saves)
+    monkeypatch.setattr(summary_session, "extractive_labels", counting)
+    monkeypatch.setattr("turnmark.shell.usecases.summary_writer.save_stream", counting_saves)
     report = run(pick_conversation(workspace, CLEAN))
     assert len(report.written) == 3, "three batches of one turn"
     assert len(calls) == 1
@@ -463,17 +464,20 @@ def test_a_lock_taken_between_the_answer_and_the_write_back_writes_nothing(
 
 
 def counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
-    """Count the calls ``summarize`` makes to one of the storage functions it imports."""
-    from turnmark.shell.usecases import summarize as shell_catchup
+    """Count the calls a catch-up makes to one of the storage functions it imports (in each of its modules)."""
+    from turnmark.shell.usecases import summarize, summary_session, summary_writer
 
     calls: list[int] = []
-    real = getattr(shell_catchup, name)
+    users = [module for module in (summarize, summary_session, summary_writer) if hasattr(module, name)]
+    assert users, f"no catch-up module imports {name}"
+    real = getattr(users[0], name)
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(shell_catchup, name, counted)
+    for module in users:
+        monkeypatch.setattr(module, name, counted)
     return calls
 
 
@@ -537,7 +541,7 @@ def test_a_write_by_another_process_between_two_saves_is_kept(
         first_seen: dict[str, object] = {}
         real = workspace_cache.file_identity
         monkeypatch.setattr(
-            "turnmark.shell.usecases.summarize.file_identity", lambda path: first_seen.setdefault(path, real(path))
+            "turnmark.shell.usecases.catchup_files.file_identity", lambda path: first_seen.setdefault(path, real(path))
         )
     reads = counting(monkeypatch, "read_conversation")
     report = run(ref, cfg=ONE_PER_BATCH)

@@ -295,12 +295,12 @@ def test_summarize_all_reads_only_conversations_with_turns_waiting(
     from typer.testing import CliRunner
 
     from turnmark.shell.cli.main import Settings, app
-    from turnmark.shell.usecases import summarize
+    from turnmark.shell.usecases import catchup_report, summarize
 
     caught: list[str] = []
     real = summarize.catch_up
 
-    def counting(ref: ConversationRef, *args: object, **kwargs: object) -> summarize.CatchupReport:
+    def counting(ref: ConversationRef, *args: object, **kwargs: object) -> catchup_report.CatchupReport:
         caught.append(ref.display_id)
         return real(ref, *args, **kwargs)  # type: ignore[arg-type]
 

@@ -22,7 +22,7 @@ from turnmark.shell.errors import WorkerDied
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.workspace import list_conversations, require_workspace
 from turnmark.shell.usecases import finding, listing, parallel, summarize_all, worker_pool
-from turnmark.shell.usecases.summarize import CatchupOptions
+from turnmark.shell.usecases.catchup_report import CatchupOptions
 
 
 def whose(item: int) -> tuple[int, int]:

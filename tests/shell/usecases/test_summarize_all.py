@@ -20,7 +20,7 @@ from turnmark.shell.cli.main import Settings, app
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.locking import try_lock
 from turnmark.shell.storage.workspace import list_conversations, require_workspace
-from turnmark.shell.usecases import summarize
+from turnmark.shell.usecases import catchup_report, summarize
 
 OLD = 1_700_000_000
 PLAN = ["summarize", "--all", "--dry-run", "--model", "builtin/extractive"]
@@ -155,13 +155,13 @@ def test_a_stored_plan_says_again_that_a_real_run_would_upgrade_a_legacy_convers
 
 
 def test_a_report_with_an_upgrade_comes_back_from_its_json() -> None:
-    report = summarize.CatchupReport(
+    report = catchup_report.CatchupReport(
         "jp-c17790000000", model="builtin/extractive", upgrade=LegacyUpgrade(9, True, True), upgraded=True
     )
     stored = json.loads(json.dumps(report.to_json()))
     assert stored["upgraded"] is True
     assert stored["upgrade"] == {"ids_stamped": 9, "config_split_out": True, "turn_start_inserted": True}
-    assert summarize.CatchupReport.from_json(stored) == report
+    assert catchup_report.CatchupReport.from_json(stored) == report
 
 
 def test_the_run_reads_the_shared_configuration_once(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:

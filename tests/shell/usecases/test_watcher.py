@@ -23,7 +23,7 @@ from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.locking import lock_path
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import require_workspace
-from turnmark.shell.usecases.summarize import CatchupOptions
+from turnmark.shell.usecases.catchup_report import CatchupOptions
 from turnmark.shell.usecases.watcher import Watcher, WatchEvent, WatchOptions
 
 SETTLE = 0.4
