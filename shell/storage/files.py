@@ -298,6 +298,53 @@ def write_if_changed(path: Path, data: bytes, anchor: Path, *, create: bool = Fa
     return True
 
 
+def keep_as(source: Path, source_anchor: Path, target: Path, target_anchor: Path, limit: int, *, mode: int) -> bool:
+    """Give the file ``source`` as it is now a second name, ``target``, in a folder turnmark owns (made when
+    missing, with ``mode``); ``False`` when ``source`` is absent. ``FileFault`` (one line) when it cannot.
+
+    A regular file with one name is hard-linked (no byte is read or written: the next save replaces the
+    original by a rename, so the kept inode never changes); anything else (a link, a file with other
+    names that could be written in place, another file system) is copied (at most ``limit`` bytes read,
+    synced). The new name is not synced: the caller syncs ``target``'s folder once for all it keeps there.
+    """
+    with directory(source.parent, source_anchor, target=source) as source_fd:
+        try:
+            status = os.stat(source.name, dir_fd=source_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        except OSError as error:
+            raise FileFault(f"{source}: cannot read: {os_reason(error)}") from None
+        with directory(target.parent, target_anchor, create=True, target=target, mode=mode) as target_fd:
+            _clear_leftover(target_fd, target.name)
+            if stat.S_ISREG(status.st_mode) and status.st_nlink == 1:
+                try:
+                    os.link(
+                        source.name, target.name, src_dir_fd=source_fd, dst_dir_fd=target_fd, follow_symlinks=False
+                    )
+                    return True
+                except OSError as error:
+                    if error.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO):
+                        raise FileFault(f"{target}: cannot write: {os_reason(error)}") from None
+            data = read_file(source, limit)
+            if data is None:
+                return False
+            try:
+                temporary = _write_temporary(target_fd, target.name, data)
+                os.replace(temporary, target.name, src_dir_fd=target_fd, dst_dir_fd=target_fd)
+            except OSError as error:
+                raise FileFault(f"{target}: cannot write: {os_reason(error)}") from None
+    return True
+
+
+def sync_folder(path: Path, anchor: Path) -> None:
+    """Make what was written in the folder ``path`` (new names, renames) durable; ``FileFault`` when it cannot."""
+    with directory(path, anchor, target=path) as fd:
+        try:
+            os.fsync(fd)
+        except OSError as error:
+            raise FileFault(f"{path}: cannot write: {os_reason(error)}") from None
+
+
 def remove_tree(path: Path, anchor: Path) -> None:
     """Remove the folder ``path`` and all below it (turnmark's own keeping); no link is followed, faults ignored."""
     with contextlib.suppress(FileFault), directory(path.parent, anchor) as fd, contextlib.suppress(OSError):

@@ -23,8 +23,10 @@ from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
     SMALL_FILE_LIMIT,
+    keep_as,
     read_file,
     remove_tree,
+    sync_folder,
     write_if_changed,
     write_together,
 )
@@ -83,8 +85,9 @@ def saved_with_undo(loaded: ReadCopy, save: Save[Result_co], command: str) -> Re
     """Keep the files as they are, then run ``save`` (under the lock ``loaded`` was read with); ``command`` names
     what saves (``edit -i``, ``strip --apply``), for undo to say what it takes back; what ``save`` returned.
 
-    The step is complete before the conversation's files are replaced: the copy and the command's name are
-    written first, and the record of what the save writes goes with the save's own files, renamed into place
+    The files as they are get a second name in the step (``keep_as``: a hard link, as the save replaces
+    them by a rename; a copy where a link cannot be made). The step is complete before the conversation's
+    files are replaced: the kept files and the command's name are written first, and the record of what the save writes goes with the save's own files, renamed into place
     before them (``write_documents``). A kill at any moment leaves either the old conversation with a step
     that ``undo`` sees was never applied, or the new one with its step. A failed save drops the step again;
     steps a killed run left without a record are removed here.
@@ -95,12 +98,12 @@ def saved_with_undo(loaded: ReadCopy, save: Save[Result_co], command: str) -> Re
         remove_tree(unfinished, anchor)
     steps = _steps(loaded.ref)
     step = root / str(int(steps[-1].name) + 1 if steps else 1)
+    source_anchor = loaded.ref.anchor_of(loaded.directory)
     try:
         for name in NAMES:
-            data = read_file(loaded.directory / name, LIMITS[name])
-            if data is not None:
-                write_if_changed(step / name, data, anchor, create=True, mode=state_dirs.PRIVATE)
+            keep_as(loaded.directory / name, source_anchor, step / name, anchor, LIMITS[name], mode=state_dirs.PRIVATE)
         write_if_changed(step / COMMAND, command.encode(), anchor, create=True, mode=state_dirs.PRIVATE)
+        sync_folder(step, anchor)
     except ConversationError as error:
         remove_tree(step, anchor)
         raise ConversationError(f"cannot keep the undo copy: {error}") from None

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,78 @@ def test_the_summary_step_and_the_edit_are_undone_one_at_a_time(workspace: Path,
 def test_without_a_kept_step_undo_says_there_is_nothing(workspace: Path) -> None:
     with pytest.raises(ConversationError, match="nothing to undo"):
         undo(pick_conversation(workspace, CONV))
+
+
+LEGACY = Path(__file__).resolve().parents[3] / "fixtures" / "legacy-workspace"
+LEGACY_CONV = "17400000000"
+
+
+def _upgraded(root: Path, also_named: Path | None = None) -> tuple[Path, os.stat_result, bytes]:
+    """Save a legacy conversation of a copy of the legacy fixture (the upgrade keeps an undo step): its folder,
+    how its ``events.json`` stood before (given the second name ``also_named`` first) and the bytes it held."""
+    from turnmark.core.stream.event_ids import sequential_ids
+    from turnmark.shell.storage.conversations import edit_conversation
+
+    shutil.copytree(LEGACY, root)
+    ref = pick_conversation(root, LEGACY_CONV)
+    folder = ref.directories[0]
+    if also_named is not None:
+        os.link(folder / "events.json", also_named)
+    before, data = (folder / "events.json").stat(), (folder / "events.json").read_bytes()
+    _, saved = edit_conversation(ref, lambda stream: stream, sequential_ids("t"), persist_ids=True, command="test")
+    assert saved.upgrade is not None
+    return folder, before, data
+
+
+def _step(root: Path) -> Path:
+    (step,) = undo_root(pick_conversation(root, LEGACY_CONV)).iterdir()
+    return step
+
+
+def test_the_undo_step_keeps_the_old_file_by_a_hard_link(tmp_path: Path, user_data: Path) -> None:
+    """Issue 40: no byte of the old conversation is read or written to keep it; the save's rename leaves the old
+    inode to the step alone, and the conversation's new file has one name."""
+    root = tmp_path / "legacy"
+    folder, before, data = _upgraded(root)
+    kept = (_step(root) / "events.json").stat()
+    assert (kept.st_dev, kept.st_ino) == (before.st_dev, before.st_ino)
+    assert kept.st_nlink == 1
+    now = (folder / "events.json").stat()
+    assert now.st_ino != before.st_ino and now.st_nlink == 1
+    assert not (_step(root) / "base_config.json").exists(), "a legacy conversation had none"
+    assert undo(pick_conversation(root, LEGACY_CONV)).startswith(f"jp-c{LEGACY_CONV}: restored the copy kept before")
+    assert (folder / "events.json").read_bytes() == data
+    assert not (folder / "base_config.json").exists()
+
+
+def test_on_another_file_system_the_undo_step_is_a_copy(
+    tmp_path: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared_memory = Path("/dev/shm")
+    if not shared_memory.is_dir() or shared_memory.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("no second file system (/dev/shm) to keep the state folder on")
+    state = Path(tempfile.mkdtemp(dir=shared_memory))
+    try:
+        monkeypatch.setenv("TURNMARK_STATE_DIR", str(state))
+        root = tmp_path / "legacy"
+        folder, before, data = _upgraded(root)
+        kept = _step(root) / "events.json"
+        assert kept.stat().st_dev != before.st_dev
+        assert kept.read_bytes() == data
+        undo(pick_conversation(root, LEGACY_CONV))
+        assert (folder / "events.json").read_bytes() == data
+    finally:
+        shutil.rmtree(state)
+
+
+def test_a_file_with_another_name_is_copied_not_linked(tmp_path: Path, user_data: Path) -> None:
+    """A file the user also keeps under another name may be written in place through it: the step must not
+    share its inode."""
+    other = tmp_path / "mine.json"
+    folder, before, data = _upgraded(tmp_path / "legacy", also_named=other)
+    kept = _step(tmp_path / "legacy") / "events.json"
+    assert kept.stat().st_ino != before.st_ino
+    other.write_bytes(b"[]\n")
+    assert kept.read_bytes() == data
+    undo(pick_conversation(tmp_path / "legacy", LEGACY_CONV))
+    assert (folder / "events.json").read_bytes() == data
