@@ -175,7 +175,8 @@ def test_the_undo_step_keeps_the_old_file_by_a_hard_link(tmp_path: Path, user_da
     assert (kept.st_dev, kept.st_ino) == (before.st_dev, before.st_ino)
     assert kept.st_nlink == 1
     now = (folder / "events.json").stat()
-    assert now.st_ino != before.st_ino and now.st_nlink == 1
+    assert now.st_ino != before.st_ino
+    assert now.st_nlink == 1
     assert not (_step(root) / "base_config.json").exists(), "a legacy conversation had none"
     assert undo(pick_conversation(root, LEGACY_CONV)).startswith(f"jp-c{LEGACY_CONV}: restored the copy kept before")
     assert (folder / "events.json").read_bytes() == data
