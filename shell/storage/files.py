@@ -318,9 +318,7 @@ def keep_as(source: Path, source_anchor: Path, target: Path, target_anchor: Path
             _clear_leftover(target_fd, target.name)
             if stat.S_ISREG(status.st_mode) and status.st_nlink == 1:
                 try:
-                    os.link(
-                        source.name, target.name, src_dir_fd=source_fd, dst_dir_fd=target_fd, follow_symlinks=False
-                    )
+                    os.link(source.name, target.name, src_dir_fd=source_fd, dst_dir_fd=target_fd, follow_symlinks=False)
                     return True
                 except OSError as error:
                     if error.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EIO):

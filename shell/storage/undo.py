@@ -88,9 +88,10 @@ def saved_with_undo(loaded: ReadCopy, save: Save[Result_co], command: str) -> Re
     The files as they are get a second name in the step (``keep_as``: a hard link, as the save replaces
     them by a rename; a copy where a link cannot be made). The step is complete before the conversation's
     files are replaced: the kept files and the command's name are written first, and the record of what the
-    save writes goes with the save's own files, renamed into place before them (``write_documents``). A kill at any moment leaves either the old conversation with a step
-    that ``undo`` sees was never applied, or the new one with its step. A failed save drops the step again;
-    steps a killed run left without a record are removed here.
+    save writes goes with the save's own files, renamed into place before them (``write_documents``). A kill
+    at any moment leaves either the old conversation with a step that ``undo`` sees was never applied, or the
+    new one with its step. A failed save drops the step again; steps a killed run left without a record are
+    removed here.
     """
     root = undo_root(loaded.ref)
     anchor = state_dirs.conversation_anchor(loaded.ref, root)
