@@ -147,6 +147,7 @@ def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
             )
         head, offset = first, 1
     keys = [key_count(first)] if offset and not whole else []
+    written_keys = sum(map(key_count, elements)) if whole else None
     read: list[ReadEntry] = []
     item: Json = None
     for position in range(offset, len(elements)):
@@ -155,7 +156,7 @@ def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
             keys.append(key_count(item))
         read.append(read_entry(item, position))
     if whole:
-        return ReadFile(read, base, head, KeysWrittenTwice.later(events))
+        return ReadFile(read, base, head, KeysWrittenTwice.later(events, written_keys))
     return ReadFile(read, base, head, KeysWrittenTwice(found_at_load(events, ends, elements, keys)))
 
 

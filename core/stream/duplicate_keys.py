@@ -137,24 +137,30 @@ def found_in(events: bytes) -> tuple[DuplicateKey, ...]:
 
 class KeysWrittenTwice:
     """The keys written twice in a file as read: found during the read of a big file, or when first asked
-    for (``later``: a small file's bytes are kept until then, so a read that never saves never looks)."""
+    for (``later``: a small file's bytes are kept until then, with the keys its decoded entries hold, so a read
+    that never saves never looks, and one that does decodes nothing again unless the counts differ)."""
 
-    __slots__ = ("_events", "_found")
+    __slots__ = ("_events", "_found", "_keys")
 
     def __init__(self, found: tuple[DuplicateKey, ...] = ()) -> None:
         self._found = found
         self._events: bytes | None = None
+        self._keys: int | None = None
 
     @classmethod
-    def later(cls, events: bytes) -> "KeysWrittenTwice":
-        keys = cls()
-        keys._events = events
-        return keys
+    def later(cls, events: bytes, keys: int | None = None) -> "KeysWrittenTwice":
+        """Looked for when asked; ``keys``: how many keys the fast reader's decoded entries of ``events`` hold."""
+        found = cls()
+        found._events, found._keys = events, keys
+        return found
 
     def found(self) -> tuple[DuplicateKey, ...]:
         events = self._events
         if events is not None:
-            self._found = found_in(events)
+            keys = self._keys
+            ends = -1 if keys is None else key_ends(events)
+            none = keys is not None and (ends == keys or keys_written(events, ends) == keys)
+            self._found = () if none else found_in(events)
             self._events = None
         return self._found
 

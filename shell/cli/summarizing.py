@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
     from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.workspace import ConversationRef
-    from turnmark.shell.storage.workspace_cache import ConversationRow
     from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport
 
 SUMMARIZE_HELP = """
@@ -166,13 +165,8 @@ def summarize(
     options = catchup_report.CatchupOptions.using(
         settings.run(model), dry_run=dry_run, upgrade=upgrade, retry_failed=retry_failed
     )
-    listed = []
-    if all_conversations:
-        with progress.reading("reading conversations") as on_read:
-            listed = listing.list_workspace(settings.workspace_root(), note, jobs=settings.jobs, on_read=on_read)
-    idle = listing.idle(listed, upgrade=upgrade)
-    rows = {item.ref.display_id: item.row for item in listed}
-    reports, interrupted = _catch_up_all(refs, options, settings.new_id, idle, rows, settings.jobs)
+    known = listing.known(settings.workspace_root(), note) if all_conversations else None
+    reports, interrupted = _catch_up_all(refs, options, settings.new_id, known, settings.jobs)
     _report_run(settings.resolve_format(output_format), reports, len(refs), interrupted=interrupted, dry_run=dry_run)
 
 
@@ -201,13 +195,13 @@ def _catch_up_all(
     refs: list[ConversationRef],
     options: CatchupOptions,
     new_id: IdSource,
-    idle: set[str],
-    rows: dict[str, ConversationRow],
+    known: listing.Known | None,
     jobs: int | None,
 ) -> tuple[list[CatchupReport], bool]:
     """Catch up each conversation under a progress bar; the reports so far, and whether Ctrl-C stopped it.
 
-    The ``idle`` conversations (the workspace cache says no turn of theirs can want a summary) are not read.
+    The conversations ``known`` to have no turn that can want a summary (the workspace cache's rows) are not
+    read; the others are read once, by their catch-up.
     """
     reports: list[CatchupReport] = []
     with progress.progress_bar() as bar:
@@ -217,9 +211,7 @@ def _catch_up_all(
         def on_batch(done: int, total: int) -> None:
             bar.update(batches, completed=done, total=total)
 
-        done = summarize_all.catch_up_all(
-            refs, options, new_id, idle, on_batch=on_batch, jobs=jobs, rows=rows, note=note
-        )
+        done = summarize_all.catch_up_all(refs, options, new_id, known, on_batch=on_batch, jobs=jobs, note=note)
         try:
             for report in done:
                 bar.update(overall, description=report.conversation)

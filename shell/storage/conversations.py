@@ -266,6 +266,17 @@ class Saved:
 
     files: list[Path]
     upgrade: LegacyUpgrade | None = None
+    events: bytes | None = None
+    """The ``events.json`` every copy now holds (``None``: nothing was written)."""
+    base_config: bytes | None = None
+    """The ``base_config.json`` every copy now holds, when the save wrote one."""
+
+    def digests(self) -> tuple[str, str] | None:
+        """The SHA-256 of the ``events.json`` and ``base_config.json`` every copy holds after a save that wrote
+        both (hashed from the bytes in memory; ``None``: the save wrote nothing, or no base config)."""
+        if self.events is None or self.base_config is None:
+            return None
+        return hashlib.sha256(self.events).hexdigest(), hashlib.sha256(self.base_config).hexdigest()
 
 
 def save_stream(
@@ -295,12 +306,15 @@ def save_stream(
     with collector_paused():
         events = current.to_json()
     upgrade = legacy_upgrade(loaded.stream, stream)
-    write = partial(write_documents, lock, loaded, current.base_config_json(), events, saving=stream)
+    base_config = current.base_config_json()
+    write = partial(write_documents, lock, loaded, base_config, events, saving=stream)
     written = saved_with_undo(loaded, write, command) if upgrade is not None and along is None else write(along=along)
     repairs = persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)
-    return Saved(written, upgrade if written else None)
+    if not written:
+        return Saved(written)
+    return Saved(written, upgrade, events, base_config)
 
 
 def write_documents(

@@ -51,12 +51,16 @@ def files_digest(ref: ConversationRef) -> str:
     return " ".join(file_hash(directory / name) or "-" for directory in ref.directories for name in names)
 
 
-def files_seen(ref: ConversationRef) -> FilesSeen | None:
+def files_seen(ref: ConversationRef, holding: tuple[str, str] | None = None) -> FilesSeen | None:
     """How the files stand now (their bytes too, when their identity is too young to prove anything later);
-    ``None`` when they changed while being looked at."""
+    ``None`` when they changed while being looked at. ``holding``: the SHA-256 of the ``events.json`` and
+    ``base_config.json`` every copy holds, known from the bytes just written under the lock (none is read
+    back to be hashed)."""
     identity, at_ns = files_identity(ref), now_ns()
     young = any(freshness(file, at_ns, file) is not Freshness.SAME for file in identity)
-    digest = files_digest(ref) if young else None
+    digest = None
+    if young:
+        digest = files_digest(ref) if holding is None else " ".join(holding[:2] * len(ref.directories))
     return FilesSeen(identity, at_ns, digest) if files_identity(ref) == identity else None
 
 

@@ -13,6 +13,7 @@ from turnmark.shell.storage.config_files import Layers
 from turnmark.shell.storage.conversations import (
     EventsStamp,
 )
+from turnmark.shell.storage.workspace_cache import ConversationRow
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,6 +38,9 @@ class CatchupOptions(RunSettings):
     shared_layers: Layers | None = None
     """The run's configuration layers (``config_files.run_layers``) when the run read them once for all its
     conversations; ``None``: each catch-up reads them."""
+    rows: bool = False
+    """Make the conversation's workspace-cache row from the bytes the catch-up reads and writes (``summarize
+    --all``: the run reads each conversation once, and its listing comes with it)."""
 
 
 class _StoredUpgrade(msgspec.Struct, forbid_unknown_fields=True):
@@ -111,6 +115,11 @@ class CatchupReport:
     upgrade: LegacyUpgrade | None = None
     """The upgrade from JP's older format the save performed (``upgraded``) or, in a dry run, would perform."""
     upgraded: bool = False
+    row: ConversationRow | None = field(default=None, compare=False)
+    """With ``CatchupOptions.rows``: the conversation's workspace-cache row as the catch-up left it (read, or
+    written); ``None`` when it cannot be made (the files changed while being read)."""
+    read_locked: bool | None = field(default=None, compare=False)
+    """Whether another process held the lock when the conversation was read (a dry run's plan depends on it)."""
 
     @property
     def done(self) -> bool:

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TypeVar
 
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied, reraise_interrupt
@@ -28,6 +29,7 @@ with lazy_imports():
     from turnmark.shell.storage import check_reports, conversations
 
 Note = Callable[[str], None]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -56,14 +58,24 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
         if checks:
             loaded = conversations.read_conversation(ref, new_id, digest=True)
             stream = loaded.stream
-            report = link_check.check_report(stream, stream.doubled_keys)
-            found = facts.facts_of(stream)
-            read: conversations.LoadedConversation | conversations.ReadFacts = loaded
-        else:
-            read = conversations.read_facts(ref, new_id, digest=True)
-            found, report = read.facts, None
+            return row_of(
+                loaded, facts.facts_of(stream), seen, checked, link_check.check_report(stream, stream.doubled_keys)
+            )
+        read = conversations.read_facts(ref, new_id, digest=True)
+        return row_of(read, read.facts, seen, checked)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
+
+
+def row_of(
+    read: conversations.LoadedConversation | conversations.ReadFacts,
+    found: facts.ConversationFacts,
+    seen: workspace_cache.Look,
+    checked: int,
+    report: link_check.CheckReport | None = None,
+) -> ConversationRow:
+    """The row of a conversation read (with the facts ``found`` in it, and ``check``'s ``report``) after
+    ``seen`` was taken at ``checked``."""
     turns, summarized = found.summarized
     return workspace_cache.loaded_row(
         read,
@@ -80,6 +92,35 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
             found.waiting,
         ),
         check=check_reports.stored(report) if report else None,
+    )
+
+
+def written_row(
+    row: ConversationRow, found: facts.ConversationFacts, after: workspace_cache.Look, digests: tuple[str, str]
+) -> ConversationRow | None:
+    """The row of a conversation turnmark just saved (``after`` looked at under the lock, since the save;
+    ``digests``: of the ``events.json`` and ``base_config.json`` written): ``row``, made from its read, with the
+    files written and the facts ``found`` in the stream written. The metadata and the time stay the read's: the
+    files written are younger than that time, so the next listing hashes them before it trusts this row.
+    ``None`` for a row that is not a read's."""
+    if row.facts is None or row.problem is not None or after.events is None or after.base_config is None:
+        return None
+    turns, summarized = found.summarized
+    return row._replace(
+        directory=after.directory,
+        events=workspace_cache.Identity(after.events, digests[0]),
+        base_config=workspace_cache.Identity(after.base_config, digests[1]),
+        turns=turns,
+        summarized_turns=summarized,
+        facts=Facts(
+            found.legacy,
+            found.entries,
+            found.unresolved_links,
+            found.duplicated_ids,
+            row.facts.metadata_error,
+            found.waiting,
+        ),
+        check=None,
     )
 
 
@@ -125,6 +166,37 @@ def _store(
         note(f"the workspace cache was not updated ({error}); it is next time")
 
 
+@dataclass
+class _Kept:
+    """What the cache already knows: the rows kept (with ``check``'s reports read back), those to write back
+    (touched: the same bytes under a new identity), and the conversations to read."""
+
+    found: dict[str, ConversationRow]
+    reports: dict[str, link_check.CheckReport]
+    written: list[tuple[ConversationRow, bool]]
+    unread: list[ConversationRef]
+    stored: set[str]
+    """Every conversation the cache had a row for."""
+
+
+def _kept(db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], *, checks: bool) -> _Kept:
+    rows = workspace_cache.stored(db.connection) if db is not None else {}
+    kept = _Kept({}, {}, [], [], set(rows))
+    for ref in refs:
+        row = rows.get(ref.display_id)
+        report = _stored_report(row, checks)
+        still = workspace_cache.kept(ref, row, _usable(row, checks, report))
+        if still is None:
+            kept.unread.append(ref)
+            continue
+        kept.found[ref.display_id] = still[0]
+        if report is not None:
+            kept.reports[ref.display_id] = report
+        if still[1]:
+            kept.written.append(still)
+    return kept
+
+
 def _listed(
     db: cache_db.CacheDb | None,
     refs: Sequence[ConversationRef],
@@ -134,23 +206,8 @@ def _listed(
     jobs: int | None,
     on_read: parallel.OnRead,
 ) -> list[Listed]:
-    rows = workspace_cache.stored(db.connection) if db is not None else {}
-    found: dict[str, ConversationRow] = {}
-    reports: dict[str, link_check.CheckReport] = {}
-    written: list[tuple[ConversationRow, bool]] = []
-    unread: list[ConversationRef] = []
-    for ref in refs:
-        row = rows.get(ref.display_id)
-        report = _stored_report(row, checks)
-        kept = workspace_cache.kept(ref, row, _usable(row, checks, report))
-        if kept is None:
-            unread.append(ref)
-            continue
-        found[ref.display_id] = kept[0]
-        if report is not None:
-            reports[ref.display_id] = report
-        if kept[1]:
-            written.append(kept)
+    known = _kept(db, refs, checks=checks)
+    found, written, unread = known.found, known.written, known.unread
     on_read(0, len(unread))
     reads = parallel.each(partial(_read, checks=checks), unread, jobs)
     try:
@@ -161,8 +218,35 @@ def _listed(
     except (KeyboardInterrupt, WorkerDied):
         _store(db, written, set(), note)
         raise
-    _store(db, written, set(rows) - {ref.display_id for ref in refs}, note)
-    return [Listed(ref, found[ref.display_id], reports.get(ref.display_id)) for ref in refs]
+    _store(db, written, known.stored - {ref.display_id for ref in refs}, note)
+    return [Listed(ref, found[ref.display_id], known.reports.get(ref.display_id)) for ref in refs]
+
+
+def _cached(
+    workspace: Workspace,
+    note: Note,
+    use: Callable[[cache_db.CacheDb | None], _T],
+    unusable: Callable[[BaseException, str], None],
+) -> _T:
+    """``use`` with the workspace cache open (its notes said first), or ``use(None)`` where it cannot be
+    opened or fails part-way, after ``unusable(error, when)`` (``when``: "" or " this time")."""
+    try:
+        db = cache_db.open_cache(workspace)
+    except (FileFault, sqlite3.Error) as error:
+        reraise_interrupt(error)
+        unusable(error, "")
+        return use(None)
+    if db is None:
+        return use(None)
+    with db:
+        for line in db.notes:
+            note(line)
+        try:
+            return db.guarded(lambda: use(db))
+        except sqlite3.Error as error:
+            reraise_interrupt(error)
+            unusable(error, " this time")
+    return use(None)
 
 
 def list_workspace(
@@ -177,22 +261,53 @@ def list_workspace(
     workspace cache; the conversations it lacks are read on ``jobs`` processes (``None``: one per core), with
     ``on_read(done, total)`` after each."""
     refs = list_conversations(workspace)
-    try:
-        db = cache_db.open_cache(workspace)
-    except (FileFault, sqlite3.Error) as error:
-        reraise_interrupt(error)
-        note(f"{error}; listing without the workspace cache (slower)")
-        return _listed(None, refs, note, checks=checks, jobs=jobs, on_read=on_read)
-    assert db is not None
-    with db:
-        for line in db.notes:
-            note(line)
-        try:
-            return db.guarded(lambda: _listed(db, refs, note, checks=checks, jobs=jobs, on_read=on_read))
-        except sqlite3.Error as error:
-            reraise_interrupt(error)
-            note(f"{error}; listing without the workspace cache this time (slower)")
-    return _listed(None, refs, note, checks=checks, jobs=jobs, on_read=on_read)
+    return _cached(
+        workspace,
+        note,
+        lambda db: _listed(db, refs, note, checks=checks, jobs=jobs, on_read=on_read),
+        lambda error, when: note(f"{error}; listing without the workspace cache{when} (slower)"),
+    )
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the workspace cache knows before a run that reads the other conversations itself (``summarize
+    --all`` makes their rows from the bytes its catch-ups read and write, ``CatchupOptions.rows``)."""
+
+    listed: dict[str, Listed]
+    """The conversations whose row the cache kept (their files unchanged), by display ID."""
+    unread: list[ConversationRef]
+    touched: list[tuple[ConversationRow, bool]]
+    """Rows kept under their files' new identity (the same bytes): written back with the run's rows."""
+    gone: set[str]
+    """Conversations the cache has a row for that are gone."""
+
+
+def known(workspace: Workspace, note: Note) -> Known:
+    """The rows the workspace cache keeps for ``workspace``'s conversations, and the conversations it lacks
+    (none is read); a cache that cannot be used leaves every conversation unread."""
+    refs = list_conversations(workspace)
+    kept = _cached(
+        workspace,
+        note,
+        lambda db: _kept(db, refs, checks=False),
+        lambda error, when: note(f"{error}; working without the workspace cache{when} (slower)"),
+    )
+    listed = {ref.display_id: Listed(ref, kept.found[ref.display_id]) for ref in refs if ref.display_id in kept.found}
+    return Known(listed, kept.unread, kept.written, kept.stored - {ref.display_id for ref in refs})
+
+
+def store(workspace: Workspace, known: Known, rows: Sequence[ConversationRow], note: Note) -> None:
+    """Write the rows a run made (and those ``known`` touched) to the workspace cache, and forget the
+    conversations that are gone; a cache that cannot be written is noted (it is next time)."""
+    written = [*known.touched, *((row, False) for row in rows)]
+    if written or known.gone:
+        _cached(
+            workspace,
+            note,
+            lambda db: _store(db, written, known.gone, note),
+            lambda error, _when: note(f"the workspace cache was not updated ({error}); it is next time"),
+        )
 
 
 def idle(listed: Sequence[Listed], *, upgrade: bool) -> set[str]:

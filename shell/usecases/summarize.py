@@ -38,21 +38,25 @@ from turnmark.core.summaries.catchup import (
     catchup_stream,
     wants_summaries,
 )
+from turnmark.core.summaries.facts import facts_of
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer
 from turnmark.core.summaries.schedule import still_settling
-from turnmark.shell.clock import monotonic, now_epoch
+from turnmark.shell.clock import monotonic, now_epoch, now_ns
 from turnmark.shell.collector import collector_paused
 from turnmark.shell.errors import (
     ConfigProblem,
     ConversationError,
 )
+from turnmark.shell.storage import workspace_cache
 from turnmark.shell.storage.conversations import (
+    LoadedConversation,
     read_conversation,
     save_refusal,
 )
 from turnmark.shell.storage.locking import is_locked, lock_holder
 from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.usecases import listing
 from turnmark.shell.usecases.catchup_files import changed_ns, files_seen
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport, CatchupRun
 from turnmark.shell.usecases.summary_session import Session
@@ -152,10 +156,11 @@ def _planned(
     its context window."""
     with collector_paused():
         before = files_seen(ref)
-        loaded = read_conversation(ref, new_id)
+        loaded = _read(ref, new_id, report, rows=options.rows)
         files = before if before is not None and before.holds(files_seen(ref)) else None
         stream = catchup_stream(loaded.stream)
         locked = is_locked(ref)
+        report.read_locked = locked
         open_turn = options.last_turn_open or locked
         if not open_turn and options.settled_for is not None:
             report.unsettled = still_settling(changed_ns(files), options.settled_for, now_epoch())
@@ -180,6 +185,22 @@ def _planned(
         return None
     session.adopt(loaded, stream, files)
     return session, stream, runnable
+
+
+def _read(ref: ConversationRef, new_id: IdSource, report: CatchupReport, *, rows: bool) -> LoadedConversation:
+    """The conversation as read; with ``rows``, its workspace-cache row from the same bytes goes in ``report``
+    (that of an unreadable conversation too)."""
+    if not rows:
+        return read_conversation(ref, new_id)
+    checked = now_ns()
+    seen = workspace_cache.look(ref)
+    try:
+        loaded = read_conversation(ref, new_id, digest=True)
+    except ConversationError as error:
+        report.row = workspace_cache.unreadable(ref, seen, checked, str(error))
+        raise
+    report.row = listing.row_of(loaded, facts_of(loaded.stream), seen, checked)
+    return loaded
 
 
 def _together(answers: Sequence[tuple[Packing, SummaryAnswer]]) -> tuple[Packing, SummaryAnswer]:

@@ -31,7 +31,7 @@ from turnmark.shell.storage.config_files import config_layers, run_layers
 from turnmark.shell.storage.locking import is_locked, lock_names
 from turnmark.shell.storage.workspace import BASE_CONFIG, ConversationRef, Workspace
 from turnmark.shell.storage.workspace_cache import ConversationRow
-from turnmark.shell.usecases import parallel, summarize
+from turnmark.shell.usecases import listing, parallel, summarize
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport, CatchupRun
 
 OnBatch = Callable[[int, int], None]
@@ -107,21 +107,21 @@ class _Plans:
             reraise_interrupt(error)
             note(f"{error}; planning without the stored plans")
 
-    def inputs(self, ref: ConversationRef) -> str | None:
-        """The digest of what the conversation's plan is made from; ``None`` when it cannot be trusted."""
-        row = self.rows.get(ref.display_id)
+    def inputs(self, ref: ConversationRef, row: ConversationRow | None, locked: bool) -> str | None:
+        """The digest of what the conversation's plan is made from (``row``: its files, read when jp held the
+        lock or not); ``None`` when it cannot be trusted."""
         if row is None or row.events is None or row.facts is None:
             return None
         base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
         if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:
             return None
-        locked = is_locked(ref, self.lock_names)
-        inputs = _digest([self.run, row.directory, row.events.sha256, base, locked])
-        self.asked[ref.display_id] = (inputs, locked)
-        return inputs
+        return _digest([self.run, row.directory, row.events.sha256, base, locked])
 
     def known(self, ref: ConversationRef) -> CatchupReport | None:
-        inputs = self.inputs(ref)
+        locked = is_locked(ref, self.lock_names)
+        inputs = self.inputs(ref, self.rows.get(ref.display_id), locked)
+        if inputs is not None:
+            self.asked[ref.display_id] = (inputs, locked)
         stored = self.stored.get(ref.display_id)
         if inputs is None or stored is None or stored[0] != inputs:
             return None
@@ -131,8 +131,12 @@ class _Plans:
             return None
 
     def remember(self, ref: ConversationRef, report: CatchupReport) -> None:
-        """Keep a plan under the inputs it was looked up with, unless jp took or left the lock meanwhile."""
+        """Keep a plan under the inputs it was looked up with (or, for a conversation the cache lacked, those
+        of the bytes its catch-up read), unless jp took or left the lock meanwhile."""
         asked = self.asked.get(ref.display_id)
+        if asked is None and report.read_locked is not None:
+            inputs = self.inputs(ref, report.row, report.read_locked)
+            asked = None if inputs is None else (inputs, report.read_locked)
         if asked is None or report.error is not None or report.skipped is not None or is_locked(ref) != asked[1]:
             return
         self.made.append((ref.display_id, asked[0], json.dumps(report.to_json(), ensure_ascii=False)))
@@ -154,50 +158,56 @@ def catch_up_all(
     refs: Sequence[ConversationRef],
     options: CatchupOptions,
     new_id: IdSource,
-    idle: set[str],
+    known: listing.Known | None,
     *,
     on_batch: OnBatch,
     jobs: int | None,
-    rows: Mapping[str, ConversationRow] | None = None,
     note: Note = lambda text: None,
 ) -> Generator[CatchupReport, None, None]:
-    """Each conversation's report, in the order of ``refs``, as it is done (the ``idle`` ones, unread).
+    """Each conversation's report, in the order of ``refs``, as it is done.
 
-    ``rows`` (the workspace cache's, from the listing that found ``idle``) let an offline dry run reuse
-    the plans it stored. ``new_id`` serves catch-ups with a network model; the offline summarizer's, which
-    may run on workers, take fresh random IDs. Closing the iterator (or Ctrl-C while it runs) stops the
-    conversations not yet started.
+    ``known`` (the workspace cache's rows, ``listing.known``) names the conversations with no turn waiting,
+    which are not read, and lets an offline dry run reuse the plans it stored; each other conversation is
+    read once, by its catch-up, which makes its row from the bytes it reads and writes, and the rows are
+    stored when the run ends (Ctrl-C included). ``new_id`` serves catch-ups with a network model; the
+    offline summarizer's, which may run on workers, take fresh random IDs. Closing the iterator (or Ctrl-C
+    while it runs) stops the conversations not yet started.
     """
     plans = None
     workspace = refs[0].workspace if refs else None
-    options = _sharing_layers(options, workspace)
-    if options.dry_run and offline(options) and rows is not None and workspace is not None:
+    options = replace(_sharing_layers(options, workspace), rows=known is not None)
+    listed = known.listed if known is not None else {}
+    idle = listing.idle(list(listed.values()), upgrade=options.upgrade)
+    if options.dry_run and offline(options) and known is not None and workspace is not None:
         try:
-            plans = _Plans(workspace, options, rows)
+            plans = _Plans(workspace, options, {name: item.row for name, item in listed.items()})
         except ConfigProblem:
             plans = None
         else:
             plans.load(note)
-    known = {
+    stored = {
         ref.display_id: report
         for ref in refs
         if plans is not None and ref.display_id not in idle and (report := plans.known(ref)) is not None
     }
-    busy = [ref for ref in refs if ref.display_id not in idle and ref.display_id not in known]
+    busy = [ref for ref in refs if ref.display_id not in idle and ref.display_id not in stored]
     if offline(options):
         work = partial(_offline_catch_up, options=options)
         done: Generator[CatchupReport, None, None] = parallel.each(work, busy, jobs)
     else:
         run = CatchupRun()
         done = (summarize.catch_up(ref, options, new_id, on_batch=on_batch, run=run) for ref in busy)
+    rows: list[ConversationRow] = []
     try:
         for ref in refs:
             if ref.display_id in idle:
                 yield CatchupReport(ref.display_id)
-            elif ref.display_id in known:
-                yield known[ref.display_id]
+            elif ref.display_id in stored:
+                yield stored[ref.display_id]
             else:
                 report = next(done)
+                if report.row is not None:
+                    rows.append(report.row)
                 if plans is not None:
                     plans.remember(ref, report)
                 yield report
@@ -205,3 +215,5 @@ def catch_up_all(
         done.close()
         if plans is not None:
             plans.save(note)
+        if known is not None and workspace is not None:
+            listing.store(workspace, known, rows, note)

@@ -13,6 +13,7 @@ from turnmark.core.summaries.catchup import (
     apply_summaries,
     catchup_stream,
 )
+from turnmark.core.summaries.facts import facts_of
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer
 from turnmark.shell.clock import monotonic
@@ -21,6 +22,7 @@ from turnmark.shell.errors import (
     ConversationError,
     ConversationLocked,
 )
+from turnmark.shell.storage import workspace_cache
 from turnmark.shell.storage.conversations import (
     LoadedConversation,
     events_stamp,
@@ -30,6 +32,8 @@ from turnmark.shell.storage.conversations import (
 from turnmark.shell.storage.locking import ConversationLock, hold_lock
 from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
+from turnmark.shell.storage.workspace_cache import ConversationRow
+from turnmark.shell.usecases import listing
 from turnmark.shell.usecases.catchup_files import FilesSeen, files_seen
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport
 
@@ -102,8 +106,11 @@ class SummaryWriter:
                         loaded = replace(loaded, stream=written)
                     self.last_save_seconds = monotonic() - started
                     self.report.last_write = events_stamp(self.ref)
-                    seen = files_seen(self.ref)
+                    digests = saved.digests()
+                    seen = files_seen(self.ref, digests)
                     self._current = None if seen is None else (loaded, written, seen)
+                    if self.report.row is not None:
+                        self.report.row = self._written_row(written, digests)
         except ConversationLocked as error:
             self.report.skipped = f"results not written: {error}; retried next time"
             self.report.locked = True
@@ -115,3 +122,11 @@ class SummaryWriter:
         self.report.written.update({turn_id: answer.summaries[turn_id] for turn_id in applied.written})
         self.report.dropped.update(applied.dropped)
         return frozenset(applied.written)
+
+    def _written_row(self, written: ConversationStream, digests: tuple[str, str] | None) -> ConversationRow | None:
+        """The workspace-cache row of what was just written (``None``: not known without reading it: the
+        stream carries what its read found, the IDs several entries had and the new IDs they were given, which
+        a read of the file written no longer finds)."""
+        if digests is None or self.report.row is None or written.duplicated_ids or written.id_repairs:
+            return None
+        return listing.written_row(self.report.row, facts_of(written), workspace_cache.look(self.ref), digests)

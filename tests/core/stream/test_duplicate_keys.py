@@ -11,6 +11,7 @@ from turnmark.core.stream.codec import decode_entries, decode_entry
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.duplicate_keys import (
     DuplicateKey,
+    KeysWrittenTwice,
     duplicate_keys,
     found_at_load,
     key_count,
@@ -91,3 +92,13 @@ def test_the_key_ends_less_the_escaped_quotes_are_never_fewer_than_the_keys_writ
     assert raws is not None
     keys = sum(key_count(decode_entry(raw, events, "events.json")) for raw in raws)
     assert keys_written(events, key_ends(events)) >= keys + len(duplicate_keys(events))
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents())
+def test_keys_counted_at_load_find_what_the_slow_reader_finds(events: bytes) -> None:
+    """Issue 40: a small file's keys are counted as it is read, and its bytes decoded again only when the
+    counts differ; the keys found are the slow reader's, and the long way's (nothing counted)."""
+    keys = sum(key_count(value) for value in json.loads(events))
+    assert KeysWrittenTwice.later(events, keys).found() == duplicate_keys(events)
+    assert KeysWrittenTwice.later(events).found() == duplicate_keys(events)

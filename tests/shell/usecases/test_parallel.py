@@ -85,9 +85,7 @@ def test_offline_summaries_on_two_processes_are_the_summaries_of_one(tmp_path: P
 
     def labels(root: Path, jobs: int) -> list[tuple[str, list[str], bool]]:
         refs = list_conversations(require_workspace(copies(root, 36)))
-        reports = summarize_all.catch_up_all(
-            refs, options, sequential_ids(), set(), on_batch=lambda *_: None, jobs=jobs
-        )
+        reports = summarize_all.catch_up_all(refs, options, sequential_ids(), None, on_batch=lambda *_: None, jobs=jobs)
         return [(r.conversation, sorted(r.written.values()), r.done) for r in reports]
 
     alone, shared = labels(workspace, 1), labels(other, 2)
