@@ -247,6 +247,8 @@ class ConversationStream:
     """The conversation's ID, part of what derived IDs are made from."""
     doubled: KeysWrittenTwice = field(default=NONE_WRITTEN_TWICE, compare=False, repr=False)
     """Load-scoped: the keys written twice in one entry of the file (``doubled_keys``)."""
+    _turns: list[tuple[Turn, ...]] = field(default_factory=list, init=False, compare=False, repr=False)
+    """``turns()`` once worked out (the stream is immutable; ``replace`` starts a new one empty)."""
 
     # Loading and saving -----------------------------------------------------------------------
 
@@ -362,7 +364,9 @@ class ConversationStream:
         return position + (1 if self.legacy_head is not None else 0)
 
     def turns(self) -> tuple[Turn, ...]:
-        return split_turns(self.entries)
+        if not self._turns:
+            self._turns.append(split_turns(self.entries))
+        return self._turns[0]
 
     def find(self, event_id: str) -> int | None:
         """The position of the entry with ``event_id``."""

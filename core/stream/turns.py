@@ -8,7 +8,7 @@ turn that is current where they stand and never open one.
 """
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.metadata import id_from_dirname, parse_conversation_id
@@ -102,6 +102,8 @@ class Turn:
     index: int
     positions: tuple[int, ...]
     entries: tuple[Entry, ...]
+    _facts: list[TurnFacts] = field(default_factory=list, init=False, compare=False, repr=False)
+    """``facts()`` once worked out (a turn is immutable)."""
 
     @property
     def start(self) -> Entry | None:
@@ -139,7 +141,12 @@ class Turn:
         return None
 
     def facts(self) -> TurnFacts:
-        """The turn's facts, in one pass over its entries."""
+        """The turn's facts, in one pass over its entries (once)."""
+        if not self._facts:
+            self._facts.append(self._worked_out())
+        return self._facts[0]
+
+    def _worked_out(self) -> TurnFacts:
         start: Entry | None = None
         requests = events = 0
         fallback: str | None = None

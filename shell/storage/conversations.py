@@ -266,17 +266,12 @@ class Saved:
 
     files: list[Path]
     upgrade: LegacyUpgrade | None = None
-    events: bytes | None = None
-    """The ``events.json`` every copy now holds (``None``: nothing was written)."""
-    base_config: bytes | None = None
-    """The ``base_config.json`` every copy now holds, when the save wrote one."""
+    written: tuple[str, str] | None = None
+    """The SHA-256 of the ``events.json`` and ``base_config.json`` every copy holds after a save that wrote
+    both, hashed from the bytes in memory (``None``: the save wrote nothing, or no base config)."""
 
     def digests(self) -> tuple[str, str] | None:
-        """The SHA-256 of the ``events.json`` and ``base_config.json`` every copy holds after a save that wrote
-        both (hashed from the bytes in memory; ``None``: the save wrote nothing, or no base config)."""
-        if self.events is None or self.base_config is None:
-            return None
-        return hashlib.sha256(self.events).hexdigest(), hashlib.sha256(self.base_config).hexdigest()
+        return self.written
 
 
 def save_stream(
@@ -307,14 +302,15 @@ def save_stream(
         events = current.to_json()
     upgrade = legacy_upgrade(loaded.stream, stream)
     base_config = current.base_config_json()
-    write = partial(write_documents, lock, loaded, base_config, events, saving=stream)
+    digest = hashlib.sha256(events).hexdigest()
+    write = partial(write_documents, lock, loaded, base_config, events, saving=stream, digest=digest)
     written = saved_with_undo(loaded, write, command) if upgrade is not None and along is None else write(along=along)
     repairs = persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)
     if not written:
         return Saved(written)
-    return Saved(written, upgrade, events, base_config)
+    return Saved(written, upgrade, None if base_config is None else (digest, hashlib.sha256(base_config).hexdigest()))
 
 
 def write_documents(
@@ -325,6 +321,7 @@ def write_documents(
     *,
     saving: ConversationStream,
     along: Along | None = None,
+    digest: str | None = None,
 ) -> list[Path]:
     """Write ``base_config.json`` (unless ``None``) and ``events.json`` to every copy, all or none; the files
     written.
@@ -333,8 +330,8 @@ def write_documents(
     first. Under the lock ``loaded`` was read with; links are refused before anything is
     written. The workspace copy is renamed into place first, the user-local copy (read
     first) last; a failure anywhere leaves both copies as they were. ``along`` adds files
-    committed with them, given the ``events.json`` bytes, renamed into place before them
-    (undo's record exists before the conversation changes).
+    committed with them, given the SHA-256 of the ``events.json`` bytes (``digest`` when the caller hashed
+    them), renamed into place before them (undo's record exists before the conversation changes).
     """
     if not lock.held or loaded.lock is not lock:
         raise ConversationError(f"{loaded.directory}: not saved: it was not read under the lock held now")
@@ -347,7 +344,7 @@ def write_documents(
         if base_config is not None:
             changes.append((directory / BASE_CONFIG, base_config))
         changes.append((directory / EVENTS, events))
-    extra = along(events) if along is not None else []
+    extra = along(digest or hashlib.sha256(events).hexdigest()) if along is not None else []
     return [
         path
         for path in write_together([*extra, *changes], state_dirs.anchor_of(ref))

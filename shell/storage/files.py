@@ -115,10 +115,14 @@ def open_directory(
     try:
         for part in parts:
             reached /= part
-            if create:
+            try:
+                below = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, mode, dir_fd=fd)
-            below = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
+                below = os.open(part, _DIRECTORY_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = below
     except OSError as error:

@@ -21,6 +21,7 @@ it named are remembered in the workspace's state folder).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -67,8 +68,10 @@ def state_home() -> Path:
     return _home(STATE_ENV, platformdirs.user_state_dir(APP))
 
 
+@functools.lru_cache(maxsize=256)
 def workspace_key(root: Path) -> str:
-    """The folder name for the workspace at ``root``: its last part (made safe) and a digest of its real path."""
+    """The folder name for the workspace at ``root``: its last part (made safe) and a digest of its real path
+    (worked out once a process: a run's writes all go to the folder its first one chose)."""
     real = os.path.realpath(root)
     digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
     name = _UNSAFE.sub("_", os.path.basename(real))[:40].strip(".") or "workspace"

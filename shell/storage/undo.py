@@ -50,8 +50,8 @@ COMMAND = "command"
 NAMES = (BASE_CONFIG, EVENTS)
 """The files a restructuring command writes (``metadata.json`` is never among them, nor restored)."""
 LIMITS = {BASE_CONFIG: BASE_CONFIG_LIMIT, EVENTS: EVENTS_LIMIT}
-Along = Callable[[bytes], list[tuple[Path, bytes | None]]]
-"""Files to commit together with a conversation's ``events.json``, given its bytes (undo's record)."""
+Along = Callable[[str], list[tuple[Path, bytes | None]]]
+"""Files to commit together with a conversation's ``events.json``, given its SHA-256 (undo's record)."""
 Result_co = TypeVar("Result_co", covariant=True)
 
 
@@ -103,13 +103,13 @@ def saved_with_undo(loaded: ReadCopy, save: Save[Result_co], command: str) -> Re
     try:
         for name in NAMES:
             keep_as(loaded.directory / name, source_anchor, step / name, anchor, LIMITS[name], mode=state_dirs.PRIVATE)
-        write_if_changed(step / COMMAND, command.encode(), anchor, create=True, mode=state_dirs.PRIVATE)
-        sync_folder(step, anchor)
+        if not write_if_changed(step / COMMAND, command.encode(), anchor, create=True, mode=state_dirs.PRIVATE):
+            sync_folder(step, anchor)
     except ConversationError as error:
         remove_tree(step, anchor)
         raise ConversationError(f"cannot keep the undo copy: {error}") from None
     try:
-        saved = save(along=lambda events: [(step / AFTER, _digest(events).encode())])
+        saved = save(along=lambda digest: [(step / AFTER, digest.encode())])
     finally:
         if not (step / AFTER).is_file():
             remove_tree(step, anchor)
@@ -124,9 +124,9 @@ def continued(ref: ConversationRef) -> Along:
     then the answer)."""
     steps = _steps(ref)
     if not steps:
-        return lambda events: []
+        return lambda digest: []
     step = steps[-1]
-    return lambda events: [(step / AFTER, _digest(events).encode())]
+    return lambda digest: [(step / AFTER, digest.encode())]
 
 
 def _text(path: Path) -> str | None:
