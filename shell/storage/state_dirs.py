@@ -54,18 +54,26 @@ _outside: set[tuple[Path, Path]] = set()
 _claimed: set[Path] = set()
 
 
-def _home(variable: str, default: str) -> Path:
-    """``$variable`` when it is an absolute path (a relative one is ignored, as XDG's are), else ``default``."""
+def _home(variable: str, xdg: str, default: Callable[[str], str]) -> Path:
+    """``$variable`` when it is an absolute path (a relative one is ignored, as XDG's are), else ``default``'s
+    folder (platformdirs', asked once per value of the environment it reads)."""
     explicit = os.environ.get(variable, "")
-    return Path(explicit) if os.path.isabs(explicit) else Path(default)
+    if os.path.isabs(explicit):
+        return Path(explicit)
+    return Path(_platform_folder(default, os.environ.get(xdg), os.environ.get("HOME")))
+
+
+@functools.lru_cache(maxsize=16)
+def _platform_folder(default: Callable[[str], str], _xdg: str | None, _home: str | None) -> str:
+    return default(APP)
 
 
 def cache_home() -> Path:
-    return _home(CACHE_ENV, platformdirs.user_cache_dir(APP))
+    return _home(CACHE_ENV, "XDG_CACHE_HOME", platformdirs.user_cache_dir)
 
 
 def state_home() -> Path:
-    return _home(STATE_ENV, platformdirs.user_state_dir(APP))
+    return _home(STATE_ENV, "XDG_STATE_HOME", platformdirs.user_state_dir)
 
 
 @functools.lru_cache(maxsize=256)
