@@ -1,4 +1,4 @@
-"""Big workspaces (issue 24): commands over many conversations against a floor, in one run.
+"""Big workspaces (issues 24 and 40): commands over many conversations against a floor, in one run.
 
 Each workspace holds copies of the corpus and fixture conversations under new IDs (``bench/find.py``'s
 generator: real copies, every one its own file; the sources
@@ -8,8 +8,8 @@ one per core) and is reported as a ratio to the floor of the same workspace, wit
 
 - ``conversations`` cold (no cache file) <= 1.5x, warm (nothing changed) <= 0.05x, after one conversation
   changed (JP's rewrite with one more turn) <= 0.1x;
-- ``summarize --all --dry-run --model builtin/extractive``: the same three rows and targets;
-- ``summarize --all --model builtin/extractive`` on the smallest workspace <= 3x;
+- ``summarize --all --dry-run --model builtin/extractive``: the same three rows, cold <= 2x;
+- ``summarize --all --model builtin/extractive`` on the smallest workspace <= 6x;
 - growth from the smallest to the largest workspace of the cold rows, against the growth of the floor's
   size (within 5.5x for 10,000 vs 2,000 conversations: linear).
 
@@ -105,10 +105,10 @@ class Workspace:
             times.append(timed(*command))
         return min(times)
 
-    def three_rows(self, name: str, command: tuple[str, ...]) -> float:
+    def three_rows(self, name: str, command: tuple[str, ...], cold_target: float = 1.5) -> float:
         """Cold, warm and after-one-change rows of ``command``; its cold time."""
         cold = self.cold(command)
-        report(f"{name}, cold (no cache)", cold, self.floor, 1.5)
+        report(f"{name}, cold (no cache)", cold, self.floor, cold_target)
         report(f"{name}, warm (nothing changed)", min(timed(*command) for _ in range(self.repeat)), self.floor, 0.05)
         report(f"{name}, after one conversation changed", self.after_change(command), self.floor, 0.1)
         return cold
@@ -118,7 +118,7 @@ def offline_summaries(root: Path, count: int) -> None:
     """``summarize --all`` with the offline summarizer on a workspace of its own (it writes)."""
     space = Workspace(root, count, 1)
     seconds = timed(*space.command("summarize", "--all", *OFFLINE))
-    report("summarize --all --model builtin/extractive", seconds, space.floor, 3.0)
+    report("summarize --all --model builtin/extractive", seconds, space.floor, 6.0)
 
 
 def main() -> None:
@@ -137,7 +137,7 @@ def main() -> None:
             space = Workspace(root, count, options.repeat)
             listed = space.three_rows("conversations", space.command("conversations"))
             planned = space.three_rows(
-                "summarize --all --dry-run", space.command("summarize", "--all", "--dry-run", *OFFLINE)
+                "summarize --all --dry-run", space.command("summarize", "--all", "--dry-run", *OFFLINE), 2.0
             )
             cold[count] = (space.floor, listed, planned)
             idle = listing.settled(require_workspace(root), print, upgrade=False)
