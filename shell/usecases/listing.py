@@ -67,6 +67,12 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
         return workspace_cache.unreadable(ref, seen, checked, str(error))
 
 
+def _facts(found: facts.ConversationFacts, metadata_error: str | None) -> Facts:
+    return Facts(
+        found.legacy, found.entries, found.unresolved_links, found.duplicated_ids, metadata_error, found.waiting
+    )
+
+
 def row_of(
     read: conversations.LoadedConversation | conversations.ReadFacts,
     found: facts.ConversationFacts,
@@ -83,14 +89,7 @@ def row_of(
         checked,
         turns=turns,
         summarized_turns=summarized,
-        facts=Facts(
-            found.legacy,
-            found.entries,
-            found.unresolved_links,
-            found.duplicated_ids,
-            read.metadata_error,
-            found.waiting,
-        ),
+        facts=_facts(found, read.metadata_error),
         check=check_reports.stored(report) if report else None,
     )
 
@@ -112,14 +111,7 @@ def written_row(
         base_config=workspace_cache.Identity(after.base_config, digests[1]),
         turns=turns,
         summarized_turns=summarized,
-        facts=Facts(
-            found.legacy,
-            found.entries,
-            found.unresolved_links,
-            found.duplicated_ids,
-            row.facts.metadata_error,
-            found.waiting,
-        ),
+        facts=_facts(found, row.facts.metadata_error),
         check=None,
     )
 
