@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from turnmark.shell.errors import FileFault
+from turnmark.shell.storage import durability
 
 os_write = os.write
 
@@ -429,7 +430,8 @@ def write_together(changes: Sequence[tuple[Path, bytes | None]], anchor_of: Call
     when all of that worked are the temporary files renamed over the targets, in the order
     given. When one rename fails, the renames already done are taken back, so every file
     is as it was. Unchanged files are not written. Syncing the folders after the renames
-    is best effort: the change is made. ``FileFault`` (one line) names the file that failed.
+    is best effort: the change is made (a batch leaves it to one sync, ``durability``).
+    ``FileFault`` (one line) names the file that failed.
     """
     with contextlib.ExitStack() as stack:
         folders: dict[Path, int] = {}
@@ -459,9 +461,10 @@ def write_together(changes: Sequence[tuple[Path, bytes | None]], anchor_of: Call
             except OSError as error:
                 lost = [problem for done in reversed(staged) if done.done and (problem := _take_back(done))]
                 raise FileFault("; ".join([f"{item.path}: cannot write: {os_reason(error)}", *lost])) from None
-        for fd in {item.directory_fd for item in staged}:
-            with contextlib.suppress(OSError):
-                os.fsync(fd)
+        if durability.folders_synced_now():
+            for fd in {item.directory_fd for item in staged}:
+                with contextlib.suppress(OSError):
+                    os.fsync(fd)
         return [item.path for item in staged]
 
 

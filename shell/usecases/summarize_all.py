@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 
 from returns.result import Success
 
@@ -26,7 +27,7 @@ from turnmark.core.wire.models import resolve_summary_model
 from turnmark.shell import entropy, version
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConfigProblem, FileFault, reraise_interrupt
-from turnmark.shell.storage import cache_db, plan_cache, workspace_cache
+from turnmark.shell.storage import cache_db, durability, plan_cache, state_dirs, workspace_cache
 from turnmark.shell.storage.config_files import config_layers, run_layers
 from turnmark.shell.storage.locking import is_locked, lock_names
 from turnmark.shell.storage.workspace import BASE_CONFIG, ConversationRef, Workspace
@@ -52,7 +53,32 @@ def offline(options: CatchupOptions) -> bool:
 
 
 def _offline_catch_up(ref: ConversationRef, options: CatchupOptions) -> CatchupReport:
-    return summarize.catch_up(ref, options, entropy.random_event_ids())
+    """One conversation's offline catch-up, its folder syncs left to the run's (``_Durable``)."""
+    with durability.folder_syncs_deferred():
+        return summarize.catch_up(ref, options, entropy.random_event_ids())
+
+
+class _Durable:
+    """The offline run's syncs: the file systems its conversations and undo steps lie on, every
+    ``durability.BATCH`` conversations written and when the run ends."""
+
+    def __init__(self, deferred: bool) -> None:
+        self.deferred = deferred
+        self.places: set[Path] = set()
+        self.pending = 0
+
+    def written(self, ref: ConversationRef, report: CatchupReport) -> None:
+        if not (self.deferred and (report.written or report.upgraded)):
+            return
+        self.places.update(directory.parent for directory in ref.directories)
+        self.pending += 1
+        if self.pending >= durability.BATCH:
+            self.sync()
+
+    def sync(self) -> None:
+        if self.pending:
+            self.pending = 0
+            durability.sync_file_systems([*sorted(self.places), state_dirs.state_home()])
 
 
 def _sharing_layers(options: CatchupOptions, workspace: Workspace | None) -> CatchupOptions:
@@ -191,6 +217,7 @@ def catch_up_all(
         if plans is not None and ref.display_id not in idle and (report := plans.known(ref)) is not None
     }
     busy = [ref for ref in refs if ref.display_id not in idle and ref.display_id not in stored]
+    durable = _Durable(offline(options))
     if offline(options):
         work = partial(_offline_catch_up, options=options)
         done: Generator[CatchupReport, None, None] = parallel.each(work, busy, jobs)
@@ -206,6 +233,7 @@ def catch_up_all(
                 yield stored[ref.display_id]
             else:
                 report = next(done)
+                durable.written(ref, report)
                 if report.row is not None:
                     rows.append(report.row)
                 if plans is not None:
@@ -213,6 +241,7 @@ def catch_up_all(
                 yield report
     finally:
         done.close()
+        durable.sync()
         if plans is not None:
             plans.save(note)
         if known is not None and workspace is not None:
