@@ -16,7 +16,11 @@ from typing import Any, TextIO
 import typer
 
 from turnmark.core.text.terminal import escaped, json_escaped, visible, visible_styled
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.secrets import redacted
+
+with lazy_imports():
+    from turnmark.core.text import indented_json
 
 TEXT_ERRORS = "turnmark-text"
 JSON_ERRORS = "turnmark-json"
@@ -42,7 +46,7 @@ def _write(stream: TextIO, text: str, errors: str) -> None:
 
 def emit_json(value: Any, stream: TextIO | None = None) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout (or ``stream``)."""
-    document = redacted(json_escaped(json.dumps(value, ensure_ascii=False, indent=2)))
+    document = redacted(json_escaped(indented_json.indented(value)))
     _write(stream or sys.stdout, document + "\n", JSON_ERRORS)
 
 

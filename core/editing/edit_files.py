@@ -38,6 +38,7 @@ from turnmark.core.stream.payloads import (
     ToolCallResponse,
     Unknown,
 )
+from turnmark.core.text.indented_json import indented
 
 FENCE = "```"
 
@@ -144,7 +145,7 @@ def _written(front: JsonObject, indent: str = "") -> str | None:
 
 
 def _json_block(value: Json) -> str:
-    return f"{FENCE}json\n{json.dumps(value, ensure_ascii=False, indent=2)}\n{FENCE}"
+    return f"{FENCE}json\n{indented(value)}\n{FENCE}"
 
 
 def _front(kind: str, timestamp: str, metadata: JsonObject | None, **fields: Json) -> JsonObject:
@@ -200,7 +201,7 @@ def _parts(payload: Payload, tools: dict[str, str]) -> tuple[str, JsonObject | N
             try:
                 return f"{kind}.toml", None, tomli_w.dumps(body)
             except (TypeError, ValueError):
-                return f"{kind}.json", None, json.dumps(body, ensure_ascii=False, indent=2) + "\n"
+                return f"{kind}.json", None, indented(body) + "\n"
         case Unknown(fields):
             return f"unknown-{_slug(str(fields.get('type')))}.json", None, json.dumps(fields, indent=2) + "\n"
     raise TypeError(f"no file for {payload!r}")

@@ -14,7 +14,6 @@ an event handler. Control characters show escaped (``\\u{1b}``), as on a termina
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterator, Sequence
 from functools import cache
@@ -38,6 +37,7 @@ from turnmark.core.rendering.shown import (
     cut,
     minute,
 )
+from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import visible
 
 ALLOWED_SCHEMES = ("http://", "https://", "mailto:")
@@ -160,7 +160,7 @@ def _tool(event: ShownEvent, tool: ShownTool, detail: str) -> str:
         return f'<div class="{_classes(event)}" id="{event.anchor}">{call}\n{_why_excluded(event)}</div>\n'
     parts = [f'<details class="{_classes(event)}" id="{event.anchor}">', f"<summary>{call}</summary>"]
     parts.append(_why_excluded(event))
-    arguments = json.dumps(tool.arguments, ensure_ascii=False, indent=2)
+    arguments = indented(tool.arguments)
     parts.append(f'<p class="label">Arguments</p>\n<pre class="arguments">{escaped(arguments)}</pre>')
     if detail == "full" and tool.output is not None:
         shown, said = cut(tool.output)

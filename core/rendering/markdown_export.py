@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import itertools
-import json
 import re
 from collections.abc import Iterator
 
@@ -28,6 +27,7 @@ from turnmark.core.rendering.shown import (
     fence,
     minute,
 )
+from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import visible
 
 _OPENING = re.compile(r"^ {0,3}(`{3,}(?=[^`]*$)|~{3,})")
@@ -142,7 +142,7 @@ def _tool(event: ShownEvent, tool: ShownTool, detail: str) -> list[str]:
     summary = f"<code>{html.escape(visible(tool.call))}</code> {html.escape(tool.outcome)}"
     lines = [f'<a id="{event.anchor}"></a>', "<details>", f"<summary>{summary}</summary>", ""]
     lines += _excluded(event) + ([""] if event.excluded else [])
-    lines += ["Arguments:", "", fenced(json.dumps(tool.arguments, ensure_ascii=False, indent=2), "json"), ""]
+    lines += ["Arguments:", "", fenced(indented(tool.arguments), "json"), ""]
     if detail == "full" and tool.output is not None:
         shown, said = cut(tool.output)
         lines += ["Output:" if tool.status == "ok" else "Output (error):", "", fenced(shown), ""]

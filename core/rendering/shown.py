@@ -36,6 +36,7 @@ from turnmark.core.stream.payloads import (
 from turnmark.core.stream.previews import telling_argument
 from turnmark.core.stream.turns import Turn, find_turn, turn_indices
 from turnmark.core.summaries.turn_rows import LabelSource, turn_row
+from turnmark.core.text.indented_json import indented
 from turnmark.core.text.summary_text import one_line, truncate
 from turnmark.core.text.wording import byte_size, turn_range
 
@@ -329,17 +330,17 @@ def ending_once(chunks: Iterable[str]) -> Iterator[str]:
 
 
 def json_chunks(view: ShownStream) -> Iterator[str]:
-    """``show --format json`` as ``json.dumps(ShownConversation.to_json(), ensure_ascii=False, indent=2)`` writes
-    it, one turn at a time (the document is never held whole)."""
+    """``show --format json`` as ``indented(ShownConversation.to_json())`` writes it, one turn at a time (the
+    document is never held whole)."""
     head = {
         "conversation": view.conversation,
         "total_turns": view.total_turns,
         "options": {"reasoning": view.options.reasoning, "tools": view.options.tools},
     }
-    text = json.dumps(head, ensure_ascii=False, indent=2)
+    text = indented(head)
     opened = False
     for turn in view.turns:
-        body = json.dumps(turn.to_json(view.options.tools), ensure_ascii=False, indent=2).replace("\n", "\n    ")
+        body = indented(turn.to_json(view.options.tools)).replace("\n", "\n    ")
         yield (text[:-2] + ',\n  "turns": [\n    ' if not opened else ",\n    ") + body
         opened = True
     yield "\n  ]\n}" if opened else text[:-2] + ',\n  "turns": []\n}'
@@ -507,7 +508,7 @@ def _shown_event(
             return None
         value = payload.value
         if payload.variant == "data" or not isinstance(value, str):
-            return ShownEvent(event_id, "data", payload.timestamp, json.dumps(value, ensure_ascii=False, indent=2))
+            return ShownEvent(event_id, "data", payload.timestamp, indented(value))
         return ShownEvent(event_id, payload.variant, payload.timestamp, value)
     if options.tools == "none":
         return None

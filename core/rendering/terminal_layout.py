@@ -11,7 +11,6 @@ is made ``visible`` first; styles are names (``bold``, ``dim``, ``italic``, ``un
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from turnmark.core.rendering.shown import (
     cut,
     minute,
 )
+from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import visible
 
 Run = tuple[str, str]
@@ -349,7 +349,7 @@ def _event(event: ShownEvent, detail: str, width: int) -> list[Line]:
         runs = [(visible(tool.call) + " ", dim or "bold"), (visible(tool.outcome), dim or _OUTCOME_STYLE[tool.status])]
         shown = _indented(wrap([("🔧 ", dim or "bold"), *runs], width - 2), "  ") + why
         if detail in ("args", "full") and tool.arguments:
-            arguments = visible(json.dumps(tool.arguments, ensure_ascii=False, indent=2))
+            arguments = visible(indented(tool.arguments))
             shown += [(("     ", ""), (line, "dim")) for line in arguments.split("\n")]
         if detail == "full" and tool.output is not None:
             output, said = cut(tool.output, _OUTPUT_CHARS)

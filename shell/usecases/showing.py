@@ -7,7 +7,6 @@ file of the user's choosing through the safe-write path (never through a link, a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -28,6 +27,7 @@ from turnmark.core.rendering.shown import (
 )
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import json_escaped
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import files
@@ -83,7 +83,7 @@ def document_chunks(conversation: ShownStream, output_format: Literal["md", "htm
 def rendered(conversation: ShownConversation, output_format: ShowFormat, width: int = 100, color: bool = False) -> str:
     """The document in ``output_format``; ``text`` is styled for a terminal only with ``color``."""
     if output_format == "json":
-        return json_escaped(json.dumps(conversation.to_json(), ensure_ascii=False, indent=2)) + "\n"
+        return json_escaped(indented(conversation.to_json())) + "\n"
     if output_format == "md":
         return markdown_export.render_markdown(conversation)
     if output_format == "html":
