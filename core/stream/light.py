@@ -207,6 +207,10 @@ def _read(events: bytes, base_config: bytes | None, conversation: str) -> LightS
             check(entry)
         tags.append(tag)
         event_id, request_id = entry.event_id, entry.request_id
+        if event_id is UNSET and request_id is UNSET:
+            written.append(None)
+            links.append(None)
+            continue
         if (
             type(event_id) is str
             and event_id
@@ -265,16 +269,29 @@ def _turns(
 def _turn(
     index: int, span: range, entries: list[_Entry], tags: list[str], *, ids: tuple[str, ...], origins: list[IdOrigin]
 ) -> TurnFacts:
-    members = [position for position in span if tags[position] in EVENTS]
-    head = members[0] if members and tags[members[0]] == "turn_start" else None
+    head: int | None = None
+    first_request: _Entry | None = None
+    requests = events = 0
+    steps: list[tuple[str, str | None, bool]] = []
+    for position in span:
+        tag = tags[position]
+        if tag not in EVENTS:
+            continue
+        entry = entries[position]
+        if not events and tag == "turn_start":
+            head = position
+        events += 1
+        if tag == "chat_request":
+            requests += 1
+            if first_request is None:
+                first_request = entry
+        steps.append(_step(entry, tag))
     summary = source = None
     if head is not None:
         start = entries[head]
         summary = start.summary if type(start.summary) is str else None
         source = _source(start.metadata)
-    requests = [position for position in span if tags[position] == "chat_request"]
-    fallback = mechanical_summary(_ANY.decode(entries[requests[0]].content)) if requests else None
-    steps = [_step(entries[position], tags[position]) for position in members]
+    fallback = mechanical_summary(_ANY.decode(first_request.content)) if first_request is not None else None
     return TurnFacts(
         index,
         ids[head] if head is not None else None,
@@ -282,8 +299,8 @@ def _turn(
         summary,
         source,
         fallback,
-        len(requests),
-        len(members),
+        requests,
+        events,
         steps_complete(steps),
     )
 
@@ -293,10 +310,13 @@ def _source(metadata: dict[str, Any] | UnsetType) -> str | None:
     return decode_string(source) if isinstance(source, str) else None
 
 
+_TOOL_TAGS = frozenset(("tool_call_request", "tool_call_response"))
+
+
 def _step(entry: _Entry, tag: str) -> tuple[str, str | None, bool]:
-    tool_id = entry.id if tag in ("tool_call_request", "tool_call_response") and isinstance(entry.id, str) else None
-    reasoning = tag == "chat_response" and not _string(entry.message) and _string(entry.reasoning)
-    return tag, tool_id, reasoning
+    if tag in _TOOL_TAGS:
+        return tag, entry.id if type(entry.id) is str else None, False
+    return tag, None, tag == "chat_response" and not _string(entry.message) and _string(entry.reasoning)
 
 
 def _first_turn_start(

@@ -12,7 +12,6 @@ _ESCAPE_SEQUENCE = re.compile(
     r"|\x1b[@-Z\\-_]"  # two-byte escapes
     r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
 )
-_WHITESPACE = re.compile(r"\s+")
 
 
 def _invisible(char: str) -> bool:
@@ -28,12 +27,14 @@ _ASCII_CONTROLS = {code: (" " if chr(code).isspace() else None) for code in (*ra
 
 def one_line(text: str) -> str:
     """One line: escape sequences and invisible characters removed, whitespace runs collapsed to one space."""
+    if text.isascii() and text.isprintable():
+        return " ".join(text.split())
     without_escapes = _ESCAPE_SEQUENCE.sub("", text) if "\x1b" in text or "\x9b" in text else text
     if without_escapes.isascii():
         kept = without_escapes.translate(_ASCII_CONTROLS).replace("\x1b", "")
     else:
         kept = without_escapes.translate(_table(without_escapes))
-    return _WHITESPACE.sub(" ", kept).strip()
+    return " ".join(kept.split())
 
 
 def _table(text: str) -> dict[int, str | None]:

@@ -32,3 +32,16 @@ def test_invisible_characters_go_and_spaces_collapse() -> None:
         == "Fix the build now please red"
     )
     assert one_line("emoji \U0001f468\u200d\U0001f4bb stays") == "emoji \U0001f468\u200d\U0001f4bb stays"
+
+
+@given(st.text(alphabet=st.sampled_from(" \t\n\x0b\x0c\r\x1c\x1f\x1b\x7f[31mab .,"), max_size=40))
+def test_ascii_text_takes_the_same_rule(text: str) -> None:
+    assert one_line(text) == by_character(text)
+
+
+def test_whitespace_is_what_split_splits_on() -> None:
+    """``one_line`` collapses with ``str.split``: the same characters as the rule's ``\\s``."""
+    space = re.compile(r"\s")
+    assert [code for code in range(0x110000) if chr(code).isspace()] == [
+        code for code in range(0x110000) if space.fullmatch(chr(code))
+    ]
