@@ -30,7 +30,7 @@ from returns.result import Failure, Success
 
 from turnmark.core.editing.repair import plan_repairs
 from turnmark.core.errors import StreamError
-from turnmark.core.stream.conversation_stream import ConversationStream, persisted_repairs
+from turnmark.core.stream.conversation_stream import ConversationStream, ReadFile, persisted_repairs
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
 from turnmark.core.stream.metadata import Metadata, parse_metadata
@@ -161,23 +161,30 @@ def read_conversation(
     to ``WHOLE_FILE`` keeps them until a save or ``check`` asks for the keys written twice).
     """
     events_path, events, sha256, base_config = _read_files(ref, digest)
-    stream = _stream(ref, events_path, events, base_config, new_id)
+    with collector_paused():
+        read = _read_entries(events_path, events, base_config)
+        del events
+        stream = _settled(ref, read, new_id)
+        del read
     metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config)
     return LoadedConversation(ref, events_path.parent, sha256, stream, metadata, metadata_error, lock, digests)
 
 
-def _stream(
-    ref: ConversationRef, events_path: Path, events: bytes, base_config: bytes | None, new_id: IdSource
-) -> ConversationStream:
-    with collector_paused():
-        match ConversationStream.read_json(events, base_config):
-            case Failure(problem):
-                raise ConversationError(describe(events_path, problem))
-            case Success(read):
-                del events
-                stream = ConversationStream.from_read(read, new_id=new_id, conversation=ref.display_id)
-                del read
-        promote()
+def _read_entries(events_path: Path, events: bytes, base_config: bytes | None) -> ReadFile:
+    """Every entry of ``events.json`` read and checked (``ConversationStream.read_json``), or
+    ``ConversationError``. For a file over ``WHOLE_FILE`` the result holds nothing of ``events``: a caller that
+    lets go of its bytes next keeps them out of the peak while the IDs are settled."""
+    match ConversationStream.read_json(events, base_config):
+        case Failure(problem):
+            raise ConversationError(describe(events_path, problem))
+        case Success(read):
+            return read
+    raise AssertionError("unreachable")
+
+
+def _settled(ref: ConversationRef, read: ReadFile, new_id: IdSource) -> ConversationStream:
+    stream = ConversationStream.from_read(read, new_id=new_id, conversation=ref.display_id)
+    promote()
     return stream
 
 
@@ -209,9 +216,11 @@ def read_facts(ref: ConversationRef, new_id: IdSource, *, digest: bool = False) 
     events_path, events, sha256, base_config = _read_files(ref, digest)
     with collector_paused():
         facts = light_facts(events, base_config, ref.display_id)
-    if facts is None:
-        facts = facts_of(_stream(ref, events_path, events, base_config, new_id))
-    del events
+        if facts is None:
+            read = _read_entries(events_path, events, base_config)
+            del events
+            facts = facts_of(_settled(ref, read, new_id))
+            del read
     metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config)
     return ReadFacts(ref, events_path.parent, sha256, facts, metadata, metadata_error, digests)
 
