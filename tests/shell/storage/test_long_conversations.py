@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,37 @@ def test_a_key_written_twice_deep_in_a_long_file_is_found_at_load_and_refused(lo
     assert doubled.key == "name"
     with pytest.raises(SaveRefused, match=f"entry {doubled.index}: key 'name' is written twice"):
         edit_conversation(long_session, lambda s: s, sequential_ids(), persist_ids=True)
+
+
+def test_a_big_files_bytes_are_let_go_of_before_its_ids_are_settled(
+    tmp_path: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Peak memory: the file's bytes and its entries as read are never held while the stream is made."""
+    monkeypatch.setattr(conversation_stream, "WHOLE_FILE", 0)
+    generate_long_conversation(tmp_path, turns=400)
+    ref = pick_conversation(tmp_path, str(CONVERSATION_ID))
+    size = (ref.directories[0] / "events.json").stat().st_size
+    read_json, from_read = (
+        conversation_stream.ConversationStream.read_json,
+        conversation_stream.ConversationStream.from_read,
+    )
+    held: dict[str, int] = {}
+
+    def measured_read(events: bytes, base_config: bytes | None = None) -> object:
+        result = read_json(events, base_config)
+        held["after the read"] = tracemalloc.get_traced_memory()[0]
+        return result
+
+    def measured_settle(read: conversation_stream.ReadFile, **options: object) -> object:
+        held["settling"] = tracemalloc.get_traced_memory()[0]
+        return from_read(read, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(conversation_stream.ConversationStream, "read_json", staticmethod(measured_read))
+    monkeypatch.setattr(conversation_stream.ConversationStream, "from_read", staticmethod(measured_settle))
+    tracemalloc.start()
+    try:
+        loaded = read_conversation(ref, sequential_ids())
+    finally:
+        tracemalloc.stop()
+    assert len(loaded.stream.turns()) == 400
+    assert held["after the read"] - held["settling"] > 0.9 * size
