@@ -174,12 +174,10 @@ def _read_entries(events_path: Path, events: bytes, base_config: bytes | None) -
     """Every entry of ``events.json`` read and checked (``ConversationStream.read_json``), or
     ``ConversationError``. For a file over ``WHOLE_FILE`` the result holds nothing of ``events``: a caller that
     lets go of its bytes next keeps them out of the peak while the IDs are settled."""
-    match ConversationStream.read_json(events, base_config):
-        case Failure(problem):
-            raise ConversationError(describe(events_path, problem))
-        case Success(read):
-            return read
-    raise AssertionError("unreachable")
+    result = ConversationStream.read_json(events, base_config)
+    if isinstance(result, Failure):
+        raise ConversationError(describe(events_path, result.failure()))
+    return result.unwrap()
 
 
 def _settled(ref: ConversationRef, read: ReadFile, new_id: IdSource) -> ConversationStream:
