@@ -203,7 +203,7 @@ def _bring_up_to_date(
         rows = workspace_cache.stored(db.connection)
         unread = [ref for ref in stale if _must_read(db.connection, ref, rows.get(ref.display_id))]
         on_read(0, len(unread))
-        for count, (row, documents) in enumerate(parallel.each(_read_documents, unread, jobs), 1):
+        for count, (row, documents) in enumerate(parallel.each(_read_documents, unread, jobs, parallel.QUICK), 1):
             written += search_index.record(db.connection, row, documents)
             on_read(count, len(unread))
             if count % cache_db.BATCH == 0:

@@ -201,7 +201,7 @@ def _listed(
     known = _kept(db, refs, checks=checks)
     found, written, unread = known.found, known.written, known.unread
     on_read(0, len(unread))
-    reads = parallel.each(partial(_read, checks=checks), unread, jobs)
+    reads = parallel.each(partial(_read, checks=checks), unread, jobs, parallel.QUICK)
     try:
         for done, (ref, row) in enumerate(zip(unread, reads, strict=True), 1):
             found[ref.display_id] = row

@@ -30,7 +30,8 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 AHEAD = 4
-"""Items handed to each worker ahead of the one being waited for (what still runs after Ctrl-C)."""
+"""Hand-outs (an item, or ``chunk`` items) given each worker ahead of the one being waited for (what still runs
+after Ctrl-C)."""
 
 
 def _ignore_interrupts() -> None:
@@ -63,8 +64,13 @@ def _interrupts_noted(noted: list[int]) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def results(work: Callable[[T], R], items: Sequence[T], workers: int) -> Generator[R, None, None]:
-    """``work`` of every item on ``workers`` processes, in the order of the items; a Ctrl-C is raised (as
+def _each_of(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    return [work(item) for item in items]
+
+
+def results(work: Callable[[T], R], items: Sequence[T], workers: int, chunk: int = 1) -> Generator[R, None, None]:
+    """``work`` of every item on ``workers`` processes, in the order of the items, handed out ``chunk`` items at
+    a time (for quick items: the pool's own cost per hand-out is about 0.1 ms); a Ctrl-C is raised (as
     ``KeyboardInterrupt``) at the next item, once the items already handed out are done and the pool is gone."""
     context = multiprocessing.get_context("spawn")
     noted: list[int] = []
@@ -73,12 +79,12 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int) -> Generat
             _interrupts_noted(noted),
             ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_interrupts) as pool,
         ):
-            waiting: deque[Future[R]] = deque()
-            rest: Iterator[T] = iter(items)
+            waiting: deque[Future[list[R]]] = deque()
+            rest: Iterator[Sequence[T]] = (items[start : start + chunk] for start in range(0, len(items), chunk))
 
             def hand_out(count: int) -> None:
-                for _, item in zip(range(count), rest, strict=False):
-                    waiting.append(pool.submit(work, item))
+                for _, some in zip(range(count), rest, strict=False):
+                    waiting.append(pool.submit(_each_of, work, some))
 
             try:
                 with _interrupts_held():  # the first submission starts every worker
@@ -88,7 +94,7 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int) -> Generat
                     if noted:
                         break
                     hand_out(1)
-                    yield done
+                    yield from done
             except BrokenProcessPool as error:
                 raise WorkerDied(
                     f"a worker process ended before its conversation was done ({error}); "

@@ -41,6 +41,21 @@ def test_workers_share_the_items_and_keep_their_order() -> None:
     assert os.getpid() not in {pid for _, pid in results}
 
 
+@pytest.mark.parametrize("chunk", [2, 7, parallel.QUICK])
+def test_items_handed_out_in_chunks_come_back_each_once_in_order(chunk: int) -> None:
+    results = list(parallel.each(whose, range(103), jobs=2, chunk=chunk))
+    assert [item for item, _ in results] == list(range(103))
+    assert len({pid for _, pid in results}) == 2
+
+
+def test_closing_early_with_chunks_hands_out_no_more_than_the_chunks_ahead(tmp_path: Path) -> None:
+    chunk = 3
+    results = parallel.each(partial(mark, str(tmp_path)), range(300), jobs=2, chunk=chunk)
+    assert next(results) == 0
+    results.close()
+    assert chunk <= len(list(tmp_path.iterdir())) <= (2 * worker_pool.AHEAD + 2) * chunk
+
+
 def test_few_items_or_one_job_stay_in_this_process() -> None:
     assert parallel.workers_for(40, 1) == 0
     assert parallel.workers_for(parallel.WORTH_A_WORKER, 8) == 0
