@@ -40,6 +40,9 @@ PLAN_RULES = 2
 """Part of every stored plan's inputs, with turnmark's version: raise it when a change to catch-up makes other
 plans from the same conversation (candidates, transcripts, packing), so plans stored before are not shown."""
 Note = Callable[[str], None]
+CATCH_UPS_A_HAND_OUT = 4
+"""Offline catch-ups handed to a worker at a time (a few milliseconds each: the pool's own cost per hand-out
+is about a tenth of a millisecond; after Ctrl-C a worker finishes at most 16 more)."""
 
 
 def offline(options: CatchupOptions) -> bool:
@@ -220,7 +223,7 @@ def catch_up_all(
     durable = _Durable(offline(options))
     if offline(options):
         work = partial(_offline_catch_up, options=options)
-        done: Generator[CatchupReport, None, None] = parallel.each(work, busy, jobs)
+        done: Generator[CatchupReport, None, None] = parallel.each(work, busy, jobs, CATCH_UPS_A_HAND_OUT)
     else:
         run = CatchupRun()
         done = (summarize.catch_up(ref, options, new_id, on_batch=on_batch, run=run) for ref in busy)
