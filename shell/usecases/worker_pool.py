@@ -1,14 +1,14 @@
 """The worker processes behind ``parallel.each``: loaded only when a run has enough work for them.
 
-Workers are started fresh (``spawn``: a watcher's threads are never forked) and ignore Ctrl-C from their
-first instruction: they are started with SIGINT blocked (a signal mask survives fork and exec, and Python
-never unblocks it), so a Ctrl-C to the process group while they start cannot kill one half-started. The
-parent notes it (a SIGINT that came while it was blocked is delivered when the workers are up; it is never
-raised inside the pool's own calls), hands out no more work, waits for the few items already handed out (at
-most ``AHEAD`` hand-outs per worker: 4 items, or 4 chunks of a caller's ``chunk``), each of which a worker finishes whole, as a single process would, and raises it
-once the pool is gone. After an error too, those items are waited for, never cancelled: on CPython before
-3.11.3 (Debian 12's 3.11.2) a cancelled item can leave the pool's shutdown waiting for ever
-(python/cpython#94440).
+Workers are started fresh (``spawn``: a watcher's threads are never forked) and ignore Ctrl-C from their first
+instruction: they are started with SIGINT blocked (a signal mask survives fork and exec, and Python never
+unblocks it), so a Ctrl-C to the process group while they start cannot kill one half-started. The parent notes
+it (a SIGINT that came while it was blocked is delivered when the workers are up; it is never raised inside
+the pool's own calls), hands out no more work, waits for the few items already handed out (at most ``AHEAD``
+hand-outs per worker: 4 items, or 4 chunks of a caller's ``chunk``), each of which a worker finishes whole, as
+a single process would, and raises it once the pool is gone. After an error too, those items are waited for,
+never cancelled: on CPython before 3.11.3 (Debian 12's 3.11.2) a cancelled item can leave the pool's shutdown
+waiting for ever (python/cpython#94440).
 """
 
 from __future__ import annotations
