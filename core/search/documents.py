@@ -7,7 +7,7 @@ column is traced back to its event.
 """
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 import msgspec
@@ -171,26 +171,47 @@ def _nested(value: Json) -> str:
     return f'"{value}"' if isinstance(value, str) else json_text(value)
 
 
-def event_texts(entry: Entry) -> Iterator[tuple[str, str]]:
-    """The ``(scope, text)`` pairs an event contributes."""
+def event_texts(entry: Entry, scopes: Collection[str] = SCOPES) -> Iterator[tuple[str, str]]:
+    """The ``(scope, text)`` pairs an event contributes to ``scopes`` (a text is made only for a scope asked
+    for: a tool's output is decoded only for ``results``)."""
     payload = entry.payload
+    scope = _scope_of(payload)
+    if scope is None or scope not in scopes:
+        return
     if isinstance(payload, TurnStart):
         summary = normalize_summary(payload.summary) if payload.summary is not None else None
         if summary:
-            yield "summaries", summary
+            yield scope, summary
     elif isinstance(payload, ChatRequest):
-        yield "requests", payload.content
+        yield scope, payload.content
     elif isinstance(payload, ChatResponse):
-        yield ("reasoning" if payload.variant == "reasoning" else "answers"), json_text(payload.value)
+        yield scope, json_text(payload.value)
     elif isinstance(payload, ToolCallRequest):
         arguments = json_text(payload.arguments) if payload.arguments else ""
-        yield "tools", f"{payload.name} {arguments}".strip()
+        yield scope, f"{payload.name} {arguments}".strip()
     elif isinstance(payload, ToolCallResponse):
-        yield "results", payload.content
+        yield scope, payload.content
     elif isinstance(payload, InquiryRequest):
-        yield "tools", json_text(payload.question.get("text", payload.question))
+        yield scope, json_text(payload.question.get("text", payload.question))
     elif isinstance(payload, InquiryResponse):
-        yield "tools", json_text(payload.answer)
+        yield scope, json_text(payload.answer)
+
+
+def _scope_of(payload: object) -> str | None:
+    """The scope an event's text belongs to (``None``: it has none)."""
+    if isinstance(payload, ChatResponse):
+        return "reasoning" if payload.variant == "reasoning" else "answers"
+    return _SCOPE_OF_KIND.get(type(payload))
+
+
+_SCOPE_OF_KIND: dict[type, str] = {
+    TurnStart: "summaries",
+    ChatRequest: "requests",
+    ToolCallRequest: "tools",
+    ToolCallResponse: "results",
+    InquiryRequest: "tools",
+    InquiryResponse: "tools",
+}
 
 
 def _started_at(turn: Turn) -> tuple[int | None, str | None]:
@@ -203,20 +224,23 @@ def _started_at(turn: Turn) -> tuple[int | None, str | None]:
     return None, None
 
 
-def turn_document(turn: Turn, title: str | None, excluded: frozenset[str] = frozenset()) -> TurnDocument:
-    """The document of one turn; ``title`` is the conversation's (kept with every turn for ``--in titles``)."""
+def turn_document(
+    turn: Turn, title: str | None, excluded: frozenset[str] = frozenset(), scopes: Collection[str] = SCOPES
+) -> TurnDocument:
+    """The document of one turn; ``title`` is the conversation's (kept with every turn for ``--in titles``). A
+    scope not in ``scopes`` is left empty (the index keeps only the light ones until a search asks for more)."""
     texts: dict[str, list[str]] = {scope: [] for scope in SCOPES}
     spans: dict[str, list[Span]] = {scope: [] for scope in SCOPES}
     lengths = dict.fromkeys(SCOPES, 0)
     for entry in turn.events():
-        for scope, raw in event_texts(entry):
+        for scope, raw in event_texts(entry, scopes):
             text = clean(raw)
             if texts[scope]:
                 lengths[scope] += len(_SEPARATOR)
             spans[scope].append(Span(lengths[scope], entry.event_id, entry.event_id in excluded))
             texts[scope].append(text)
             lengths[scope] += len(text)
-    if title:
+    if title and "titles" in scopes:
         texts["titles"].append(clean(title))
         spans["titles"].append(Span(0, None, False))
     row = turn_row(turn)
@@ -235,8 +259,10 @@ def turn_document(turn: Turn, title: str | None, excluded: frozenset[str] = froz
     )
 
 
-def conversation_documents(stream: ConversationStream, title: str | None) -> tuple[TurnDocument, ...]:
-    """Every turn's document, in turn order.
+def conversation_documents(
+    stream: ConversationStream, title: str | None, scopes: Collection[str] = SCOPES
+) -> tuple[TurnDocument, ...]:
+    """Every turn's document (its texts of ``scopes``), in turn order.
 
     >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
     >>> ts = "2026-03-05 10:00:00.0"
@@ -248,4 +274,4 @@ def conversation_documents(stream: ConversationStream, title: str | None) -> tup
     ('Lock fixed', 'Lock fixed', '2026-03-05', 'c:e000001')
     """
     excluded = excluded_ids(stream)
-    return tuple(turn_document(turn, title, excluded) for turn in stream.turns())
+    return tuple(turn_document(turn, title, excluded, scopes) for turn in stream.turns())

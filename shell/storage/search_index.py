@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocument, TurnLine, spans_from_json
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
@@ -31,6 +31,19 @@ TABLES = dict(zip(FTS_TABLES, (LIGHT_SCOPES, SCOPES), strict=True))
 """The FTS5 tables and their columns: a turn's light scopes alone, and all its scopes (filled only once a
 search asks for tool results or reasoning: see ``include_all_scopes``)."""
 ALL_SCOPES_KEY = "all_scopes"
+
+
+class Indexed(NamedTuple):
+    """A turn's document as the index keeps it, with its digest (``TurnDocument.digest``, taken where it was
+    made: a worker's)."""
+
+    document: TurnDocument
+    digest: str
+
+
+def kept_scopes(connection: sqlite3.Connection) -> tuple[str, ...]:
+    """The scopes whose texts the index keeps: the light ones, or all once a search asked for more."""
+    return SCOPES if all_scopes(connection) else LIGHT_SCOPES
 
 
 def all_scopes(connection: sqlite3.Connection) -> bool:
@@ -113,34 +126,41 @@ def _delete_turns(connection: sqlite3.Connection, rowids: Iterable[int]) -> None
         connection.execute("DELETE FROM turns WHERE id = ?", (rowid,))
 
 
-def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[TurnDocument]) -> int:
+def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[Indexed]) -> int:
     """Store a conversation and its turns' documents, all or nothing; the number of turn rows (re)written.
 
-    Inside a transaction the caller opened, it is part of it; else it is one of its own.
+    Inside a transaction the caller opened, it is part of it, undone by the caller's rollback (no savepoint of
+    its own: FTS5 writes out its pending rows at every savepoint's end, which made each conversation's
+    release cost more than its inserts); else it is one transaction of its own.
     """
+    if connection.in_transaction:
+        return _record(connection, row, documents)
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        written = _record(connection, row, documents)
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
+    return written
+
+
+def _record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[Indexed]) -> int:
     written = 0
     every_scope = all_scopes(connection)
-    connection.execute("SAVEPOINT record")
-    try:
-        existing = {
-            index: (rowid, digest)
-            for rowid, index, digest in connection.execute(
-                "SELECT id, turn_index, digest FROM turns WHERE conversation = ?", (row.conversation,)
-            )
-        }
-        for document in documents:
-            rowid, stored_digest = existing.pop(document.turn_index, (None, None))
-            digest = document.digest()
-            if digest != stored_digest:
-                _write_turn(connection, row.conversation, document, digest, rowid, every_scope=every_scope)
-                written += 1
-        _delete_turns(connection, (rowid for rowid, _ in existing.values()))
-        workspace_cache.save(connection, row._replace(indexed=True))
-        connection.execute("RELEASE record")
-    except BaseException:
-        connection.execute("ROLLBACK TO record")
-        connection.execute("RELEASE record")
-        raise
+    existing = {
+        index: (rowid, digest)
+        for rowid, index, digest in connection.execute(
+            "SELECT id, turn_index, digest FROM turns WHERE conversation = ?", (row.conversation,)
+        )
+    }
+    for document, digest in documents:
+        rowid, stored_digest = existing.pop(document.turn_index, (None, None))
+        if digest != stored_digest:
+            _write_turn(connection, row.conversation, document, digest, rowid, every_scope=every_scope)
+            written += 1
+    _delete_turns(connection, (rowid for rowid, _ in existing.values()))
+    workspace_cache.save(connection, row._replace(indexed=True))
     return written
 
 

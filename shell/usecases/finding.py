@@ -10,8 +10,9 @@ memory for this run, with a note: slower, never a wrong answer.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from turnmark.core.search.documents import TurnDocument, TurnLine, conversation_documents
 from turnmark.core.search.freshness import Freshness
@@ -149,20 +150,22 @@ def search(
 # Indexing -------------------------------------------------------------------------------------------
 
 
-def _read_documents(ref: ConversationRef) -> tuple[ConversationRow, Sequence[TurnDocument]]:
-    """Read one conversation for its row and turn documents (a worker process may run it: the IDs a read
-    assigns in memory are derived from the entries, never new)."""
+def _read_documents(
+    ref: ConversationRef, scopes: Collection[str]
+) -> tuple[ConversationRow, Sequence[search_index.Indexed]]:
+    """Read one conversation for its row and its turns' documents of the ``scopes`` the index keeps, each with
+    its digest (a worker process may run it: the IDs a read assigns in memory are derived from the entries,
+    never new)."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
     try:
         loaded = read_conversation(ref, random_event_ids(), digest=True)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error)), ()
-    documents = conversation_documents(loaded.stream, loaded.title)
+    documents = conversation_documents(loaded.stream, loaded.title, scopes)
     summarized = sum(1 for document in documents if document.label_source == "summary")
-    return workspace_cache.loaded_row(
-        loaded, seen, checked, turns=len(documents), summarized_turns=summarized
-    ), documents
+    row = workspace_cache.loaded_row(loaded, seen, checked, turns=len(documents), summarized_turns=summarized)
+    return row, [search_index.Indexed(document, document.digest()) for document in documents]
 
 
 def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness:
@@ -203,7 +206,8 @@ def _bring_up_to_date(
         rows = workspace_cache.stored(db.connection)
         unread = [ref for ref in stale if _must_read(db.connection, ref, rows.get(ref.display_id))]
         on_read(0, len(unread))
-        for count, (row, documents) in enumerate(parallel.each(_read_documents, unread, jobs, parallel.QUICK), 1):
+        read = partial(_read_documents, scopes=search_index.kept_scopes(db.connection))
+        for count, (row, documents) in enumerate(parallel.each(read, unread, jobs, parallel.QUICK), 1):
             written += search_index.record(db.connection, row, documents)
             on_read(count, len(unread))
             if count % cache_db.BATCH == 0:
@@ -413,4 +417,4 @@ def _refresh_now(db: cache_db.CacheDb, ref: ConversationRef) -> int:
     with db.writing(wait=0):
         if not _must_read(db.connection, ref, workspace_cache.stored(db.connection, conversation).get(conversation)):
             return 0
-        return search_index.record(db.connection, *_read_documents(ref))
+        return search_index.record(db.connection, *_read_documents(ref, search_index.kept_scopes(db.connection)))

@@ -1,0 +1,63 @@
+"""A conversation's turns written to the index all or nothing, alone or inside a caller's transaction."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.streams import message, request, stream_of, turn
+from turnmark.core.search.documents import conversation_documents
+from turnmark.shell.storage import cache_db, search_index, workspace_cache
+from turnmark.shell.storage.workspace_cache import ConversationRow
+
+
+def indexed() -> list[search_index.Indexed]:
+    stream = stream_of(turn("Fix the lock"), request("Why?"), message("Held twice."), turn(), request("And now?"))
+    return [search_index.Indexed(document, document.digest()) for document in conversation_documents(stream, "T")]
+
+
+def row() -> ConversationRow:
+    return ConversationRow("jp-c17000000001", "/nowhere/17000000001", None, None, 1)
+
+
+def turns(db: cache_db.CacheDb) -> int:
+    return int(db.connection.execute("SELECT count(*) FROM turns").fetchone()[0])
+
+
+def failing_on_the_second_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    write = search_index._write_turn
+    calls: list[int] = []
+
+    def second_fails(*args: object, **options: bool) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        write(*args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search_index, "_write_turn", second_fails)
+
+
+def test_alone_it_is_one_transaction() -> None:
+    db = cache_db.memory_cache()
+    assert search_index.record(db.connection, row(), indexed()) == 2
+    assert not db.connection.in_transaction
+    assert turns(db) == 2
+    assert workspace_cache.stored(db.connection)["jp-c17000000001"].indexed
+
+
+def test_alone_a_failure_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    db = cache_db.memory_cache()
+    failing_on_the_second_turn(monkeypatch)
+    with pytest.raises(OSError, match="disk full"):
+        search_index.record(db.connection, row(), indexed())
+    assert not db.connection.in_transaction
+    assert turns(db) == 0
+    assert workspace_cache.stored(db.connection) == {}
+
+
+def test_inside_a_batch_a_failure_is_undone_with_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    db = cache_db.memory_cache()
+    failing_on_the_second_turn(monkeypatch)
+    with pytest.raises(OSError, match="disk full"), cache_db.batch(db.connection):
+        search_index.record(db.connection, row(), indexed())
+    assert turns(db) == 0
+    assert workspace_cache.stored(db.connection) == {}
