@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
+import traceback
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, wait
@@ -64,8 +65,17 @@ def _interrupts_noted(noted: list[int]) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _each_of(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
-    return [work(item) for item in items]
+def _each_of(work: Callable[[T], R], items: Sequence[T]) -> tuple[list[R], Exception | None]:
+    """``work`` of each item up to the first that fails, and that failure (its traceback as a note: a worker's
+    traceback does not travel): the items done before it still come back."""
+    done: list[R] = []
+    for item in items:
+        try:
+            done.append(work(item))
+        except Exception as error:
+            error.add_note(traceback.format_exc())
+            return done, error
+    return done, None
 
 
 def results(work: Callable[[T], R], items: Sequence[T], workers: int, chunk: int = 1) -> Generator[R, None, None]:
@@ -79,7 +89,7 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int, chunk: int
             _interrupts_noted(noted),
             ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_interrupts) as pool,
         ):
-            waiting: deque[Future[list[R]]] = deque()
+            waiting: deque[Future[tuple[list[R], Exception | None]]] = deque()
             rest: Iterator[Sequence[T]] = (items[start : start + chunk] for start in range(0, len(items), chunk))
 
             def hand_out(count: int) -> None:
@@ -90,11 +100,13 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int, chunk: int
                 with _interrupts_held():  # the first submission starts every worker
                     hand_out(workers * AHEAD)
                 while waiting and not noted:
-                    done = waiting.popleft().result()
+                    done, failed = waiting.popleft().result()
                     if noted:
                         break
                     hand_out(1)
                     yield from done
+                    if failed is not None:
+                        raise failed
             except BrokenProcessPool as error:
                 raise WorkerDied(
                     f"a worker process ended before its conversation was done ({error}); "

@@ -48,6 +48,14 @@ def test_items_handed_out_in_chunks_come_back_each_once_in_order(chunk: int) -> 
     assert len({pid for _, pid in results}) == 2
 
 
+def test_the_items_before_a_failing_one_in_its_chunk_still_come_back() -> None:
+    results = parallel.each(refuse_seven, range(40), jobs=2, chunk=5)
+    assert [next(results) for _ in range(7)] == list(range(7))
+    with pytest.raises(ValueError, match="seven") as raised:
+        next(results)
+    assert "refuse_seven" in "".join(raised.value.__notes__)
+
+
 def test_closing_early_with_chunks_hands_out_no_more_than_the_chunks_ahead(tmp_path: Path) -> None:
     chunk = 3
     results = parallel.each(partial(mark, str(tmp_path)), range(300), jobs=2, chunk=chunk)
