@@ -11,6 +11,7 @@ the error. Its results equal the full load's (``tests/agreement``): the turns' f
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -181,16 +182,27 @@ def _elements(events: bytes, base_config: bytes | None) -> tuple[list[_Entry], b
     return entries[1:], True
 
 
-def read_light(events: bytes, base_config: bytes | None, conversation: str = "") -> LightStream | None:
+UNSETTLED = ""
+"""The ID of an entry whose ID a read without ``ids`` did not settle (never an event ID, never a link's target:
+an empty ``request_id`` binds nothing)."""
+
+
+def read_light(
+    events: bytes, base_config: bytes | None, conversation: str = "", *, ids: bool = True
+) -> LightStream | None:
     """The facts of ``events.json`` (and ``base_config.json``; ``None``: the legacy format), or ``None`` when the
-    full reader would refuse the file (read it that way for the error)."""
+    full reader would refuse the file (read it that way for the error).
+
+    Without ``ids`` an entry JP wrote no ID for (or a later copy of one) gets ``UNSETTLED`` instead of the ID a
+    load derives, and so does ``first_turn_start``: what needs only whether a turn has an ID, and the links and
+    their problems, is the same (the listing's counts); the IDs themselves are not."""
     try:
-        return _read(events, base_config, conversation)
+        return _read(events, base_config, conversation, ids)
     except (_Refused, msgspec.MsgspecError, RecursionError, IndexError, AttributeError):
         return None
 
 
-def _read(events: bytes, base_config: bytes | None, conversation: str) -> LightStream:
+def _read(events: bytes, base_config: bytes | None, conversation: str, ids: bool) -> LightStream:
     entries, legacy = _elements(events, base_config)
     tags: list[str] = []
     written: list[str | None] = []
@@ -228,19 +240,50 @@ def _read(events: bytes, base_config: bytes | None, conversation: str) -> LightS
                 stand_ins.add(position)
             elif isinstance(value, str) and value:
                 odd.add(value)
-    reserved = {link for link in links if link is not None} | odd
-    complete = all(written) and len(set(written)) == len(written)
-    identities = _identities(entries, tags)
-    origins = [] if complete else entry_origins(conversation, identities)
-    plan = plan_loaded_ids(written, origins, reserved=reserved)
-    origin_of: list[IdOrigin] = [
-        "stand_in" if origin == "assigned" and position in stand_ins else origin
-        for position, origin in enumerate(plan.origins)
-    ]
-    turns = _turns(entries, tags, plan.ids, origin_of)
-    first = _first_turn_start(tags, identities, set(plan.ids) | reserved, conversation)
-    triples = tuple(zip(plan.ids, tags, links, strict=True))
-    return LightStream(legacy, len(entries), turns, triples, plan.duplicated, first)
+    if not ids:
+        settled, origin_of, duplicated = _written_only(written)
+        first = UNSETTLED if _request_first(tags) else None
+    else:
+        reserved = {link for link in links if link is not None} | odd
+        complete = all(written) and len(set(written)) == len(written)
+        identities = _identities(entries, tags)
+        origins = [] if complete else entry_origins(conversation, identities)
+        plan = plan_loaded_ids(written, origins, reserved=reserved)
+        settled, duplicated = plan.ids, plan.duplicated
+        origin_of = [
+            "stand_in" if origin == "assigned" and position in stand_ins else origin
+            for position, origin in enumerate(plan.origins)
+        ]
+        first = _first_turn_start(tags, identities, set(plan.ids) | reserved, conversation)
+    turns = _turns(entries, tags, settled, origin_of)
+    triples = tuple(zip(settled, tags, links, strict=True))
+    return LightStream(legacy, len(entries), turns, triples, duplicated, first)
+
+
+def _written_only(written: list[str | None]) -> tuple[tuple[str, ...], list[IdOrigin], frozenset[str]]:
+    """``plan_loaded_ids`` without deriving: each written ID where the plan keeps it (its first copy), else
+    ``UNSETTLED``; the origins as the plan's, ``assigned`` for any derived one."""
+    if not any(written):
+        return (UNSETTLED,) * len(written), ["assigned"] * len(written), frozenset()
+    counts = Counter(identifier for identifier in written if identifier)
+    seen: set[str] = set()
+    settled: list[str] = []
+    origins: list[IdOrigin] = []
+    for identifier in written:
+        if identifier and identifier not in seen:
+            seen.add(identifier)
+            settled.append(identifier)
+            origins.append("file")
+        else:
+            settled.append(UNSETTLED)
+            origins.append("assigned")
+    return tuple(settled), origins, frozenset(identifier for identifier, count in counts.items() if count > 1)
+
+
+def _request_first(tags: list[str]) -> bool:
+    """A request comes before any ``turn_start`` (catch-up then gives the first turn one)."""
+    request = next((p for p, tag in enumerate(tags) if tag in ("turn_start", "chat_request")), None)
+    return request is not None and tags[request] == "chat_request"
 
 
 def _identities(entries: list[_Entry], tags: list[str]) -> list[tuple[str, str]]:
@@ -323,9 +366,9 @@ def _first_turn_start(
     tags: list[str], identities: list[tuple[str, str]], taken: set[str], conversation: str
 ) -> str | None:
     """The ID ``ensure_first_turn_start`` gives the first turn when a request comes before any ``turn_start``."""
-    request = next((p for p, tag in enumerate(tags) if tag in ("turn_start", "chat_request")), None)
-    if request is None or tags[request] != "chat_request":
+    if not _request_first(tags):
         return None
+    request = next(p for p, tag in enumerate(tags) if tag == "chat_request")
     first_event = next(p for p, tag in enumerate(tags) if tag in EVENTS)
     inserted = (identities[request][0], "turn_start")
     origin = entry_origins(conversation, [*identities[:first_event], inserted])[-1]

@@ -60,9 +60,12 @@ def facts_of(stream: ConversationStream) -> ConversationFacts:
     return ConversationFacts(stream.is_legacy, len(stream.entries), turns, unresolved, duplicated, first)
 
 
-def light_facts(events: bytes, base_config: bytes | None, conversation: str = "") -> ConversationFacts | None:
+def light_facts(
+    events: bytes, base_config: bytes | None, conversation: str = "", *, ids: bool = True
+) -> ConversationFacts | None:
     """The facts of ``events.json`` (and ``base_config.json``) read lightly, or ``None`` when the file cannot be
-    read (the long way says why).
+    read (the long way says why). Without ``ids`` the turns' IDs are not settled (``read_light``): the counts,
+    ``waiting`` and ``summarized`` are the same, the IDs are not.
 
     >>> events = b'''[{"event_id": "t1aaaaa", "type": "turn_start", "timestamp": "2026-01-02 10:00:00.0"},
     ...   {"event_id": "c1aaaaa", "type": "chat_request", "timestamp": "2026-01-02 10:00:01.0", "content": "Fix it"},
@@ -74,7 +77,7 @@ def light_facts(events: bytes, base_config: bytes | None, conversation: str = ""
     >>> light_facts(b"[{", b"{}") is None
     True
     """
-    light = read_light(events, base_config, conversation)
+    light = read_light(events, base_config, conversation, ids=ids)
     if light is None:
         return None
     unresolved = count_unresolved(light.links, light.duplicated_ids)

@@ -207,13 +207,14 @@ class ReadFacts:
         return self.facts.legacy
 
 
-def read_facts(ref: ConversationRef, new_id: IdSource, *, digest: bool = False) -> ReadFacts:
+def read_facts(ref: ConversationRef, new_id: IdSource, *, digest: bool = False, ids: bool = True) -> ReadFacts:
     """A conversation's facts, read lightly (``light_facts``: one pass over the bytes, only the fields they
-    come from); a file the light reader leaves is loaded whole, which says what is wrong with it or gives the
-    same facts the long way. ``ConversationError`` as ``read_conversation``."""
+    come from; without ``ids``, the turns' IDs left unsettled: the listing needs only its counts); a file the
+    light reader leaves is loaded whole, which says what is wrong with it or gives the same facts the long way.
+    ``ConversationError`` as ``read_conversation``."""
     events_path, events, sha256, base_config = _read_files(ref, digest)
     with collector_paused():
-        facts = light_facts(events, base_config, ref.display_id)
+        facts = light_facts(events, base_config, ref.display_id, ids=ids)
         if facts is None:
             read = _read_entries(events_path, events, base_config)
             del events

@@ -61,7 +61,7 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
             return row_of(
                 loaded, facts.facts_of(stream), seen, checked, link_check.check_report(stream, stream.doubled_keys)
             )
-        read = conversations.read_facts(ref, new_id, digest=True)
+        read = conversations.read_facts(ref, new_id, digest=True, ids=False)
         return row_of(read, read.facts, seen, checked)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))

@@ -16,7 +16,7 @@ from tests.conftest import REPO, corpus_files, corpus_params
 from tests.support.hand_edits import Drawn, encode, hand_edited
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.summaries.facts import facts_of, light_facts
+from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
 
 CONVERSATION = "jp-c17800000099"
 
@@ -32,6 +32,24 @@ def agree(events: bytes, base_config: bytes | None, what: str = "") -> None:
     assert light == long_way, what
     assert light.waiting == long_way.waiting, what
     assert light.rows() == long_way.rows(), what
+    counted = light_facts(events, base_config, CONVERSATION, ids=False)
+    assert counted is not None, what
+    assert listing_facts(counted) == listing_facts(long_way), what
+
+
+def listing_facts(facts: ConversationFacts) -> tuple[object, ...]:
+    """What the listing keeps of a conversation's facts (a read without ``ids`` must give the same)."""
+    return (
+        facts.legacy,
+        facts.entries,
+        len(facts.turns),
+        facts.unresolved_links,
+        facts.duplicated_ids,
+        facts.waiting,
+        facts.summarized,
+        facts.first_turn_start is None,
+        [(turn.id is None, turn.requests, turn.complete, turn.summary, turn.source) for turn in facts.turns],
+    )
 
 
 def _fixture_folders() -> list[Path]:

@@ -40,9 +40,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
 
     light = conversations.read_facts
 
-    def counting_light(ref: ConversationRef, new_id: IdSource, digest: bool = False) -> ReadFacts:
+    def counting_light(ref: ConversationRef, new_id: IdSource, digest: bool = False, ids: bool = True) -> ReadFacts:
         seen.append(ref.display_id)
-        return light(ref, new_id, digest=digest)
+        return light(ref, new_id, digest=digest, ids=ids)
 
     monkeypatch.setattr(conversations, "read_conversation", counting)
     monkeypatch.setattr(conversations, "read_facts", counting_light)
