@@ -138,10 +138,11 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
     connection.execute("BEGIN IMMEDIATE")
     try:
         written = _record(connection, row, documents)
+        connection.execute("COMMIT")
     except BaseException:
-        connection.execute("ROLLBACK")
+        if connection.in_transaction:  # SQLite rolls back by itself on some errors (disk full, I/O)
+            connection.execute("ROLLBACK")
         raise
-    connection.execute("COMMIT")
     return written
 
 

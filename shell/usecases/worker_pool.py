@@ -6,9 +6,9 @@ unblocks it), so a Ctrl-C to the process group while they start cannot kill one 
 it (a SIGINT that came while it was blocked is delivered when the workers are up; it is never raised inside
 the pool's own calls), hands out no more work, waits for the few items already handed out (at most ``AHEAD``
 hand-outs per worker: 4 items, or 4 chunks of a caller's ``chunk``), each of which a worker finishes whole, as
-a single process would, and raises it once the pool is gone. After an error too, those items are waited for,
-never cancelled: on CPython before 3.11.3 (Debian 12's 3.11.2) a cancelled item can leave the pool's shutdown
-waiting for ever (python/cpython#94440).
+a single process would, gives their results back, and raises it once the pool is gone. After an error too,
+those items are waited for, never cancelled: on CPython before 3.11.3 (Debian 12's 3.11.2) a cancelled item
+can leave the pool's shutdown waiting for ever (python/cpython#94440).
 """
 
 from __future__ import annotations
@@ -80,8 +80,9 @@ def _each_of(work: Callable[[T], R], items: Sequence[T]) -> tuple[list[R], Excep
 
 def results(work: Callable[[T], R], items: Sequence[T], workers: int, chunk: int = 1) -> Generator[R, None, None]:
     """``work`` of every item on ``workers`` processes, in the order of the items, handed out ``chunk`` items at
-    a time (for quick items: the pool's own cost per hand-out is about 0.1 ms); a Ctrl-C is raised (as
-    ``KeyboardInterrupt``) at the next item, once the items already handed out are done and the pool is gone."""
+    a time (for quick items: the pool's own cost per hand-out is about 0.1 ms). After a Ctrl-C nothing more is
+    handed out; the items already handed out are finished and come back (their work is done: a catch-up's files
+    are written), then it is raised as ``KeyboardInterrupt`` once the pool is gone."""
     context = multiprocessing.get_context("spawn")
     noted: list[int] = []
     try:
@@ -99,11 +100,10 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int, chunk: int
             try:
                 with _interrupts_held():  # the first submission starts every worker
                     hand_out(workers * AHEAD)
-                while waiting and not noted:
+                while waiting:
                     done, failed = waiting.popleft().result()
-                    if noted:
-                        break
-                    hand_out(1)
+                    if not noted:
+                        hand_out(1)
                     yield from done
                     if failed is not None:
                         raise failed
