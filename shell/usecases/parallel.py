@@ -61,8 +61,9 @@ def each(work: Callable[[T], R], items: Sequence[T], jobs: int | None, chunk: in
     hand-out (``QUICK`` for quick items).
 
     ``work`` must be a module-level function (or a ``partial`` of one) and items and results picklable.
-    Closing the generator (Ctrl-C included) hands out nothing more and waits for the few items already
-    handed out; a worker's exception is raised here, and a worker that died is ``WorkerDied``.
+    Closing the generator hands out nothing more and waits for the few items already handed out; after a
+    Ctrl-C those come back first, then ``KeyboardInterrupt``. A worker's exception is raised here (after the
+    items before it), and a worker that died is ``WorkerDied``.
     """
     workers = workers_for(len(items), jobs)
     if workers == 0:
