@@ -132,15 +132,26 @@ class IdPlan:
     """``(entry index, the duplicated ID it carried)`` for each regenerated entry."""
 
 
+UNSETTLED = ""
+"""What a plan without ``derive`` gives an entry it would derive an ID for: never an event ID, and never a
+link's target (an empty ``request_id`` binds nothing)."""
+
+
 def plan_loaded_ids(
-    written: list[str | None], origins: list[str], reserved: frozenset[str] | set[str] = frozenset()
+    written: list[str | None],
+    origins: list[str],
+    reserved: frozenset[str] | set[str] = frozenset(),
+    *,
+    derive: bool = True,
 ) -> IdPlan:
     """Keep every non-empty written ID; derive missing ones and later duplicates from ``origins``.
 
     A derived ID never collides with any ID written anywhere in the file, with a
     ``reserved`` one (every ``request_id`` in the file), or with another derived
     one, so it can neither create a false duplicate nor make a dangling link
-    resolve; collisions step to the next attempt, in file order.
+    resolve; collisions step to the next attempt, in file order. Without ``derive`` (for what needs only which
+    entries keep a written ID, such as the listing's counts) each of those is ``UNSETTLED`` instead, and
+    ``origins`` is not read.
     """
     counts = Counter(identifier for identifier in written if identifier)
     duplicated = frozenset(identifier for identifier, count in counts.items() if count > 1)
@@ -155,11 +166,14 @@ def plan_loaded_ids(
             ids.append(identifier)
             kinds.append("file")
             continue
-        attempt = 0
-        while (new := derived_id(origins[index], attempt)) in used:
-            attempt += 1
-        used.add(new)
-        ids.append(new)
+        if derive:
+            attempt = 0
+            while (new := derived_id(origins[index], attempt)) in used:
+                attempt += 1
+            used.add(new)
+            ids.append(new)
+        else:
+            ids.append(UNSETTLED)
         if identifier:
             kinds.append("repaired")
             repairs.append((index, identifier))

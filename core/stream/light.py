@@ -11,7 +11,6 @@ the error. Its results equal the full load's (``tests/agreement``): the turns' f
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +20,7 @@ from msgspec import UnsetType
 
 from turnmark.core.stream.codec import EVENT_TAGS, wrapper_ids
 from turnmark.core.stream.entries import IdOrigin
-from turnmark.core.stream.event_ids import derived_id, entry_origins, plan_loaded_ids
+from turnmark.core.stream.event_ids import UNSETTLED, derived_id, entry_origins, plan_loaded_ids
 from turnmark.core.stream.payloads import LINKABLE_TAGS
 from turnmark.core.stream.storage_encoding import decode_string
 from turnmark.core.stream.timestamps import is_timestamp
@@ -182,11 +181,6 @@ def _elements(events: bytes, base_config: bytes | None) -> tuple[list[_Entry], b
     return entries[1:], True
 
 
-UNSETTLED = ""
-"""The ID of an entry whose ID a read without ``ids`` did not settle (never an event ID, never a link's target:
-an empty ``request_id`` binds nothing)."""
-
-
 def read_light(
     events: bytes, base_config: bytes | None, conversation: str = "", *, ids: bool = True
 ) -> LightStream | None:
@@ -240,44 +234,23 @@ def _read(events: bytes, base_config: bytes | None, conversation: str, ids: bool
                 stand_ins.add(position)
             elif isinstance(value, str) and value:
                 odd.add(value)
-    if not ids:
-        settled, origin_of, duplicated = _written_only(written)
-        first = UNSETTLED if _request_first(tags) else None
-    else:
+    if ids:
         reserved = {link for link in links if link is not None} | odd
         complete = all(written) and len(set(written)) == len(written)
         identities = _identities(entries, tags)
         origins = [] if complete else entry_origins(conversation, identities)
         plan = plan_loaded_ids(written, origins, reserved=reserved)
-        settled, duplicated = plan.ids, plan.duplicated
-        origin_of = [
-            "stand_in" if origin == "assigned" and position in stand_ins else origin
-            for position, origin in enumerate(plan.origins)
-        ]
         first = _first_turn_start(tags, identities, set(plan.ids) | reserved, conversation)
-    turns = _turns(entries, tags, settled, origin_of)
-    triples = tuple(zip(settled, tags, links, strict=True))
-    return LightStream(legacy, len(entries), turns, triples, duplicated, first)
-
-
-def _written_only(written: list[str | None]) -> tuple[tuple[str, ...], list[IdOrigin], frozenset[str]]:
-    """``plan_loaded_ids`` without deriving: each written ID where the plan keeps it (its first copy), else
-    ``UNSETTLED``; the origins as the plan's, ``assigned`` for any derived one."""
-    if not any(written):
-        return (UNSETTLED,) * len(written), ["assigned"] * len(written), frozenset()
-    counts = Counter(identifier for identifier in written if identifier)
-    seen: set[str] = set()
-    settled: list[str] = []
-    origins: list[IdOrigin] = []
-    for identifier in written:
-        if identifier and identifier not in seen:
-            seen.add(identifier)
-            settled.append(identifier)
-            origins.append("file")
-        else:
-            settled.append(UNSETTLED)
-            origins.append("assigned")
-    return tuple(settled), origins, frozenset(identifier for identifier, count in counts.items() if count > 1)
+    else:
+        plan = plan_loaded_ids(written, [], derive=False)
+        first = UNSETTLED if _request_first(tags) else None
+    origin_of: list[IdOrigin] = [
+        "stand_in" if origin == "assigned" and position in stand_ins else origin
+        for position, origin in enumerate(plan.origins)
+    ]
+    turns = _turns(entries, tags, plan.ids, origin_of)
+    triples = tuple(zip(plan.ids, tags, links, strict=True))
+    return LightStream(legacy, len(entries), turns, triples, plan.duplicated, first)
 
 
 def _request_first(tags: list[str]) -> bool:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from tests.support.streams import TS, load, message, raw, request, stream_of
 from turnmark.core.errors import IdSourceExhausted
 from turnmark.core.stream.event_ids import (
+    UNSETTLED,
     derived_id,
     entry_origins,
     fresh_id,
@@ -181,6 +182,14 @@ def test_plan_reports_what_load_did() -> None:
     assert plan.origins == ("file", "assigned", "repaired", "file", "repaired")
     assert plan.duplicated == frozenset({"a", "b"})
     assert plan.repairs == ((2, "a"), (4, "b"))
+
+
+def test_a_plan_without_deriving_keeps_the_same_ids_and_settles_no_other() -> None:
+    written: list[str | None] = ["a", None, "a", "b", "b"]
+    plan = plan_loaded_ids(written, [], derive=False)
+    assert plan.ids == ("a", UNSETTLED, UNSETTLED, "b", UNSETTLED)
+    whole = plan_loaded_ids(written, ["o0", "o1", "o2", "o3", "o4"])
+    assert (plan.origins, plan.duplicated, plan.repairs) == (whole.origins, whole.duplicated, whole.repairs)
 
 
 def test_ids_inside_the_raw_fields_of_a_new_payload_are_dropped() -> None:
