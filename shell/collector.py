@@ -3,10 +3,12 @@
 Loading, planning, labelling and saving a conversation allocate millions of objects that hold no
 reference cycles; each full collection the collector makes meanwhile walks every one of them, so a
 conversation of 10x the turns cost 25x the time with it and 12x without. Pauses are counted across
-threads: the first turns the collector off, the last one to end restores it as it was.
+threads: the first turns the collector off, the last one to end restores it as it was. A forked child (a
+worker) starts with no pause and the collector on, as a fresh process does.
 """
 
 import gc
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -17,6 +19,12 @@ class _Collector:
         self._lock = threading.Lock()
         self._pauses = 0
         self._was_enabled = False
+
+    def forked(self) -> None:
+        """In a forked child: no pause (the parent's do not go on here), the collector on."""
+        self._lock = threading.Lock()
+        self._pauses = 0
+        gc.enable()
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -35,6 +43,7 @@ class _Collector:
 
 
 _COLLECTOR = _Collector()
+os.register_at_fork(after_in_child=_COLLECTOR.forked)
 
 
 def collector_paused() -> AbstractContextManager[None]:

@@ -1,14 +1,16 @@
 """The worker processes behind ``parallel.each``: loaded only when a run has enough work for them.
 
-Workers are started fresh (``spawn``: a watcher's threads are never forked) and ignore Ctrl-C from their first
-instruction: they are started with SIGINT blocked (a signal mask survives fork and exec, and Python never
-unblocks it), so a Ctrl-C to the process group while they start cannot kill one half-started. The parent notes
-it (a SIGINT that came while it was blocked is delivered when the workers are up; it is never raised inside
-the pool's own calls), hands out no more work, waits for the few items already handed out (at most ``AHEAD``
-hand-outs per worker: 4 items, or 4 chunks of a caller's ``chunk``), each of which a worker finishes whole, as
-a single process would, gives their results back, and raises it once the pool is gone. After an error too,
-those items are waited for, never cancelled: on CPython before 3.11.3 (Debian 12's 3.11.2) a cancelled item
-can leave the pool's shutdown waiting for ever (python/cpython#94440).
+Workers are forked where this process runs no other thread (they start at once, with the modules it has
+loaded), else started fresh (``spawn``: a thread's held locks, a watcher's, are never copied into a worker).
+They ignore Ctrl-C from their first instruction and take SIGTERM and SIGHUP as a fresh process does: they
+are started with SIGINT blocked (a signal mask survives fork and exec, and Python never unblocks it), so a
+Ctrl-C to the process group while they start cannot kill one half-started. The parent notes it (a SIGINT that
+came while it was blocked is delivered when the workers are up; it is never raised inside the pool's own
+calls), hands out no more work, waits for the few items already handed out (at most ``AHEAD`` hand-outs per
+worker: 4 items, or 4 chunks of a caller's ``chunk``), each of which a worker finishes whole, as a single
+process would, gives their results back, and raises it once the pool is gone. After an error too, those items
+are waited for, never cancelled: on CPython before 3.11.3 (Debian 12's 3.11.2) a cancelled item can leave the
+pool's shutdown waiting for ever (python/cpython#94440).
 """
 
 from __future__ import annotations
@@ -35,8 +37,19 @@ AHEAD = 4
 after Ctrl-C)."""
 
 
-def _ignore_interrupts() -> None:
+def start_method() -> str:
+    """``fork`` while only this thread runs (where the system forks), else ``spawn``."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return "fork"
+    return "spawn"
+
+
+def _worker_signals() -> None:
+    """A worker's signals: Ctrl-C ignored, the others as a fresh process has them (a forked worker would
+    otherwise keep the handlers of this process: a SIGTERM from the pool must end it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for other in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(other, signal.SIG_DFL)
 
 
 @contextmanager
@@ -83,12 +96,12 @@ def results(work: Callable[[T], R], items: Sequence[T], workers: int, chunk: int
     a time (for quick items: the pool's own cost per hand-out is about 0.1 ms). After a Ctrl-C nothing more is
     handed out; the items already handed out are finished and come back (their work is done: a catch-up's files
     are written), then it is raised as ``KeyboardInterrupt`` once the pool is gone."""
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context(start_method())
     noted: list[int] = []
     try:
         with (
             _interrupts_noted(noted),
-            ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_interrupts) as pool,
+            ProcessPoolExecutor(workers, mp_context=context, initializer=_worker_signals) as pool,
         ):
             waiting: deque[Future[tuple[list[R], Exception | None]]] = deque()
             rest: Iterator[Sequence[T]] = (items[start : start + chunk] for start in range(0, len(items), chunk))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ from tests.conftest import REPO
 from turnmark.core.search.scopes import DEFAULT_SCOPES
 from turnmark.core.search.terms import parse_query
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.shell import collector
 from turnmark.shell.errors import WorkerDied
 from turnmark.shell.storage.cache_db import cache_path
 from turnmark.shell.storage.workspace import list_conversations, require_workspace
@@ -25,8 +27,69 @@ from turnmark.shell.usecases import finding, listing, parallel, summarize_all, w
 from turnmark.shell.usecases.catchup_report import CatchupOptions
 
 
+@pytest.fixture(autouse=True, params=["fork", "spawn"])
+def started_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test with forked workers and with fresh ones (a process with other threads running)."""
+    monkeypatch.setattr(worker_pool, "start_method", lambda: request.param)
+    return str(request.param)
+
+
 def whose(item: int) -> tuple[int, int]:
     return item, os.getpid()
+
+
+def whose_slowly(item: int) -> tuple[int, int]:
+    time.sleep(0.002)
+    return item, os.getpid()
+
+
+def signals_and_collector(item: int) -> tuple[object, object, bool]:
+    with collector.collector_paused():
+        paused = gc.isenabled()
+    return signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT), gc.isenabled() and not paused
+
+
+def terminate_at_seven(item: int) -> int:
+    if item == 7:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    return item
+
+
+START_METHODS = """
+import threading
+from turnmark.shell.usecases import worker_pool
+alone = worker_pool.start_method()
+stop = threading.Event()
+other = threading.Thread(target=stop.wait)
+other.start()
+print(alone, worker_pool.start_method())
+stop.set()
+"""
+
+
+def test_workers_are_forked_only_while_no_other_thread_runs() -> None:
+    ran = subprocess.run([sys.executable, "-c", START_METHODS], capture_output=True, text=True, check=True, cwd=REPO)
+    assert ran.stdout.split() == ["fork", "spawn"]
+
+
+def test_a_worker_has_the_signals_and_collector_of_a_fresh_process() -> None:
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with collector.collector_paused():
+            results = list(parallel.each(signals_and_collector, range(40), jobs=2))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert set(results) == {(signal.SIG_DFL, signal.SIG_IGN, True)}
+
+
+def test_a_worker_ended_by_sigterm_is_one_error_even_where_this_process_ignores_it() -> None:
+    previous = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with pytest.raises(WorkerDied, match="--jobs 1"):
+            list(parallel.each(terminate_at_seven, range(40), jobs=2))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def refuse_seven(item: int) -> int:
@@ -43,7 +106,7 @@ def test_workers_share_the_items_and_keep_their_order() -> None:
 
 @pytest.mark.parametrize("chunk", [2, 7, parallel.QUICK])
 def test_items_handed_out_in_chunks_come_back_each_once_in_order(chunk: int) -> None:
-    results = list(parallel.each(whose, range(103), jobs=2, chunk=chunk))
+    results = list(parallel.each(whose_slowly, range(103), jobs=2, chunk=chunk))
     assert [item for item, _ in results] == list(range(103))
     assert len({pid for _, pid in results}) == 2
 
@@ -164,7 +227,8 @@ CTRL_C = """
 import sys
 from functools import partial
 from tests.shell.usecases.test_parallel import mark
-from turnmark.shell.usecases import parallel
+from turnmark.shell.usecases import parallel, worker_pool
+worker_pool.start_method = lambda: sys.argv[2]
 taken = 0
 try:
     for item in parallel.each(partial(mark, sys.argv[1]), range(400), jobs=2):
@@ -175,9 +239,9 @@ except KeyboardInterrupt:
 """
 
 
-def test_ctrl_c_stops_the_workers_after_what_they_were_handed(tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_workers_after_what_they_were_handed(tmp_path: Path, started_by: str) -> None:
     runner = subprocess.Popen(
-        [sys.executable, "-c", CTRL_C, str(tmp_path)],
+        [sys.executable, "-c", CTRL_C, str(tmp_path), started_by],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
