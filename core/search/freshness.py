@@ -53,9 +53,21 @@ def freshness(stored: FileIdentity | None, checked_ns: int, current: FileIdentit
         return Freshness.SAME if stored is None and current is None else Freshness.CHANGED
     if current.size != stored.size:
         return Freshness.CHANGED
-    if current == stored and max(current.mtime_ns, current.ctime_ns) < checked_ns - RACY_NS:
+    if current == stored and settled(current, checked_ns):
         return Freshness.SAME
     return Freshness.VERIFY
+
+
+def settled(identity: FileIdentity, checked_ns: int) -> bool:
+    """A file looked at ``checked_ns`` as ``identity`` was last changed well before: found the same later, it
+    is trusted without its bytes (else its bytes are what proves it).
+
+    >>> settled(FileIdentity(1, 7, 120, 1_000_000_000_000), 1_100_000_000_000)
+    True
+    >>> settled(FileIdentity(1, 7, 120, 1_000_000_000_000, 1_099_000_000_000), 1_100_000_000_000)
+    False
+    """
+    return max(identity.mtime_ns, identity.ctime_ns) < checked_ns - RACY_NS
 
 
 def combined(decisions: list[Freshness]) -> Freshness:

@@ -121,7 +121,8 @@ def describe(path: Path, error: StreamError) -> str:
 
 
 class Digests(NamedTuple):
-    """The SHA-256 of the files a read took (``None``: a file that is not there)."""
+    """The SHA-256 of the files a read took (``None``: a file that is not there; ``events`` ``""``: not hashed,
+    a listing's read, whose row is then trusted by the file's identity alone)."""
 
     events: str
     metadata: str | None
@@ -207,12 +208,15 @@ class ReadFacts:
         return self.facts.legacy
 
 
-def read_facts(ref: ConversationRef, new_id: IdSource, *, digest: bool = False, ids: bool = True) -> ReadFacts:
+def read_facts(
+    ref: ConversationRef, new_id: IdSource, *, digests: bool = False, hash_events: bool = True, ids: bool = True
+) -> ReadFacts:
     """A conversation's facts, read lightly (``light_facts``: one pass over the bytes, only the fields they
     come from; without ``ids``, the turns' IDs left unsettled: the listing needs only its counts); a file the
     light reader leaves is loaded whole, which says what is wrong with it or gives the same facts the long way.
-    ``ConversationError`` as ``read_conversation``."""
-    events_path, events, sha256, base_config = _read_files(ref, digest)
+    With ``digests``, the SHA-256 of the files read; without ``hash_events`` not of ``events.json``
+    (``Digests``). ``ConversationError`` as ``read_conversation``."""
+    events_path, events, sha256, base_config = _read_files(ref, digests and hash_events)
     with collector_paused():
         facts = light_facts(events, base_config, ref.display_id, ids=ids)
         if facts is None:
@@ -220,8 +224,10 @@ def read_facts(ref: ConversationRef, new_id: IdSource, *, digest: bool = False, 
             del events
             facts = facts_of(_settled(ref, read, new_id))
             del read
-    metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config)
-    return ReadFacts(ref, events_path.parent, sha256, facts, metadata, metadata_error, digests)
+    if digests and not hash_events:
+        sha256 = ""
+    metadata, metadata_error, taken = _metadata_and_digests(ref, sha256, base_config)
+    return ReadFacts(ref, events_path.parent, sha256 or None, facts, metadata, metadata_error, taken)
 
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 
 class Identity(NamedTuple):
-    """A file as it was read: its identity and the hash of its bytes."""
+    """A file as it was read: its identity and the hash of its bytes (``""``: not hashed, a listing's read:
+    the row holds while the identity does; a new identity is read again, never taken for the same bytes)."""
 
     file: FileIdentity
     sha256: str
@@ -154,11 +155,14 @@ def file_hash(path: Path) -> str | None:
 
 
 def same_bytes(row: ConversationRow, seen: Look) -> bool:
+    """The files hold the bytes ``row`` was taken from (never so for a file it did not hash)."""
     pairs = (
         (row.events, seen.events_path),
         (row.metadata, seen.metadata_path),
         (row.base_config, seen.base_config_path),
     )
+    if any(identity is not None and not identity.sha256 for identity, _ in pairs):
+        return False
     return all((identity.sha256 if identity else None) == file_hash(path) for identity, path in pairs)
 
 
@@ -177,7 +181,7 @@ def identities(seen: Look, digests: Digests | None = None) -> tuple[Identity | N
             _identified(seen.base_config, seen.base_config_path),
         )
     return (
-        _identified(seen.events, seen.events_path, digests.events),
+        Identity(seen.events, digests.events) if seen.events else None,
         _identified(seen.metadata, seen.metadata_path, digests.metadata or ""),
         _identified(seen.base_config, seen.base_config_path, digests.base_config or ""),
     )

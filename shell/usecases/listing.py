@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
+from turnmark.core.search import freshness
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied, reraise_interrupt
 from turnmark.shell.lazy import lazy_imports
@@ -50,7 +51,9 @@ class Listed:
 
 def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
     """Read one conversation for its row (with ``checks``, ``check``'s full report too); a worker process may
-    run it (the IDs a read assigns in memory never show in a row)."""
+    run it (the IDs a read assigns in memory never show in a row). A settled ``events.json`` is not hashed
+    (a fifth of a cold listing): its row holds while its identity does, and a new identity is read again; a
+    file too young to trust by its identity is, so that the next listing can verify it by its bytes."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
     new_id = entropy.random_event_ids()
@@ -61,7 +64,8 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
             return row_of(
                 loaded, facts.facts_of(stream), seen, checked, link_check.check_report(stream, stream.doubled_keys)
             )
-        read = conversations.read_facts(ref, new_id, digest=True, ids=False)
+        hashed = seen.events is None or not freshness.settled(seen.events, checked)
+        read = conversations.read_facts(ref, new_id, digests=True, hash_events=hashed, ids=False)
         return row_of(read, read.facts, seen, checked)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error))

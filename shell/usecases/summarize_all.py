@@ -138,8 +138,8 @@ class _Plans:
 
     def inputs(self, ref: ConversationRef, row: ConversationRow | None, locked: bool) -> str | None:
         """The digest of what the conversation's plan is made from (``row``: its files, read when jp held the
-        lock or not); ``None`` when it cannot be trusted."""
-        if row is None or row.events is None or row.facts is None:
+        lock or not); ``None`` when it cannot be trusted (a listing's row that did not hash the bytes)."""
+        if row is None or row.events is None or not row.events.sha256 or row.facts is None:
             return None
         base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
         if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:

@@ -5,6 +5,7 @@ generated workspaces, in one process and on workers.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ from tests.agreement.workspaces import (
     workspace_shapes,
     write_workspace,
 )
+from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.errors import ConversationError
 from turnmark.shell.storage import cache_db, workspace_cache
@@ -40,8 +42,20 @@ def cached_rows(root: Path) -> dict[str, ConversationRow]:
 
 
 def comparable(row: ConversationRow) -> ConversationRow:
-    """A row without the time it was taken (a read's, the one compared with: later)."""
-    return row._replace(checked_ns=0, indexed=False, check=None)
+    """A row without the time it was taken (a read's, the one compared with: later) and its events' hash (a
+    listing does not hash them: ``bytes_hashed`` holds what each row says of it)."""
+    events = row.events._replace(sha256="") if row.events is not None else None
+    return row._replace(checked_ns=0, indexed=False, check=None, events=events)
+
+
+def bytes_hashed(row: ConversationRow, always: bool) -> bool:
+    """The row's events hash is the file's, or says it was not taken: a listing (not ``always``) takes it only
+    of a file too young to be trusted by its identity."""
+    if row.events is None:
+        return True
+    data = (Path(row.directory) / "events.json").read_bytes()
+    hashed = always or not freshness.settled(row.events.file, row.checked_ns)
+    return row.events.sha256 == (hashlib.sha256(data).hexdigest() if hashed else "")
 
 
 def forget_cache(root: Path) -> None:
@@ -79,6 +93,8 @@ def agree_on_rows(root: Path, *extra: str) -> None:
     assert set(listed) - set(made) <= repaired, "only a save that repaired IDs leaves its row to a listing"
     for name, row in made.items():
         assert comparable(row) == comparable(listed[name]), name
+        assert bytes_hashed(row, always=True), name
+        assert bytes_hashed(listed[name], always=False), name
     planned = cli("summarize", "--all", "--dry-run", *OFFLINE)
     forget_cache(root)
     assert cli("summarize", "--all", "--dry-run", *OFFLINE) == planned

@@ -3,6 +3,7 @@ and a cache that is gone, damaged or shared is never a wrong answer."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -16,7 +17,7 @@ import pytest
 
 from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import IdSource, sequential_ids
-from turnmark.shell.storage import conversations
+from turnmark.shell.storage import conversations, workspace_cache
 from turnmark.shell.storage.cache_db import SCHEMA_VERSION, cache_path
 from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
 from turnmark.shell.storage.workspace import ConversationRef, list_conversations, require_workspace
@@ -40,9 +41,11 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> Reads:
 
     light = conversations.read_facts
 
-    def counting_light(ref: ConversationRef, new_id: IdSource, digest: bool = False, ids: bool = True) -> ReadFacts:
+    def counting_light(
+        ref: ConversationRef, new_id: IdSource, digests: bool = False, hash_events: bool = True, ids: bool = True
+    ) -> ReadFacts:
         seen.append(ref.display_id)
-        return light(ref, new_id, digest=digest, ids=ids)
+        return light(ref, new_id, digests=digests, hash_events=hash_events, ids=ids)
 
     monkeypatch.setattr(conversations, "read_conversation", counting)
     monkeypatch.setattr(conversations, "read_facts", counting_light)
@@ -140,14 +143,19 @@ def test_an_in_place_rewrite_with_size_and_mtime_restored_is_seen(settled: Path,
     assert after["jp-c17790000000"]["title"] == title.upper()
 
 
-def test_a_copy_with_the_same_mtime_is_hashed_and_read_only_when_its_bytes_differ(settled: Path, reads: Reads) -> None:
+def test_a_copy_with_the_same_mtime_is_read_again_then_trusted_by_its_identity(settled: Path, reads: Reads) -> None:
+    """A listing does not hash ``events.json`` (a fifth of a cold listing): a copy with a new identity is read
+    again, as a changed file is, never taken for the same bytes; then its new row holds."""
     listed(settled)
     reads.clear()
     events = directory_of(settled, "17800000030") / "events.json"
     copy = events.with_name("events.copy")
     shutil.copy2(events, copy)
     os.replace(copy, events)
-    listed(settled)
+    copied = listed(settled)
+    assert reads == ["jp-c17800000030"]
+    reads.clear()
+    assert listed(settled) == copied
     assert reads == []
     data = events.read_bytes()
     copy.write_bytes(data.replace(b'"content": "', b'"content": "X', 1)[: len(data)])
@@ -173,6 +181,19 @@ def test_a_renamed_conversation_is_listed_under_its_new_id_and_a_deleted_one_is_
     with sqlite3.connect(cache_path(require_workspace(settled))) as connection:
         kept = {row[0] for row in connection.execute("SELECT conversation FROM conversations")}
     assert kept == set(after)
+
+
+def test_a_listing_hashes_only_the_events_too_young_to_trust_by_their_identity(settled: Path) -> None:
+    future = 4_000_000_000
+    young = directory_of(settled, "17800000010") / "events.json"
+    os.utime(young, (future, future))
+    listed(settled)
+    with sqlite3.connect(cache_path(require_workspace(settled))) as connection:
+        rows = workspace_cache.stored(connection)
+    hashes = {name: row.events.sha256 for name, row in rows.items() if row.events is not None}
+    assert hashes.pop("jp-c17800000010") == hashlib.sha256(young.read_bytes()).hexdigest()
+    assert hashes
+    assert set(hashes.values()) == {""}
 
 
 def test_clock_skew_is_hashed_never_trusted(workspace: Path, reads: Reads) -> None:
