@@ -17,11 +17,9 @@ from dataclasses import dataclass
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.turns import Turn, TurnFacts, summary_source
-from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.fingerprint import transcript_fingerprint, turn_fingerprint
 from turnmark.core.summaries.labels import EXTRACTIVE, USER, ensure_first_turn_start, label_turns
 from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
-from turnmark.core.summaries.request import PROMPT_TOKENS
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, turn_transcript
 from turnmark.core.summaries.waiting import Waiting
 
@@ -147,6 +145,8 @@ def plan_summaries(candidates: tuple[Candidate, ...], context_window: int | None
     >>> [c.turn_id for c in packing.packed], [(c.turn_id, why) for c, why in packing.left_out], packing.budget
     (['e000004'], [('e000001', 'batch_full')], 6806)
     """
+    from turnmark.core.summaries.request import PROMPT_TOKENS  # the prompt's module, only where one is planned
+
     return pack(candidates, request_budget(context_window, PROMPT_TOKENS, batch_size), batch_size)
 
 
@@ -171,6 +171,8 @@ def extractive_answer(
     >>> extractive_answer(stream, ("e000001", "e000004"))
     '{"summaries": {"e000001": "Fix the build", "e000004": "Add a test for the parser"}}'
     """
+    from turnmark.core.summaries.extractive import extractive_labels  # the labeller, only where it answers
+
     if labels is None or known is None:
         turns = stream.turns()
         labels = extractive_labels(turns, excluded_ids(stream)) if labels is None else labels

@@ -1,6 +1,7 @@
 """Read commands and ``--help`` import nothing they do not use: no HTTP client, no watcher, no
 progress bars (rich's consoles; its package's own small ``__init__`` loads on the way to them), no
-pydantic (typer's own coercion imports it; turnmark's plain coercion does not)."""
+pydantic (typer's own coercion imports it; turnmark's plain coercion does not), no offline labeller or
+summary prompt."""
 
 import subprocess
 import sys
@@ -17,6 +18,8 @@ HEAVY = (
     "tomli_w",
     "turnmark.shell.usecases.query",
     "turnmark.shell.usecases.watcher",
+    "turnmark.core.summaries.extractive",
+    "turnmark.core.summaries.request",
 )
 
 STREAM = ("returns.result", "msgspec", "pyrsistent", "turnmark.core.stream.conversation_stream")
