@@ -373,7 +373,9 @@ def fence(text: str, char: str = "`") -> str:
     >>> fence("no ticks"), fence("a ```` b")
     ('```', '`````')
     """
-    longest = max((len(run) for run in re.findall(re.escape(char) + "+", text)), default=0)
+    if char * 3 not in text:
+        return char * 3
+    longest = max(len(run) for run in re.findall(re.escape(char) + "+", text))
     return char * max(3, longest + 1)
 
 

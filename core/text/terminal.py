@@ -15,6 +15,7 @@ _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069{_S
 _UNSAFE_IN_JSON = re.compile(f"[\x7f-\x9f\u202a-\u202e\u2066-\u2069{_SURROGATES}]")
 _NOT_UTF8 = re.compile(f"[{_SURROGATES}]")
 _ESCAPED_BYTES = range(0xDC80, 0xDD00)
+_SAFE_ASCII = bytes([9, 10, *range(32, 127)])
 
 
 def _shown(character: str) -> str:
@@ -27,12 +28,16 @@ def _shown(character: str) -> str:
 def visible(text: str) -> str:
     """``text`` with every C0 control (but line feed and tab), DEL, C1 control, bidi control and lone
     surrogate escaped."""
+    if text.isascii() and not text.encode("ascii").translate(None, _SAFE_ASCII):
+        return text
     return _UNSAFE.sub(lambda match: _shown(match.group()), text)
 
 
 def json_escaped(document: str) -> str:
     """A JSON document with DEL, C1, bidi controls and lone surrogates written as ``\\uXXXX`` (C0 is
     already escaped)."""
+    if document.isascii() and "\x7f" not in document:
+        return document
     return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", document)
 
 

@@ -1,8 +1,9 @@
 """``turnmark show``: a conversation rendered to read or share.
 
 The view and the Markdown, HTML and JSON documents come from the core (``core/rendering``), the
-terminal's text from ``terminal_text`` (rich, loaded only for it). ``export`` writes a document to a
-file of the user's choosing through the safe-write path (never through a link, atomically).
+terminal's text from ``terminal_text``; each format's renderer is loaded only when it is asked for.
+``export`` writes a document to a file of the user's choosing through the safe-write path (never through a
+link, atomically).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import Literal
 from returns.result import Result
 
 from turnmark.core.errors import TurnSelectionError
-from turnmark.core.rendering import html_page, markdown_export
 from turnmark.core.rendering.shown import (
     ShownConversation,
     ShownStream,
@@ -33,6 +33,7 @@ from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import files
 
 with lazy_imports():
+    from turnmark.core.rendering import html_page, markdown_export
     from turnmark.shell.usecases import terminal_text
 
 ShowFormat = Literal["text", "md", "html", "json"]

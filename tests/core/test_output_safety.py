@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from tests.support.streams import load
 from turnmark.core.links.check import check_report
+from turnmark.core.text import terminal
 from turnmark.core.text.redaction import MASK, key_runs, redact
 from turnmark.core.text.terminal import json_escaped, not_utf8, visible
 from turnmark.shell.cli.main import Settings, app
@@ -44,6 +45,23 @@ def test_plain_text_and_unicode_are_left_alone() -> None:
     text = "Add retry backoff — ünïcode, emoji 👩‍💻, Arabic مرحبا"
     assert visible(text) == text
     assert json_escaped(json.dumps(text, ensure_ascii=False)) == json.dumps(text, ensure_ascii=False)
+
+
+def _samples() -> list[str]:
+    """Every character of the first 0x3000 and the bidi and surrogate ranges alone, inside ASCII text, and
+    random mixes of ASCII with a few odd characters."""
+    singles = [chr(code) for code in (*range(0x3000), *range(0xD800, 0xE000, 37))]
+    rng = random.Random(97)
+    alphabet = string.printable + "\x00\x07\x1b\x7f\x85\x9b\u202e\u2066é👩\udcff"
+    mixes = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 300))) for _ in range(500)]
+    return [*singles, *(f"plain {char} text" for char in singles), *mixes, base64.b64encode(os.urandom(900)).decode()]
+
+
+def test_the_shortcuts_for_safe_ascii_agree_with_the_long_way() -> None:
+    for text in _samples():
+        assert visible(text) == terminal._UNSAFE.sub(lambda match: terminal._shown(match.group()), text), repr(text)
+        expected = terminal._UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+        assert json_escaped(text) == expected, repr(text)
 
 
 NOT_UTF8 = os.fsdecode(b"17800000010-\xff\xfe")

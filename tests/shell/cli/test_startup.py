@@ -66,6 +66,21 @@ def test_read_commands_stay_light(arguments: tuple[str, ...], workspace) -> None
     assert heavy_modules_after("--workspace", str(workspace), *arguments) == ""
 
 
+RENDERERS = {
+    "text": ("turnmark.core.rendering.terminal_layout", "markdown_it"),
+    "md": ("turnmark.core.rendering.markdown_export",),
+    "html": ("turnmark.core.rendering.html_page", "markdown_it", "pygments.formatters.html"),
+}
+
+
+@pytest.mark.parametrize("output_format", ["text", "md", "html", "json"])
+def test_show_loads_only_its_own_format_s_renderer(output_format: str, workspace) -> None:  # type: ignore[no-untyped-def]
+    names = tuple(sorted({name for modules in RENDERERS.values() for name in modules}))
+    arguments = ("--workspace", str(workspace), "show", "17800000040", "--format", output_format)
+    loaded = set(filter(None, heavy_modules_after(*arguments, names=names).split(",")))
+    assert loaded == set(RENDERERS.get(output_format, ()))
+
+
 def test_the_probe_sees_heavy_modules_when_a_command_uses_them(workspace) -> None:  # type: ignore[no-untyped-def]
     assert "turnmark.shell.usecases.watcher" in heavy_modules_after("--workspace", str(workspace), "watch", "--once")
 
