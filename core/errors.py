@@ -166,3 +166,18 @@ class TurnSelectionError:
 
     def describe(self) -> str:
         return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentRefused:
+    """A history tool's argument that is not a conversation ID or a ``CONV:TURN`` address (a path, ``..``).
+
+    >>> from turnmark.core.rendering.history_tools import conversation_argument
+    >>> conversation_argument("../x").failure().describe()[:34]
+    "not a conversation ID: '../x' (giv"
+    """
+
+    message: str
+
+    def describe(self) -> str:
+        return self.message

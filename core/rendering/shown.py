@@ -445,7 +445,7 @@ def turn_heads(turns: Sequence[Turn]) -> tuple[ShownTurn, ...]:
     heads = []
     for turn in turns:
         row = turn_row(turn)
-        heads.append(ShownTurn(turn.index, turn.id(), _turn_time(turn), row.label, row.label_source, ()))
+        heads.append(ShownTurn(turn.index, turn.id(), turn_time(turn), row.label, row.label_source, ()))
     return tuple(heads)
 
 
@@ -477,7 +477,7 @@ def shown_turns(stream: ConversationStream, turns: Sequence[Turn], options: Show
         yield ShownTurn(
             turn.index,
             turn.id(),
-            _turn_time(turn),
+            turn_time(turn),
             row.label,
             row.label_source,
             tuple(events),
@@ -485,7 +485,8 @@ def shown_turns(stream: ConversationStream, turns: Sequence[Turn], options: Show
         )
 
 
-def _turn_time(turn: Turn) -> str | None:
+def turn_time(turn: Turn) -> str | None:
+    """When the turn happened: the first timestamp of its entries, as written."""
     for entry in turn.entries:
         stamp = getattr(entry.payload, "timestamp", None)
         if isinstance(stamp, str):

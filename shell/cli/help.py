@@ -9,6 +9,7 @@ COMMAND_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Editing", ("edit", "fork", "repair", "strip")),
     ("Asking the assistant", ("query",)),
     ("Keeping summaries current", ("watch",)),
+    ("Serving the assistant", ("mcp",)),
     ("Getting started", ("demo",)),
 )
 
@@ -93,6 +94,13 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("turnmark watch", "Keep the current workspace summarized until Ctrl-C or SIGTERM."),
         ("turnmark watch --once --format json", "Catch up everything now, one JSON object per line logged."),
         ("turnmark watch -w ~/src/app -w ~/src/lib --settle 10", "Watch two workspaces; wait 10 s after changes."),
+    ),
+    "mcp": (
+        ("turnmark mcp", "Serve this workspace's turns to an assistant over stdio (an MCP client starts it)."),
+        (
+            "turnmark -w ~/src/app mcp --max-chars 8000",
+            "Another workspace's turns; answers of at most 8,000 characters.",
+        ),
     ),
     "demo": (
         ("turnmark demo", "Run the tour on a temporary copy; nothing of yours is touched."),

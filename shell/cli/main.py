@@ -8,6 +8,7 @@ from turnmark.shell.cli import querying as cli_query
 from turnmark.shell.cli import reading as cli_inspect
 from turnmark.shell.cli import repairing as cli_repair
 from turnmark.shell.cli import rewriting as cli_edit
+from turnmark.shell.cli import serving as cli_serve
 from turnmark.shell.cli import showing as cli_show
 from turnmark.shell.cli import summarizing as cli_summaries
 from turnmark.shell.cli import watching as cli_watch
@@ -22,6 +23,7 @@ __all__ = [
     "cli_inspect",
     "cli_query",
     "cli_repair",
+    "cli_serve",
     "cli_show",
     "cli_summaries",
     "cli_watch",

@@ -1,0 +1,212 @@
+"""The workspace's history for the assistant: the four tools ``turnmark mcp`` serves, over the workspace.
+
+One ``History`` per server, kept for its life: each call looks at the files again (a conversation JP or
+``watch`` changed since is read again; JP replaces a file by rename, so a read sees the old bytes or the new),
+keeps the last conversation it loaded while its files stay the same, and lists and searches through the
+workspace cache and the search index in the user's cache folder, as ``conversations`` and ``find`` do.
+Nothing is written inside the workspace, and nothing is read but its conversations and JP's user-local
+copies of them. Calls are answered one at a time (a lock), whatever thread the server runs them on.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from returns.result import Failure, Result
+
+from turnmark.core.errors import ArgumentRefused
+from turnmark.core.links.exclusion import excluded_ids
+from turnmark.core.rendering import history_tools
+from turnmark.core.rendering.history_tools import ConversationItem, Hit, ToolAnswer, TurnItem
+from turnmark.core.rendering.shown import turn_time
+from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.json_value import Json
+from turnmark.core.stream.metadata import display_id
+from turnmark.core.stream.turns import Turn, find_turn
+from turnmark.core.summaries.labels import ensure_first_turn_start
+from turnmark.core.summaries.transcript import turn_transcript
+from turnmark.core.summaries.turn_rows import turn_row
+from turnmark.core.text.terminal import visible
+from turnmark.shell.errors import ConversationError, QueryError, SearchUnavailable, TurnmarkError
+from turnmark.shell.secrets import redacted
+from turnmark.shell.storage import conversations, workspace_cache
+from turnmark.shell.storage.conversations import LoadedConversation
+from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
+from turnmark.shell.usecases import finding, listing
+
+T = TypeVar("T")
+Note = Callable[[str], None]
+
+MAX_LIMIT = 200
+"""The most conversations or hits one call lists."""
+
+
+class NotAnswered(TurnmarkError):
+    """What a tool call cannot answer (an unknown conversation or turn, a refused argument, a bad query); the
+    message says what exists and how to list it."""
+
+
+@dataclass
+class _Kept:
+    look: workspace_cache.Look
+    loaded: LoadedConversation
+
+
+class History:
+    """The tools' answers for ``workspace``; ``limit``: the most characters of any answer."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        new_id: IdSource,
+        *,
+        jobs: int | None = None,
+        limit: int = history_tools.RESULT_CHARS,
+        note: Note = lambda _line: None,
+    ) -> None:
+        self.workspace = workspace
+        self.new_id = new_id
+        self.jobs = jobs
+        self.limit = limit
+        self.note = note
+        self._lock = threading.Lock()
+        self._kept: _Kept | None = None
+
+    def list_conversations(self, limit: int = 20, query: str | None = None) -> ToolAnswer:
+        with self._lock:
+            found = listing.list_workspace(self.workspace, self.note, jobs=self.jobs)
+            items = [_conversation_item(listed) for listed in found]
+            if query:
+                wanted = query.casefold()
+                items = [item for item in items if wanted in f"{item.id} {item.title or ''}".casefold()]
+            items.sort(key=lambda item: (item.last_active or "", item.id), reverse=True)
+            return _clean(history_tools.conversations_answer(items[: _bounded(limit)], len(items), self.limit))
+
+    def list_turns(self, conversation: str, first: int = 0) -> ToolAnswer:
+        with self._lock:
+            ref = self._ref(_argument(history_tools.conversation_argument(conversation)))
+            loaded = self._load(ref)
+            items = [_turn_item(ref.id, turn) for turn in loaded.stream.turns()]
+            return _clean(history_tools.turns_answer(ref.display_id, loaded.title, items, max(0, first), self.limit))
+
+    def find_turns(
+        self, query: str, limit: int = 10, conversation: str | None = None, scope: str | None = None
+    ) -> ToolAnswer:
+        with self._lock:
+            refs = None
+            if conversation is not None:
+                refs = [self._ref(_argument(history_tools.conversation_argument(conversation)))]
+            try:
+                options = finding.find_options(
+                    query, scope, regex=False, since=None, limit=_bounded(limit), jobs=self.jobs
+                )
+                result = finding.search(self.workspace, query, options, self.new_id, refs=refs, note=self.note)
+            except (QueryError, SearchUnavailable) as error:
+                raise NotAnswered(
+                    f"{error} (the query language is turnmark find's: see `turnmark find --help`)"
+                ) from None
+            hits = [_hit(hit) for hit in result.hits]
+            return _clean(history_tools.hits_answer(query, hits, result.total, self.limit))
+
+    def read_turn(self, turn: str, max_chars: int = history_tools.READ_CHARS, start: int = 0) -> ToolAnswer:
+        with self._lock:
+            conversation, wanted = _argument(history_tools.turn_argument(turn))
+            ref = self._ref(conversation)
+            stream = self._load(ref).stream
+            found = find_turn(stream.turns(), wanted)
+            if found is None:
+                raise NotAnswered(
+                    f"no turn {wanted!r} in {ref.display_id} (list_turns with conversation={ref.display_id!r} "
+                    "lists its turns)"
+                )
+            item = _turn_item(ref.id, found)
+            prepared = ensure_first_turn_start(stream)
+            transcript = turn_transcript(prepared.turns()[found.index], excluded_ids(prepared))
+            room = max(200, min(max_chars, self.limit - 1_000))
+            return _clean(history_tools.turn_answer(item, transcript, max(0, start), room))
+
+    def _ref(self, conversation: int) -> ConversationRef:
+        for ref in list_conversations(self.workspace):
+            if ref.id == conversation:
+                return ref
+        raise NotAnswered(
+            f"no conversation {display_id(conversation)} in this workspace (list_conversations lists them)"
+        )
+
+    def _load(self, ref: ConversationRef) -> LoadedConversation:
+        """The conversation as its files are now: the one kept while they stay the same, else read again (once
+        more after a moment when a file is replaced while it is read)."""
+        look = workspace_cache.look(ref)
+        kept = self._kept
+        if kept is not None and kept.loaded.ref.id == ref.id and kept.look == look:
+            return kept.loaded
+        self._kept = None
+        try:
+            loaded = conversations.read_conversation(ref, self.new_id)
+        except ConversationError as error:
+            if workspace_cache.look(ref) == look:
+                raise NotAnswered(str(error)) from error
+            return self._load(self._ref(ref.id))
+        if workspace_cache.look(ref) == look:
+            self._kept = _Kept(look, loaded)
+        return loaded
+
+
+def _argument(result: Result[T, ArgumentRefused]) -> T:
+    if isinstance(result, Failure):
+        raise NotAnswered(result.failure().describe())
+    return result.unwrap()
+
+
+def _bounded(limit: int) -> int:
+    return max(1, min(limit, MAX_LIMIT))
+
+
+def _conversation_item(listed: listing.Listed) -> ConversationItem:
+    row = listed.row
+    return ConversationItem(
+        listed.ref.display_id,
+        row.title,
+        row.last_activated_at,
+        row.turns,
+        row.summarized_turns,
+        row.problem if row.problem is not None or row.facts is None else None,
+    )
+
+
+def _turn_item(conversation: int, turn: Turn) -> TurnItem:
+    row = turn_row(turn)
+    name = row.id if row.id is not None else str(turn.index)
+    return TurnItem(
+        history_tools.address(conversation, name), turn.index, row.id, turn_time(turn), row.label, row.label_source
+    )
+
+
+def _hit(hit: finding.Hit) -> Hit:
+    line = hit.line
+    name = line.turn_id if line.turn_id is not None else str(line.turn_index)
+    turn = TurnItem(
+        f"{line.conversation}:{name}", line.turn_index, line.turn_id, line.date, line.label, line.label_source
+    )
+    return Hit(turn, line.title, hit.snippet.text if hit.snippet else None, hit.score)
+
+
+def _clean(answer: ToolAnswer) -> ToolAnswer:
+    """The answer with every form of a remembered key redacted, in its text and its data, and no control
+    character raw in the data either."""
+    data = _safe(answer.data)
+    assert isinstance(data, dict)
+    return ToolAnswer(redacted(answer.text), data)
+
+
+def _safe(value: Json) -> Json:
+    if isinstance(value, str):
+        return redacted(visible(value))
+    if isinstance(value, list):
+        return [_safe(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _safe(item) for key, item in value.items()}
+    return value

@@ -1,0 +1,138 @@
+"""``turnmark mcp``: the workspace's history as MCP tools over stdio, on the official ``mcp`` SDK.
+
+Only this command imports the SDK (and pydantic under it). Every tool is read-only; its answer is text a
+model reads well and the same as structured content; what it cannot answer (an unknown conversation or
+turn, an argument that is not an ID or address, a bad query) is a tool error (``isError``) that says what
+exists and how to list it, and the server goes on serving. Malformed messages get JSON-RPC errors from the
+SDK. stdout carries protocol messages only (the SDK moves the process's own stdout to stderr while it
+serves); logs go to stderr. The server stops, exit status 0, when stdin closes, on SIGTERM, SIGHUP and
+Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from typing import Annotated
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from turnmark.core.rendering.history_tools import READ_CHARS, ToolAnswer
+from turnmark.shell.errors import TurnmarkError
+from turnmark.shell.usecases.history import History
+from turnmark.shell.version import VERSION
+
+INSTRUCTIONS = """\
+The history of this workspace's JP conversations, turn by turn. Each turn has an address CONV:TURN \
+(such as jp-c17727484633:k3m9x2a) that stays valid while the conversation is edited, and a one-line \
+summary; a line marked '~' has no summary yet and shows the first line of the turn's request instead. \
+Use find_turns to search every turn (ranked, best first), list_conversations and list_turns to browse, \
+and read_turn to read one turn's transcript (request, tool calls and their outcomes, answers). Read-only."""
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+ConversationArg = Annotated[
+    str, Field(description="A conversation ID as list_conversations shows it, such as jp-c17727484633.")
+]
+
+
+def _result(call: Callable[[], ToolAnswer]) -> CallToolResult:
+    try:
+        answer = call()
+    except TurnmarkError as error:
+        raise ToolError(str(error)) from None
+    return CallToolResult(content=[TextContent(type="text", text=answer.text)], structured_content=answer.data)
+
+
+def history_server(history: History) -> MCPServer:
+    """The MCP server of ``history``'s four tools."""
+    server: MCPServer = MCPServer("turnmark", version=VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
+
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    def list_conversations(
+        limit: Annotated[int, Field(ge=1, le=200, description="How many conversations to list (1-200).")] = 20,
+        query: Annotated[
+            str | None, Field(description="Only conversations whose title or ID contains this text (any case).")
+        ] = None,
+    ) -> CallToolResult:
+        """The workspace's conversations, most recently active first: ID, title, when it was last active, how many
+        turns it has and how many of them are summarized."""
+        return _result(lambda: history.list_conversations(limit, query))
+
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    def list_turns(
+        conversation: ConversationArg,
+        first: Annotated[int, Field(ge=0, description="The first turn to list (0: from the start).")] = 0,
+    ) -> CallToolResult:
+        """One line per turn of a conversation: its CONV:TURN address, when it happened, and its summary (or,
+        marked '~', the first line of its request when it has no summary yet)."""
+        return _result(lambda: history.list_turns(conversation, first))
+
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    def find_turns(
+        query: Annotated[
+            str,
+            Field(
+                description='Words that must all be in the turn; "a phrase", prefix* and -word (leave turns '
+                "with it out) too, the query language of `turnmark find`."
+            ),
+        ],
+        limit: Annotated[int, Field(ge=1, le=200, description="How many hits to return, best first (1-200).")] = 10,
+        conversation: Annotated[
+            str | None, Field(description="Only this conversation (an ID such as jp-c17727484633).")
+        ] = None,
+        scope: Annotated[
+            str | None,
+            Field(
+                description="Where to search, comma-separated: summaries, titles, requests, answers, tools, "
+                "results, reasoning, or all (default: summaries, requests, answers, tools)."
+            ),
+        ] = None,
+    ) -> CallToolResult:
+        """Search every turn of the workspace, ranked best first: each hit with its CONV:TURN address, its
+        summary and the text around the match. Read a hit with read_turn."""
+        return _result(lambda: history.find_turns(query, limit, conversation, scope))
+
+    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    def read_turn(
+        turn: Annotated[
+            str,
+            Field(description="The turn's CONV:TURN address, as list_turns and find_turns show it."),
+        ],
+        max_chars: Annotated[
+            int, Field(ge=200, description="The most characters of the transcript to return.")
+        ] = READ_CHARS,
+        start: Annotated[
+            int, Field(ge=0, description="Where to start in the transcript (to read on after a cut).")
+        ] = 0,
+    ) -> CallToolResult:
+        """One turn's stripped transcript: the request, each tool call with its outcome, and the answers
+        (reasoning left out), with the turn's summary and address. A long transcript is cut; the cut says where
+        to start the next call."""
+        return _result(lambda: history.read_turn(turn, max_chars, start))
+
+    return server
+
+
+def serve(history: History) -> None:
+    """Serve ``history`` on stdin and stdout until stdin closes or a stop signal comes."""
+    server = history_server(history)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+
+            async def stop_on_signal() -> None:
+                with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+                    async for _ in signals:
+                        group.cancel_scope.cancel()
+                        return
+
+            group.start_soon(stop_on_signal)
+            await server.run_stdio_async()
+            group.cancel_scope.cancel()
+
+    anyio.run(main)
