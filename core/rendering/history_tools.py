@@ -20,16 +20,20 @@ from turnmark.core.errors import ArgumentRefused
 from turnmark.core.rendering.shown import minute
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.metadata import display_id, parse_conversation_id
-from turnmark.core.text.summary_text import one_line
+from turnmark.core.text.summary_text import one_line, truncate
 from turnmark.core.text.terminal import visible
 
 RESULT_CHARS = 20_000
 """The most characters any answer holds (``turnmark mcp --max-chars`` may lower or raise it)."""
 READ_CHARS = 8_000
 """What ``read_turn`` gives of a transcript unless asked for more."""
+LINE_CHARS = 300
+"""The most characters of a title, label or summary on one line of an answer."""
 FALLBACK_MARK = "~ "
 """Before a turn's label that is the first line of its request, not a stored summary."""
 FALLBACK_NOTE = "(~ marks a turn with no summary yet: the first line of its request is shown instead)"
+
+READ_HINT = "read_turn(turn=ADDRESS) gives a turn's transcript."
 
 _TURN = re.compile(r"[a-z0-9]{1,16}")
 
@@ -86,7 +90,7 @@ def label_text(label: str | None, source: str | None) -> str:
     """A turn's label as a line shows it: the summary, or ``~`` and the request's first line."""
     if label is None:
         return "(no request in this turn)"
-    shown = visible(label)
+    shown = truncate(visible(label), LINE_CHARS)
     return shown if source == "summary" else FALLBACK_MARK + shown
 
 
@@ -163,7 +167,7 @@ class ConversationItem:
         when = minute(self.last_active) if self.last_active else "-"
         if self.error is not None:
             return f"{self.id}  {when}  unreadable: {visible(self.error)}"
-        title = visible(one_line(self.title)) if self.title else "(untitled)"
+        title = truncate(visible(one_line(self.title)), LINE_CHARS) if self.title else "(untitled)"
         return f"{self.id}  {when}  {self.turns} turns ({self.summarized_turns} summarized)  {title}"
 
     def to_json(self) -> JsonObject:
@@ -230,7 +234,8 @@ def conversations_answer(items: Sequence[ConversationItem], total: int, limit: i
 def turns_answer(conversation: str, title: str | None, items: Sequence[TurnItem], first: int, limit: int) -> ToolAnswer:
     """``list_turns``: one line per turn from turn ``first``, within ``limit`` characters."""
     chosen = items[first:]
-    head = f"{conversation}  {visible(one_line(title)) if title else '(untitled)'}: {len(items)} turns"
+    named = truncate(visible(one_line(title)), LINE_CHARS) if title else "(untitled)"
+    head = f"{conversation}  {named}: {len(items)} turns"
     if first:
         head += f", from turn {first}"
     lines = [item.line() for item in chosen]
@@ -259,26 +264,26 @@ def hits_answer(query: str, hits: Sequence[Hit], total: int, limit: int) -> Tool
     head = f"{len(hits)} of {total} matching turns for {visible(query)!r}, best first:"
     blocks = []
     for rank, hit in enumerate(hits, 1):
-        title = f"  [{visible(one_line(hit.title))}]" if hit.title else ""
+        title = f"  [{truncate(visible(one_line(hit.title)), LINE_CHARS)}]" if hit.title else ""
         block = f"{rank}. {hit.turn.line()}{title}"
         if hit.snippet:
-            block += "\n   " + visible(one_line(hit.snippet))
+            block += "\n   " + truncate(visible(one_line(hit.snippet)), 2 * LINE_CHARS)
         blocks.append(block)
     more = "[cut: more hits than fit; pass a smaller limit]"
-    kept_blocks, kept = bounded_lines(blocks, limit - len(head) - len(FALLBACK_NOTE) - 2, more)
+    kept_blocks, kept = bounded_lines(blocks, limit - len(head) - len(FALLBACK_NOTE) - len(READ_HINT) - 3, more)
     tail = [more] if kept < len(hits) else []
     if any(hit.turn.label_source != "summary" for hit in hits[:kept]):
         tail.append(FALLBACK_NOTE)
-    text = "\n".join([head, *kept_blocks, *tail, "read_turn(turn=ADDRESS) gives a turn's transcript."])
+    text = "\n".join([head, *kept_blocks, *tail, READ_HINT])
     return ToolAnswer(text, {"query": query, "total": total, "hits": [hit.to_json() for hit in hits[:kept]]})
 
 
 def turn_answer(turn: TurnItem, transcript: str, start: int, max_chars: int) -> ToolAnswer:
     """``read_turn``: the turn's line and summary, then its transcript from ``start``, cut at ``max_chars``."""
     summary = (
-        f"summary: {visible(turn.label or '')}"
+        f"summary: {truncate(visible(turn.label or ''), LINE_CHARS)}"
         if turn.label_source == "summary"
-        else "no summary yet; the request's first line: " + visible(turn.label or "(no request)")
+        else "no summary yet; the request's first line: " + truncate(visible(turn.label or "(no request)"), LINE_CHARS)
     )
     head = f"{turn.address}  turn {turn.index}  {minute(turn.when) if turn.when else '-'}\n{summary}"
     piece = cut_text(transcript, max_chars, start)

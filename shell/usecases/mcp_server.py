@@ -11,15 +11,23 @@ Ctrl-C.
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+import threading
 from collections.abc import Callable
 from typing import Annotated
 
 import anyio
+from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from pydantic import Field, ValidationError
 
 from turnmark.core.rendering.history_tools import READ_CHARS, ToolAnswer
 from turnmark.shell.errors import TurnmarkError
@@ -118,9 +126,46 @@ def history_server(history: History) -> MCPServer:
     return server
 
 
+def _refusal(problem: Exception) -> SessionMessage:
+    """The JSON-RPC error for a line that is not a JSON-RPC message (the SDK drops such a line unanswered)."""
+    unparsable = isinstance(problem, ValidationError) and any(e["type"] == "json_invalid" for e in problem.errors())
+    error = (
+        ErrorData(code=PARSE_ERROR, message="Parse error: the line is not JSON")
+        if unparsable
+        else ErrorData(code=INVALID_REQUEST, message="Invalid Request: not a JSON-RPC 2.0 message")
+    )
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
+
+
+async def _answered(
+    wire_in: ReadStream[SessionMessage | Exception],
+    wire_out: WriteStream[SessionMessage],
+    inbound: MemoryObjectSendStream[SessionMessage | Exception],
+) -> None:
+    async with inbound, wire_in:
+        async for item in wire_in:
+            await (wire_out.send(_refusal(item)) if isinstance(item, Exception) else inbound.send(item))
+
+
+STOP_GRACE = 0.3
+"""Seconds a stop signal leaves the server to end by itself: a thread still blocked reading stdin cannot be
+cancelled, so the process then exits (nothing is lost: the tools never write the workspace, and a write to the
+cache an exit cuts short is rolled back by SQLite)."""
+
+
+def _exit_after(seconds: float) -> None:
+    def exit_now() -> None:
+        sys.stderr.flush()
+        os._exit(0)
+
+    timer = threading.Timer(seconds, exit_now)
+    timer.daemon = True
+    timer.start()
+
+
 def serve(history: History) -> None:
     """Serve ``history`` on stdin and stdout until stdin closes or a stop signal comes."""
-    server = history_server(history)
+    lowlevel = history_server(history)._lowlevel_server
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -128,11 +173,15 @@ def serve(history: History) -> None:
             async def stop_on_signal() -> None:
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
                     async for _ in signals:
+                        _exit_after(STOP_GRACE)
                         group.cancel_scope.cancel()
                         return
 
             group.start_soon(stop_on_signal)
-            await server.run_stdio_async()
+            async with stdio_server() as (wire_in, wire_out):
+                send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+                group.start_soon(_answered, wire_in, wire_out, send)
+                await lowlevel.run(receive, wire_out, lowlevel.create_initialization_options())
             group.cancel_scope.cancel()
 
     anyio.run(main)

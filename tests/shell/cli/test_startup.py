@@ -1,7 +1,7 @@
 """Read commands and ``--help`` import nothing they do not use: no HTTP client, no watcher, no
 progress bars (rich's consoles; its package's own small ``__init__`` loads on the way to them), no
 pydantic (typer's own coercion imports it; turnmark's plain coercion does not), no offline labeller or
-summary prompt."""
+summary prompt, no MCP SDK (``turnmark mcp`` alone loads it)."""
 
 import subprocess
 import sys
@@ -20,6 +20,8 @@ HEAVY = (
     "turnmark.shell.usecases.watcher",
     "turnmark.core.summaries.extractive",
     "turnmark.core.summaries.request",
+    "mcp",
+    "turnmark.shell.usecases.mcp_server",
 )
 
 STREAM = ("returns.result", "msgspec", "pyrsistent", "turnmark.core.stream.conversation_stream")
