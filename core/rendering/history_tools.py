@@ -27,6 +27,9 @@ RESULT_CHARS = 20_000
 """The most characters any answer holds (``turnmark mcp --max-chars`` may lower or raise it)."""
 READ_CHARS = 8_000
 """What ``read_turn`` gives of a transcript unless asked for more."""
+WHOLE = 1 << 40
+"""``read_turn``'s transcript keeps each message whole (pages through it by ``start``) rather than cutting out
+its middle as a summary request does."""
 LINE_CHARS = 300
 """The most characters of a title, label or summary on one line of an answer."""
 FALLBACK_MARK = "~ "
@@ -84,6 +87,11 @@ def _clean(value: str) -> bool:
 def address(conversation: int, turn: str) -> str:
     """``jp-c17727484633:k3m9x2a``, as ``find --output ids`` prints a turn."""
     return f"{display_id(conversation)}:{turn}"
+
+
+def data_text(text: str | None, limit: int = LINE_CHARS) -> str | None:
+    """A text of a conversation as structured content carries it: visible, at most ``limit`` characters."""
+    return None if text is None else truncate(visible(text), limit)
 
 
 def label_text(label: str | None, source: str | None) -> str:
@@ -166,18 +174,18 @@ class ConversationItem:
     def line(self) -> str:
         when = minute(self.last_active) if self.last_active else "-"
         if self.error is not None:
-            return f"{self.id}  {when}  unreadable: {visible(self.error)}"
+            return f"{self.id}  {when}  unreadable: {truncate(visible(one_line(self.error)), 2 * LINE_CHARS)}"
         title = truncate(visible(one_line(self.title)), LINE_CHARS) if self.title else "(untitled)"
         return f"{self.id}  {when}  {self.turns} turns ({self.summarized_turns} summarized)  {title}"
 
     def to_json(self) -> JsonObject:
         return {
             "id": self.id,
-            "title": self.title,
-            "last_active": self.last_active,
+            "title": data_text(self.title),
+            "last_active": data_text(self.last_active),
             "turns": self.turns,
             "summarized_turns": self.summarized_turns,
-            "error": self.error,
+            "error": data_text(self.error, 2 * LINE_CHARS),
         }
 
 
@@ -201,8 +209,8 @@ class TurnItem:
             "address": self.address,
             "index": self.index,
             "turn_id": self.turn_id,
-            "when": self.when,
-            "label": self.label,
+            "when": data_text(self.when),
+            "label": data_text(self.label),
             "label_source": self.label_source,
             "summarized": self.label_source == "summary",
         }
@@ -218,7 +226,12 @@ class Hit:
     score: float
 
     def to_json(self) -> JsonObject:
-        return {**self.turn.to_json(), "title": self.title, "snippet": self.snippet, "score": round(self.score, 6)}
+        return {
+            **self.turn.to_json(),
+            "title": data_text(self.title),
+            "snippet": data_text(self.snippet, 2 * LINE_CHARS),
+            "score": round(self.score, 6),
+        }
 
 
 def conversations_answer(items: Sequence[ConversationItem], total: int, limit: int) -> ToolAnswer:
@@ -246,9 +259,11 @@ def turns_answer(conversation: str, title: str | None, items: Sequence[TurnItem]
         tail.append(more_line.format(rest=len(chosen) - kept, next=first + kept))
     if any(item.label_source != "summary" for item in chosen[:kept]):
         tail.append(FALLBACK_NOTE)
+    if first >= len(items) and items:
+        tail.insert(0, f"[no turn from {first}: the conversation has turns 0-{len(items) - 1}]")
     data = {
         "conversation": conversation,
-        "title": title,
+        "title": data_text(title),
         "total_turns": len(items),
         "first": first,
         "turns": [item.to_json() for item in chosen[:kept]],
@@ -259,9 +274,10 @@ def turns_answer(conversation: str, title: str | None, items: Sequence[TurnItem]
 
 def hits_answer(query: str, hits: Sequence[Hit], total: int, limit: int) -> ToolAnswer:
     """``find_turns``: the best hits first, each its line and the text around the match."""
+    asked = data_text(one_line(query)) or ""
     if not hits:
-        return ToolAnswer(f"no turn matches {visible(query)!r}", {"query": query, "total": 0, "hits": []})
-    head = f"{len(hits)} of {total} matching turns for {visible(query)!r}, best first:"
+        return ToolAnswer(f"no turn matches {asked!r}", {"query": asked, "total": 0, "hits": []})
+    head = f"{len(hits)} of {total} matching turns for {asked!r}, best first:"
     blocks = []
     for rank, hit in enumerate(hits, 1):
         title = f"  [{truncate(visible(one_line(hit.title)), LINE_CHARS)}]" if hit.title else ""
@@ -275,22 +291,26 @@ def hits_answer(query: str, hits: Sequence[Hit], total: int, limit: int) -> Tool
     if any(hit.turn.label_source != "summary" for hit in hits[:kept]):
         tail.append(FALLBACK_NOTE)
     text = "\n".join([head, *kept_blocks, *tail, READ_HINT])
-    return ToolAnswer(text, {"query": query, "total": total, "hits": [hit.to_json() for hit in hits[:kept]]})
+    return ToolAnswer(text, {"query": asked, "total": total, "hits": [hit.to_json() for hit in hits[:kept]]})
 
 
 def turn_answer(turn: TurnItem, transcript: str, start: int, max_chars: int) -> ToolAnswer:
-    """``read_turn``: the turn's line and summary, then its transcript from ``start``, cut at ``max_chars``."""
+    """``read_turn``: the turn's line and summary, then its transcript from ``start``, cut at ``max_chars`` (both
+    counted in the transcript as shown: control characters escaped)."""
     summary = (
         f"summary: {truncate(visible(turn.label or ''), LINE_CHARS)}"
         if turn.label_source == "summary"
         else "no summary yet; the request's first line: " + truncate(visible(turn.label or "(no request)"), LINE_CHARS)
     )
     head = f"{turn.address}  turn {turn.index}  {minute(turn.when) if turn.when else '-'}\n{summary}"
-    piece = cut_text(transcript, max_chars, start)
+    shown = visible(transcript)
+    piece = cut_text(shown, max_chars, min(max(0, start), len(shown)))
     parts = [head]
-    if piece.start:
+    if piece.start and not piece.text:
+        parts.append(f"[nothing from character {start:,}: the transcript has {piece.total:,}; read it from start=0]")
+    elif piece.start:
         parts.append(f"[the transcript from character {piece.start:,} of {piece.total:,}]")
-    parts.append(visible(piece.text).rstrip("\n"))
+    parts.append(piece.text.rstrip("\n"))
     if piece.rest:
         parts.append(
             f"[cut: characters {piece.start:,}-{piece.end:,} of {piece.total:,} shown, {piece.rest:,} more; call "
@@ -305,3 +325,15 @@ def turn_answer(turn: TurnItem, transcript: str, start: int, max_chars: int) -> 
         "next": piece.end if piece.rest else None,
     }
     return ToolAnswer("\n".join(parts), data)
+
+
+def clamped(answer: ToolAnswer, limit: int) -> ToolAnswer:
+    """``answer`` with its text at most ``limit`` characters: a last bound, should a part have outgrown its own.
+
+    >>> clamped(ToolAnswer("x" * 50, {}), 40).text
+    'xxxx [cut: the answer outgrew 40 characters]'
+    """
+    if len(answer.text) <= limit:
+        return answer
+    marker = f" [cut: the answer outgrew {limit:,} characters]"
+    return ToolAnswer(answer.text[: max(0, limit - len(marker))] + marker, answer.data)

@@ -133,41 +133,50 @@ def _sha(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
-def _read_files(ref: ConversationRef, digest: bool) -> tuple[Path, bytes, str | None, bytes | None]:
+def _read_files(
+    ref: ConversationRef, digest: bool, follow_links: bool = True
+) -> tuple[Path, bytes, str | None, bytes | None]:
     """The newer copy's ``events.json`` (its path, bytes and, with ``digest``, SHA-256) and the
     ``base_config.json`` beside it."""
     events_path = newest_copy(ref, EVENTS)
-    events = read_file(events_path, EVENTS_LIMIT)
+    events = read_file(events_path, EVENTS_LIMIT, follow_links=follow_links)
     if events is None:
         raise ConversationError(f"{events_path}: cannot read: no such file or directory")
     sha256 = hashlib.sha256(events).hexdigest() if digest else None
-    return events_path, events, sha256, read_file(events_path.parent / BASE_CONFIG, BASE_CONFIG_LIMIT)
+    base_config = read_file(events_path.parent / BASE_CONFIG, BASE_CONFIG_LIMIT, follow_links=follow_links)
+    return events_path, events, sha256, base_config
 
 
 def _metadata_and_digests(
-    ref: ConversationRef, events_sha256: str | None, base_config: bytes | None
+    ref: ConversationRef, events_sha256: str | None, base_config: bytes | None, follow_links: bool = True
 ) -> tuple[Metadata | None, str | None, Digests | None]:
-    metadata, problem, data = _read_metadata(ref)
+    metadata, problem, data = _read_metadata(ref, follow_links)
     digests = Digests(events_sha256, _sha(data), _sha(base_config)) if events_sha256 is not None else None
     return metadata, problem, digests
 
 
 def read_conversation(
-    ref: ConversationRef, new_id: IdSource, lock: ConversationLock | None = None, *, digest: bool = False
+    ref: ConversationRef,
+    new_id: IdSource,
+    lock: ConversationLock | None = None,
+    *,
+    digest: bool = False,
+    follow_links: bool = True,
 ) -> LoadedConversation:
     """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message.
 
     Pass the conversation's held ``lock`` to be able to save what was read, ``digest`` for the SHA-256 of
     the ``events.json`` read. A big file's bytes are let go of as soon as its entries are read (a file up
-    to ``WHOLE_FILE`` keeps them until a save or ``check`` asks for the keys written twice).
+    to ``WHOLE_FILE`` keeps them until a save or ``check`` asks for the keys written twice). Without
+    ``follow_links`` a file that is a link is refused (``ConversationError``).
     """
-    events_path, events, sha256, base_config = _read_files(ref, digest)
+    events_path, events, sha256, base_config = _read_files(ref, digest, follow_links)
     with collector_paused():
         read = _read_entries(events_path, events, base_config)
         del events
         stream = _settled(ref, read, new_id)
         del read
-    metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config)
+    metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config, follow_links)
     return LoadedConversation(ref, events_path.parent, sha256, stream, metadata, metadata_error, lock, digests)
 
 
@@ -235,10 +244,10 @@ def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:
     return _read_metadata(ref)[:2]
 
 
-def _read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None, bytes | None]:
+def _read_metadata(ref: ConversationRef, follow_links: bool = True) -> tuple[Metadata | None, str | None, bytes | None]:
     path = newest_copy(ref, METADATA)
     try:
-        data = read_file(path, METADATA_LIMIT)
+        data = read_file(path, METADATA_LIMIT, follow_links=follow_links)
     except FileFault as fault:
         return None, str(fault), None
     if data is None:

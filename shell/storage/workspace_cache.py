@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -416,12 +416,26 @@ def _row(values: Sequence[Any]) -> ConversationRow:
     )
 
 
-def stored(connection: sqlite3.Connection, only: str | None = None) -> dict[str, ConversationRow]:
-    """Every conversation the cache holds (or the one ``only`` names), by display ID; a row whose values are not
-    of their columns' types is left out (its conversation is read again and the row replaced)."""
+def stored(
+    connection: sqlite3.Connection, only: str | None = None, *, among: Collection[str] | None = None
+) -> dict[str, ConversationRow]:
+    """Every conversation the cache holds (or the one ``only`` names, or those of ``among``), by display ID; a
+    row whose values are not of their columns' types is left out (its conversation is read again and the row
+    replaced)."""
+    if among is not None:
+        found: dict[str, ConversationRow] = {}
+        for conversation in among:
+            found.update(stored(connection, conversation))
+        return found
     where, values = (" AND conversation = ?", (only,)) if only is not None else ("", ())
-    found = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE {_VALID}{where}", values)
-    return {row.conversation: row for row in map(_readable_row, found) if row is not None}
+    rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE {_VALID}{where}", values)
+    return {row.conversation: row for row in map(_readable_row, rows) if row is not None}
+
+
+def with_problems(connection: sqlite3.Connection) -> dict[str, ConversationRow]:
+    """The rows of the conversations that could not be read, by display ID."""
+    rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE {_VALID} AND problem IS NOT NULL")
+    return {row.conversation: row for row in map(_readable_row, rows) if row is not None and row.problem is not None}
 
 
 def _readable_row(values: Sequence[Any]) -> ConversationRow | None:

@@ -42,6 +42,8 @@ with lazy_imports():
     import re2
 
 Note = Callable[[str], None]
+Changed = Collection[str] | None
+"""The display IDs of the only conversations whose files may have changed (``None``: any may have)."""
 
 
 def _ignore(_message: str) -> None:
@@ -136,6 +138,8 @@ def search(
     refs: Sequence[ConversationRef] | None = None,
     note: Note = _ignore,
     on_read: parallel.OnRead = parallel.no_progress,
+    listed: Sequence[ConversationRef] | None = None,
+    changed: Changed = None,
 ) -> FindResult:
     """``find``: a scan for ``options.regex``, else the index searched for the query ``text``."""
     if options.regex is not None:
@@ -144,7 +148,7 @@ def search(
     query = parsed.value_or(None)
     if query is None:
         raise QueryError(parsed.failure().describe())
-    return find(workspace, query, options, refs=refs, note=note, on_read=on_read)
+    return find(workspace, query, options, refs=refs, note=note, on_read=on_read, listed=listed, changed=changed)
 
 
 # Indexing -------------------------------------------------------------------------------------------
@@ -190,20 +194,36 @@ def _bring_up_to_date(
     everything: bool,
     jobs: int | None,
     on_read: parallel.OnRead,
+    changed: Changed = None,
 ) -> tuple[int, dict[str, ConversationRow]]:
     """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone); the conversations
-    to read are read on ``jobs`` processes while this one writes what they found.
+    to read are read on ``jobs`` processes while this one writes what they found. ``changed``: the display IDs
+    of the only conversations whose files may have changed since the last call that looked at every one (a
+    long-lived caller that watches the folders knows; ``None``: look at each).
 
-    The number of turn rows written, and the conversations as the index now holds them.
+    The number of turn rows written, and the conversations as the index now holds them (with ``changed``: the
+    looked-at ones and those with a problem).
     """
-    rows = workspace_cache.stored(db.connection)
-    stale = [ref for ref in refs if _stale(rows.get(ref.display_id), workspace_cache.look(ref)) is not Freshness.SAME]
+    if changed is not None:
+        rows = workspace_cache.stored(db.connection, among=changed)
+        looked = [ref for ref in refs if ref.display_id in changed]
+        stale = [
+            ref for ref in looked if _stale(rows.get(ref.display_id), workspace_cache.look(ref)) is not Freshness.SAME
+        ]
+        if not stale:
+            return 0, {**workspace_cache.with_problems(db.connection), **rows}
+        everything = False
+    else:
+        rows = workspace_cache.stored(db.connection)
+        stale = [
+            ref for ref in refs if _stale(rows.get(ref.display_id), workspace_cache.look(ref)) is not Freshness.SAME
+        ]
     missing = set(rows) - {ref.display_id for ref in refs} if everything else set()
     if not stale and not missing:
         return 0, rows
     written = 0
     with db.writing(), cache_db.batch(db.connection) as checkpoint:
-        rows = workspace_cache.stored(db.connection)
+        rows = workspace_cache.stored(db.connection, among=changed)
         unread = [ref for ref in stale if _must_read(db.connection, ref, rows.get(ref.display_id))]
         on_read(0, len(unread))
         read = partial(_read_documents, scopes=search_index.kept_scopes(db.connection))
@@ -214,6 +234,11 @@ def _bring_up_to_date(
                 checkpoint()
         if missing:
             search_index.forget(db.connection, missing)
+    if changed is not None:
+        return written, {
+            **workspace_cache.with_problems(db.connection),
+            **workspace_cache.stored(db.connection, among=changed),
+        }
     return written, workspace_cache.stored(db.connection)
 
 
@@ -251,6 +276,7 @@ def _search(
     note: Note,
     on_read: parallel.OnRead,
     retried: bool = False,
+    changed: Changed = None,
 ) -> FindResult:
     """Search ``db``; turn rows not of the types turnmark writes are read again once (``retried`` then)."""
     if index_columns(options.scopes) == SCOPES and not search_index.all_scopes(db.connection):
@@ -258,7 +284,9 @@ def _search(
             search_index.include_all_scopes(db.connection)
         if not db.in_memory:
             note("indexing tool results and reasoning too, for --in (once; the index keeps them from now on)")
-    written, stored = _bring_up_to_date(db, refs, everything=everything, jobs=options.jobs, on_read=on_read)
+    written, stored = _bring_up_to_date(
+        db, refs, everything=everything, jobs=options.jobs, on_read=on_read, changed=changed
+    )
     try:
         hits, total = _matched(db, everything=everything, refs=refs, query=query, options=options)
     except BadRows as bad:
@@ -311,22 +339,32 @@ def find(
     refs: Sequence[ConversationRef] | None = None,
     note: Note = _ignore,
     on_read: parallel.OnRead = parallel.no_progress,
+    listed: Sequence[ConversationRef] | None = None,
+    changed: Changed = None,
 ) -> FindResult:
     """Search the workspace's turns (``refs`` only, when given) through the index; ``on_read(done, total)``
-    follows the conversations read into it."""
+    follows the conversations read into it. A long-lived caller that watches the folders gives the workspace's
+    conversations as ``listed`` and ``changed`` as ``_bring_up_to_date`` takes it."""
     if not cache_db.fts5_available():
         raise SearchUnavailable(
             f"this Python's SQLite {sqlite3.sqlite_version} has no FTS5 full-text index, which find needs; "
             "find --regex searches without it"
         )
     everything = refs is None
-    chosen = list_conversations(workspace) if refs is None else list(refs)
+    chosen = list(refs if refs is not None else listed if listed is not None else list_conversations(workspace))
     db = _open(workspace, note)
     try:
         try:
             return db.guarded(
                 lambda: _search(
-                    db, chosen, everything=everything, query=query, options=options, note=note, on_read=on_read
+                    db,
+                    chosen,
+                    everything=everything,
+                    query=query,
+                    options=options,
+                    note=note,
+                    on_read=on_read,
+                    changed=changed,
                 )
             )
         except (cache_db.CacheBusy, sqlite3.OperationalError) as error:

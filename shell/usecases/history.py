@@ -10,7 +10,9 @@ copies of them. Calls are answered one at a time (a lock), whatever thread the s
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -30,11 +32,12 @@ from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.summaries.transcript import turn_transcript
 from turnmark.core.summaries.turn_rows import turn_row
 from turnmark.core.text.terminal import visible
-from turnmark.shell.errors import ConversationError, QueryError, SearchUnavailable, TurnmarkError
+from turnmark.shell.errors import ConversationError, FileFault, QueryError, SearchUnavailable, TurnmarkError
 from turnmark.shell.secrets import redacted
 from turnmark.shell.storage import conversations, workspace_cache
+from turnmark.shell.storage.change_feed import WorkspaceWatch
 from turnmark.shell.storage.conversations import LoadedConversation
-from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
+from turnmark.shell.storage.workspace import ConversationRef, Workspace
 from turnmark.shell.usecases import finding, listing
 
 T = TypeVar("T")
@@ -56,7 +59,9 @@ class _Kept:
 
 
 class History:
-    """The tools' answers for ``workspace``; ``limit``: the most characters of any answer."""
+    """The tools' answers for ``workspace``; ``limit``: the most characters of any answer. With ``watch`` (Linux)
+    the kernel says which conversations changed between calls, and a search looks again only at those; without
+    it every call looks at every conversation's files (the long way)."""
 
     def __init__(
         self,
@@ -66,6 +71,7 @@ class History:
         jobs: int | None = None,
         limit: int = history_tools.RESULT_CHARS,
         note: Note = lambda _line: None,
+        watch: bool = True,
     ) -> None:
         self.workspace = workspace
         self.new_id = new_id
@@ -74,42 +80,64 @@ class History:
         self.note = note
         self._lock = threading.Lock()
         self._kept: _Kept | None = None
+        self._watch = WorkspaceWatch(workspace, feed=watch)
+
+    def close(self) -> None:
+        """Stop watching the workspace's folders."""
+        with self._lock:
+            self._watch.close()
 
     def list_conversations(self, limit: int = 20, query: str | None = None) -> ToolAnswer:
         with self._lock:
             found = listing.list_workspace(self.workspace, self.note, jobs=self.jobs)
-            items = [_conversation_item(listed) for listed in found]
+            items = [_conversation_item(listed) for listed in found if _own(listed.ref)]
             if query:
                 wanted = query.casefold()
                 items = [item for item in items if wanted in f"{item.id} {item.title or ''}".casefold()]
             items.sort(key=lambda item: (item.last_active or "", item.id), reverse=True)
-            return _clean(history_tools.conversations_answer(items[: _bounded(limit)], len(items), self.limit))
+            return _clean(
+                history_tools.conversations_answer(items[: _bounded(limit)], len(items), self.limit), self.limit
+            )
 
     def list_turns(self, conversation: str, first: int = 0) -> ToolAnswer:
         with self._lock:
             ref = self._ref(_argument(history_tools.conversation_argument(conversation)))
             loaded = self._load(ref)
             items = [_turn_item(ref.id, turn) for turn in loaded.stream.turns()]
-            return _clean(history_tools.turns_answer(ref.display_id, loaded.title, items, max(0, first), self.limit))
+            return _clean(
+                history_tools.turns_answer(ref.display_id, loaded.title, items, max(0, first), self.limit), self.limit
+            )
 
     def find_turns(
         self, query: str, limit: int = 10, conversation: str | None = None, scope: str | None = None
     ) -> ToolAnswer:
         with self._lock:
+            listed, changed = self._watch.now()
             refs = None
             if conversation is not None:
-                refs = [self._ref(_argument(history_tools.conversation_argument(conversation)))]
+                refs = [self._ref(_argument(history_tools.conversation_argument(conversation)), listed)]
             try:
                 options = finding.find_options(
                     query, scope, regex=False, since=None, limit=_bounded(limit), jobs=self.jobs
                 )
-                result = finding.search(self.workspace, query, options, self.new_id, refs=refs, note=self.note)
+                result = finding.search(
+                    self.workspace,
+                    query,
+                    options,
+                    self.new_id,
+                    refs=refs,
+                    note=self.note,
+                    listed=listed,
+                    changed=changed,
+                )
             except (QueryError, SearchUnavailable) as error:
                 raise NotAnswered(
                     f"{error} (the query language is turnmark find's: see `turnmark find --help`)"
                 ) from None
-            hits = [_hit(hit) for hit in result.hits]
-            return _clean(history_tools.hits_answer(query, hits, result.total, self.limit))
+            self._watch.settle(None if refs is None else [ref.display_id for ref in refs])
+            linked = {ref.display_id for ref in listed if not _own(ref)}
+            hits = [_hit(hit) for hit in result.hits if hit.line.conversation not in linked]
+            return _clean(history_tools.hits_answer(query, hits, result.total, self.limit), self.limit)
 
     def read_turn(self, turn: str, max_chars: int = history_tools.READ_CHARS, start: int = 0) -> ToolAnswer:
         with self._lock:
@@ -124,35 +152,50 @@ class History:
                 )
             item = _turn_item(ref.id, found)
             prepared = ensure_first_turn_start(stream)
-            transcript = turn_transcript(prepared.turns()[found.index], excluded_ids(prepared))
+            transcript = turn_transcript(
+                prepared.turns()[found.index], excluded_ids(prepared), max_message_chars=history_tools.WHOLE
+            )
             room = max(200, min(max_chars, self.limit - 1_000))
-            return _clean(history_tools.turn_answer(item, transcript, max(0, start), room))
+            return _clean(history_tools.turn_answer(item, transcript, max(0, start), room), self.limit)
 
-    def _ref(self, conversation: int) -> ConversationRef:
-        for ref in list_conversations(self.workspace):
-            if ref.id == conversation:
-                return ref
+    def _ref(self, conversation: int, listed: list[ConversationRef] | None = None) -> ConversationRef:
+        for ref in listed if listed is not None else self._watch.now()[0]:
+            if ref.id != conversation:
+                continue
+            if not _own(ref):
+                raise NotAnswered(
+                    f"{ref.display_id} is not read: its folder is a link (only the workspace's own conversation "
+                    "folders and JP's user-local copies are read)"
+                )
+            return ref
         raise NotAnswered(
             f"no conversation {display_id(conversation)} in this workspace (list_conversations lists them)"
         )
 
-    def _load(self, ref: ConversationRef) -> LoadedConversation:
-        """The conversation as its files are now: the one kept while they stay the same, else read again (once
-        more after a moment when a file is replaced while it is read)."""
+    def _load(self, ref: ConversationRef, tries: int = 3) -> LoadedConversation:
+        """The conversation as its files are now: the one kept while they stay the same, else read again (again
+        after a moment, ``tries`` times in all, when a file is replaced while it is read). A file that is a link
+        is not read."""
         look = workspace_cache.look(ref)
         kept = self._kept
         if kept is not None and kept.loaded.ref.id == ref.id and kept.look == look:
             return kept.loaded
         self._kept = None
         try:
-            loaded = conversations.read_conversation(ref, self.new_id)
-        except ConversationError as error:
-            if workspace_cache.look(ref) == look:
+            loaded = conversations.read_conversation(ref, self.new_id, follow_links=False)
+        except (ConversationError, FileFault) as error:
+            if workspace_cache.look(ref) == look or tries <= 1:
                 raise NotAnswered(str(error)) from error
-            return self._load(self._ref(ref.id))
+            time.sleep(0.05)
+            return self._load(self._ref(ref.id), tries - 1)
         if workspace_cache.look(ref) == look:
             self._kept = _Kept(look, loaded)
         return loaded
+
+
+def _own(ref: ConversationRef) -> bool:
+    """The conversation's folders are folders, not links to somewhere else."""
+    return not any(os.path.islink(folder) for folder in ref.directories)
 
 
 def _argument(result: Result[T, ArgumentRefused]) -> T:
@@ -194,12 +237,12 @@ def _hit(hit: finding.Hit) -> Hit:
     return Hit(turn, line.title, hit.snippet.text if hit.snippet else None, hit.score)
 
 
-def _clean(answer: ToolAnswer) -> ToolAnswer:
+def _clean(answer: ToolAnswer, limit: int) -> ToolAnswer:
     """The answer with every form of a remembered key redacted, in its text and its data, and no control
     character raw in the data either."""
     data = _safe(answer.data)
     assert isinstance(data, dict)
-    return ToolAnswer(redacted(answer.text), data)
+    return history_tools.clamped(ToolAnswer(redacted(answer.text), data), limit)
 
 
 def _safe(value: Json) -> Json:

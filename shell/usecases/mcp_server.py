@@ -184,4 +184,7 @@ def serve(history: History) -> None:
                 await lowlevel.run(receive, wire_out, lowlevel.create_initialization_options())
             group.cancel_scope.cancel()
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    finally:
+        history.close()

@@ -8,9 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from turnmark.core.rendering.history_tools import (
+    LINE_CHARS,
     ConversationItem,
     Hit,
+    ToolAnswer,
     TurnItem,
+    clamped,
     conversation_argument,
     conversations_answer,
     cut_text,
@@ -19,6 +22,7 @@ from turnmark.core.rendering.history_tools import (
     turn_argument,
     turns_answer,
 )
+from turnmark.core.text.terminal import visible
 
 ODD = st.text(alphabet=st.sampled_from([*"./\\:\x00\x1b ~", *string.ascii_letters, *string.digits]), max_size=40)
 
@@ -78,8 +82,47 @@ def test_reading_on_from_each_cut_gives_the_whole_transcript(transcript: str, si
         answer = turn_answer(_turn(0, "x"), transcript, start, size)
         parts.append(str(answer.data["transcript"]))
         start = answer.data["next"]
-    assert "".join(parts) == transcript
+    assert "".join(parts) == visible(transcript)
     assert all(len(part) <= size for part in parts)
+
+
+def test_a_transcript_of_control_characters_stays_within_its_bound() -> None:
+    answer = turn_answer(_turn(0, "x"), "\x1b" * 10_000, 0, 2_000)
+    assert len(str(answer.data["transcript"])) <= 2_000
+    assert len(answer.text) <= 2_000 + 400
+    assert "\x1b" not in answer.text
+
+
+def test_reading_from_past_the_end_says_where_the_transcript_ends() -> None:
+    answer = turn_answer(_turn(0, "x"), "short transcript", 10**9, 2_000)
+    assert answer.data["transcript"] == ""
+    assert answer.data["next"] is None
+    assert "the transcript has 16; read it from start=0" in answer.text
+    assert "-" not in answer.text.split("\n", 2)[-1]
+
+
+def test_listing_from_past_the_last_turn_says_which_turns_there_are() -> None:
+    answer = turns_answer("jp-c1", None, [_turn(index, "x") for index in range(3)], 7, 4_000)
+    assert answer.data["turns"] == []
+    assert "[no turn from 7: the conversation has turns 0-2]" in answer.text
+
+
+def test_long_queries_titles_snippets_and_labels_are_bounded_in_text_and_data() -> None:
+    long = "y" * 100_000
+    turn = TurnItem("jp-c1:t0", 0, "t0", long, long, "fallback")
+    found = hits_answer(long, [Hit(turn, long, long, 1.0)], 1, 20_000)
+    assert len(found.text) <= 20_000
+    assert len(str(found.data)) < 4 * LINE_CHARS + 1_000
+    listed = conversations_answer([ConversationItem("jp-c1", long, long, 1, 0, error=None)], 1, 20_000)
+    assert len(str(listed.data)) < 2 * LINE_CHARS + 500
+    assert len(str(turns_answer("jp-c1", long, [turn], 0, 20_000).data)) < 3 * LINE_CHARS + 500
+
+
+def test_an_answer_that_outgrew_its_bound_is_cut_to_it() -> None:
+    answer = clamped(ToolAnswer("z" * 30_000, {"k": 1}), 20_000)
+    assert len(answer.text) == 20_000
+    assert answer.text.endswith("[cut: the answer outgrew 20,000 characters]")
+    assert clamped(ToolAnswer("short", {}), 20_000).text == "short"
 
 
 def test_a_cut_ends_at_a_line_when_one_is_near() -> None:
