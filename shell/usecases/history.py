@@ -172,6 +172,13 @@ class History:
             f"no conversation {display_id(conversation)} in this workspace (list_conversations lists them)"
         )
 
+    def _relative(self, message: str) -> str:
+        """``message`` with the workspace's folders named from the workspace (a model has no use for where it is)."""
+        silo = self.workspace.user_silo
+        for folder, name in ((self.workspace.root, ""), *(((silo, "(JP's user-local copy)/"),) if silo else ())):
+            message = message.replace(f"{folder}{os.sep}", name)
+        return message
+
     def _load(self, ref: ConversationRef, tries: int = 3) -> LoadedConversation:
         """The conversation as its files are now: the one kept while they stay the same, else read again (again
         after a moment, ``tries`` times in all, when a file is replaced while it is read). A file that is a link
@@ -185,7 +192,7 @@ class History:
             loaded = conversations.read_conversation(ref, self.new_id, follow_links=False)
         except (ConversationError, FileFault) as error:
             if workspace_cache.look(ref) == look or tries <= 1:
-                raise NotAnswered(str(error)) from error
+                raise NotAnswered(self._relative(str(error))) from error
             time.sleep(0.05)
             return self._load(self._ref(ref.id), tries - 1)
         if workspace_cache.look(ref) == look:

@@ -11,6 +11,7 @@ Ctrl-C.
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import sys
@@ -26,7 +27,14 @@ from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+from mcp_types.jsonrpc import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+)
 from pydantic import Field, ValidationError
 
 from turnmark.core.rendering.history_tools import READ_CHARS, ToolAnswer
@@ -56,11 +64,22 @@ def _result(call: Callable[[], ToolAnswer]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=answer.text)], structured_content=answer.data)
 
 
+def _tool(server: MCPServer) -> Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]:
+    """Register a read-only tool, its docstring (the description a model reads) without its indentation."""
+
+    def register(function: Callable[..., CallToolResult]) -> Callable[..., CallToolResult]:
+        function.__doc__ = inspect.cleandoc(function.__doc__ or "")
+        server.tool(annotations=_READ_ONLY, structured_output=False)(function)
+        return function
+
+    return register
+
+
 def history_server(history: History) -> MCPServer:
     """The MCP server of ``history``'s four tools."""
     server: MCPServer = MCPServer("turnmark", version=VERSION, instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    @_tool(server)
     def list_conversations(
         limit: Annotated[int, Field(ge=1, le=200, description="How many conversations to list (1-200).")] = 20,
         query: Annotated[
@@ -71,7 +90,7 @@ def history_server(history: History) -> MCPServer:
         turns it has and how many of them are summarized."""
         return _result(lambda: history.list_conversations(limit, query))
 
-    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    @_tool(server)
     def list_turns(
         conversation: ConversationArg,
         first: Annotated[int, Field(ge=0, description="The first turn to list (0: from the start).")] = 0,
@@ -80,7 +99,7 @@ def history_server(history: History) -> MCPServer:
         marked '~', the first line of its request when it has no summary yet)."""
         return _result(lambda: history.list_turns(conversation, first))
 
-    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    @_tool(server)
     def find_turns(
         query: Annotated[
             str,
@@ -105,7 +124,7 @@ def history_server(history: History) -> MCPServer:
         summary and the text around the match. Read a hit with read_turn."""
         return _result(lambda: history.find_turns(query, limit, conversation, scope))
 
-    @server.tool(annotations=_READ_ONLY, structured_output=False)
+    @_tool(server)
     def read_turn(
         turn: Annotated[
             str,
@@ -137,14 +156,53 @@ def _refusal(problem: Exception) -> SessionMessage:
     return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=error))
 
 
+class _Tally:
+    """stdout's stream, counting the answers sent (so the requests still open when stdin closes are answered
+    before the server ends)."""
+
+    def __init__(self, wire_out: WriteStream[SessionMessage]) -> None:
+        self.wire_out = wire_out
+        self.answered = 0
+        self.sent = anyio.Event()
+
+    async def send(self, item: SessionMessage, /) -> None:
+        await self.wire_out.send(item)
+        if isinstance(item.message, JSONRPCResponse | JSONRPCError) and item.message.id is not None:
+            self.answered += 1
+            self.sent.set()
+            self.sent = anyio.Event()
+
+    async def aclose(self) -> None:
+        await self.wire_out.aclose()
+
+    async def __aenter__(self) -> _Tally:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose()
+
+
+ANSWER_GRACE = 10.0
+"""Seconds the requests still open when stdin closes have to be answered (a client that wrote its requests and
+closed its end, as a pipe does, still reads the answers)."""
+
+
 async def _answered(
     wire_in: ReadStream[SessionMessage | Exception],
-    wire_out: WriteStream[SessionMessage],
+    tally: _Tally,
     inbound: MemoryObjectSendStream[SessionMessage | Exception],
 ) -> None:
+    asked = 0
     async with inbound, wire_in:
         async for item in wire_in:
-            await (wire_out.send(_refusal(item)) if isinstance(item, Exception) else inbound.send(item))
+            if isinstance(item, Exception):
+                await tally.wire_out.send(_refusal(item))
+                continue
+            asked += isinstance(item.message, JSONRPCRequest)
+            await inbound.send(item)
+        with anyio.move_on_after(ANSWER_GRACE):
+            while tally.answered < asked:
+                await tally.sent.wait()
 
 
 STOP_GRACE = 0.3
@@ -180,8 +238,9 @@ def serve(history: History) -> None:
             group.start_soon(stop_on_signal)
             async with stdio_server() as (wire_in, wire_out):
                 send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-                group.start_soon(_answered, wire_in, wire_out, send)
-                await lowlevel.run(receive, wire_out, lowlevel.create_initialization_options())
+                tally = _Tally(wire_out)
+                group.start_soon(_answered, wire_in, tally, send)
+                await lowlevel.run(receive, tally, lowlevel.create_initialization_options())
             group.cancel_scope.cancel()
 
     try:

@@ -57,7 +57,8 @@ def test_a_write_in_a_conversation_folder_is_reported_for_that_folder_alone(tmp_
     _elsewhere(f"import os; F = {str(first)!r}; {write}")
     changes = feed.changes()
     assert changes.folders == {os.fspath(first)}
-    assert not changes.relist and not changes.everything
+    assert not changes.relist
+    assert not changes.everything
     assert feed.changes().folders == frozenset(), "each change is reported once"
     feed.close()
 

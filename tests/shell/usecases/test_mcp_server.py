@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -75,6 +76,7 @@ def test_the_tools_are_listed_with_schemas_written_for_a_model(show_workspace: P
     assert [tool.name for tool in tools] == TOOLS
     for tool in tools:
         assert tool.description
+        assert "\n " not in tool.description, "no docstring indentation in what a model reads"
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint
         for name, schema in tool.input_schema["properties"].items():
@@ -158,6 +160,50 @@ def test_unknown_things_and_path_like_arguments_are_tool_errors_and_the_server_g
         assert "Traceback" not in text_of(result)
     assert not after.is_error
     assert "2 of 2 conversations" in text_of(after)
+
+
+def test_conversation_folders_and_files_that_are_links_are_not_read(show_workspace: Path, tmp_path: Path) -> None:
+    conversations = show_workspace / ".jp" / "conversations"
+    source = next(conversations.glob("17820000010-*"))
+    outside = tmp_path / "outside"
+    shutil.copytree(source, outside / "folder")
+    (outside / "folder" / "metadata.json").write_text('{"title": "OUTSIDE SECRET"}')
+    (conversations / "17830000001-linked-folder").symlink_to(outside / "folder", target_is_directory=True)
+    linked_file = conversations / "17830000002-linked-file"
+    linked_file.mkdir()
+    (linked_file / "events.json").symlink_to(outside / "folder" / "events.json")
+    (linked_file / "metadata.json").write_text('{"title": "own folder, linked file"}')
+
+    async def body(session: ClientSession) -> list[CallToolResult]:
+        return [
+            await session.call_tool("list_conversations", {}),
+            await session.call_tool("list_turns", {"conversation": "jp-c17830000001"}),
+            await session.call_tool("list_turns", {"conversation": "jp-c17830000002"}),
+            await session.call_tool("read_turn", {"turn": "jp-c17830000002:0"}),
+        ]
+
+    listed, folder, file, turn = with_server(show_workspace, body)
+    assert "OUTSIDE SECRET" not in text_of(listed)
+    assert "jp-c17830000001" not in text_of(listed)
+    assert folder.is_error
+    assert "its folder is a link" in text_of(folder)
+    for result in (file, turn):
+        assert result.is_error
+        assert "link" in text_of(result)
+        assert "OUTSIDE" not in text_of(result)
+
+
+def test_an_unreadable_conversation_is_a_tool_error_naming_its_file_from_the_workspace(show_workspace: Path) -> None:
+    events = next((show_workspace / ".jp" / "conversations").glob("17820000010-*")) / "events.json"
+    events.write_text('[{"type": "chat_request"')
+
+    async def body(session: ClientSession) -> CallToolResult:
+        return await session.call_tool("list_turns", {"conversation": "jp-c17820000010"})
+
+    result = with_server(show_workspace, body)
+    assert result.is_error
+    assert f".jp/conversations/{events.parent.name}/events.json" in text_of(result)
+    assert str(show_workspace) not in text_of(result)
 
 
 def test_a_long_transcript_is_cut_with_where_to_read_on(show_workspace: Path) -> None:
@@ -367,6 +413,23 @@ def test_a_plain_json_rpc_exchange_of_lines_works_and_stdout_holds_only_protocol
     for line in out.splitlines():
         assert json.loads(line)["jsonrpc"] == "2.0"
     assert b"Traceback" not in err
+
+
+def test_requests_written_before_stdin_closes_are_all_answered(show_workspace: Path) -> None:
+    process = _server(show_workspace)
+    assert process.stdin is not None
+    calls = [
+        {"name": "find_turns", "arguments": {"query": "lock"}},
+        {"name": "list_turns", "arguments": {"conversation": "jp-c17820000010"}},
+        {"name": "read_turn", "arguments": {"turn": "jp-c17820000010:0"}},
+    ]
+    lines = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    lines += [{"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": call} for n, call in enumerate(calls)]
+    out, _err = process.communicate(b"".join(json.dumps(line).encode() + b"\n" for line in lines), timeout=60)
+    assert process.returncode == 0
+    answers = {message["id"]: message for message in map(json.loads, out.splitlines())}
+    assert sorted(answers) == [1, 10, 11, 12]
+    assert not any(answers[n]["result"]["isError"] for n in (10, 11, 12))
 
 
 @pytest.mark.parametrize("how", ["stdin closed", "SIGTERM", "SIGINT"])
