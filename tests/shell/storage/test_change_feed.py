@@ -120,19 +120,19 @@ def test_the_watch_asks_for_every_look_first_then_only_for_what_changed(workspac
 
     target = next(conversations.glob("17800000010-*"))
     _elsewhere(f"open({str(target / 'events.json')!r}, 'a').write(' ')")
-    assert watch.now()[1] == {"jp-c17800000010"}
-    assert watch.now()[1] == {"jp-c17800000010"}, "kept until a look settles it"
+    assert watch.now()[1] == frozenset({"jp-c17800000010"})
+    assert watch.now()[1] == frozenset({"jp-c17800000010"}), "kept until a look settles it"
     watch.settle(["jp-c17800000010"])
     assert watch.now()[1] == frozenset()
 
     shutil.copytree(target, conversations / "17800000099-copy")
     refs, changed = watch.now()
-    assert changed == {"jp-c17800000099"}
+    assert changed == frozenset({"jp-c17800000099"})
     assert len(refs) == 5
     watch.settle(None)
 
     target.rename(conversations / "17800000010-renamed")
-    assert watch.now()[1] == {"jp-c17800000010"}
+    assert watch.now()[1] == frozenset({"jp-c17800000010"})
     watch.settle(None)
 
     shutil.rmtree(conversations / "17800000099-copy")
