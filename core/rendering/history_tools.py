@@ -330,8 +330,8 @@ def turn_answer(turn: TurnItem, transcript: str, start: int, max_chars: int) -> 
 def clamped(answer: ToolAnswer, limit: int) -> ToolAnswer:
     """``answer`` with its text at most ``limit`` characters: a last bound, should a part have outgrown its own.
 
-    >>> clamped(ToolAnswer("x" * 50, {}), 40).text
-    'xxxx [cut: the answer outgrew 40 characters]'
+    >>> clamped(ToolAnswer("x" * 80, {}), 60).text
+    'xxxxxxxxxxxxxxxxxxxx [cut: the answer outgrew 60 characters]'
     """
     if len(answer.text) <= limit:
         return answer

@@ -117,21 +117,85 @@ WHOLE_FILE = 16 * 1024 * 1024
 one entry by entry, never whole, looking for them in the same pass."""
 
 
+PIECE_CUT = b"\n  },\n  {"
+"""Where JP's layout (two spaces an entry) ends one entry of the array and starts the next: a line feed is never
+inside a JSON string, so these bytes lie between tokens."""
+
+
+class NotInPieces(Exception):
+    """The file is not cut into pieces (not JP's layout, or an entry bigger than a piece may be)."""
+
+
+def pieces(chunks: Iterable[bytes], most: int) -> Iterator[bytes]:
+    """The bytes of ``chunks`` (a file, in order) as JSON arrays cut where ``PIECE_CUT`` ends an entry: the
+    elements of the pieces, in order, are the file's elements when every piece decodes (a cut at any other
+    depth leaves a piece whose brackets do not balance, which does not). ``NotInPieces`` once more than
+    ``most`` bytes go by without a cut."""
+    held: list[bytes] = []
+    size, tail, first = 0, b"", True
+    for chunk in chunks:
+        window = tail + chunk
+        cut = window.rfind(PIECE_CUT)
+        if cut < 0:
+            held.append(chunk)
+            size += len(chunk)
+            tail = window[-(len(PIECE_CUT) - 1) :]
+            if size > most:
+                raise NotInPieces
+            continue
+        pending = b"".join([*held, chunk])
+        at = len(pending) - len(window) + cut
+        yield (b"" if first else b"[") + pending[: at + 4] + b"]"
+        rest = pending[at + 5 :]
+        held, size, tail, first = [rest], len(rest), rest[-(len(PIECE_CUT) - 1) :], False
+    pending = b"".join(held)
+    yield pending if first else b"[" + pending
+
+
+class _Elements:
+    """A big file's elements decoded one at a time from its pieces (JSON arrays), each piece let go of once its
+    elements are decoded; the keys written twice found piece by piece (``found_at_load``'s counts add up)."""
+
+    def __init__(self, data: Iterable[bytes]) -> None:
+        self._data = data
+        self.duplicates: list[DuplicateKey] = []
+
+    def __iter__(self) -> Iterator[Json]:
+        offset = 0
+        for piece in self._data:
+            raws = decode_entries(piece, "events.json")
+            if raws is None:
+                raise InvalidEntry("events.json must be a JSON array of entries")
+            keys = []
+            for raw in raws:
+                element = decode_entry(raw, piece, "events.json")
+                keys.append(key_count(element))
+                yield element
+            found = found_at_load(piece, key_ends(piece), raws, keys)
+            self.duplicates += [replace(key, index=key.index + offset) for key in found]
+            offset += len(raws)
+
+
 def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
     """Every entry read and checked; a big file one entry at a time, so its decoded document is never held
     whole next to what is kept."""
-    whole = len(events) <= WHOLE_FILE
-    elements = decode_document(events, "events.json") if whole else decode_entries(events, "events.json")
+    if len(events) > WHOLE_FILE:
+        return _read_elements(_Elements([events]), base_config)
+    elements = decode_document(events, "events.json")
     if not isinstance(elements, list):
         raise InvalidEntry("events.json must be a JSON array of entries")
-    ends = 0 if whole else key_ends(events)
+    written_keys = sum(map(key_count, elements))
+    read = _read_elements(elements, base_config)
+    return replace(read, doubled=KeysWrittenTwice.later(events, written_keys))
 
-    def element(position: int) -> Json:
-        return elements[position] if whole else decode_entry(elements[position], events, "events.json")
 
+def _read_elements(elements: Iterable[Json], base_config: bytes | None) -> ReadFile:
+    """The entries of ``elements`` (a file's, decoded in order) read and checked, with the base config or the
+    legacy head; a big file's keys written twice (``_Elements``) once every element is read."""
+    each = iter(elements)
+    first = next(each, None)
     base: JsonObject | None = None
     head: JsonObject | None = None
-    first = element(0) if elements else None
     offset = 0
     if base_config is not None:
         parsed = decode_document(base_config, "base_config.json")
@@ -146,18 +210,13 @@ def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
                 "without base_config.json (legacy format) the first entry must be the base config_delta", 0
             )
         head, offset = first, 1
-    keys = [key_count(first)] if offset and not whole else []
-    written_keys = sum(map(key_count, elements)) if whole else None
     read: list[ReadEntry] = []
-    item: Json = None
-    for position in range(offset, len(elements)):
-        item = first if position == 0 else element(position)
-        if not whole:
-            keys.append(key_count(item))
+    if first is not None and not offset:
+        read.append(read_entry(first, 0))
+    for position, item in enumerate(each, 1):
         read.append(read_entry(item, position))
-    if whole:
-        return ReadFile(read, base, head, KeysWrittenTwice.later(events, written_keys))
-    return ReadFile(read, base, head, KeysWrittenTwice(found_at_load(events, ends, elements, keys)))
+    found = tuple(elements.duplicates) if isinstance(elements, _Elements) else ()
+    return ReadFile(read, base, head, KeysWrittenTwice(found))
 
 
 def _odd_strings(entries: Iterable[ReadEntry]) -> Iterator[str]:
@@ -285,6 +344,19 @@ class ConversationStream:
             return Failure(error.error)
         except InvalidEntry as error:
             return Failure(StreamError(error.message, index=error.index, type_tag=error.type_tag))
+
+    @staticmethod
+    def read_json_chunks(
+        chunks: Iterable[bytes], base_config: bytes | None = None, most: int = WHOLE_FILE
+    ) -> ReadFile | None:
+        """``read_json`` of a big file given as consecutive chunks of its bytes, never held whole: cut into
+        ``pieces`` of at most about ``most`` bytes (JP's layout) and each let go of once read. ``None`` when the
+        file is not laid out so, or is refused: ``read_json`` of the whole file then reads it (and says what is
+        wrong, where)."""
+        try:
+            return _read_elements(_Elements(pieces(chunks, most)), base_config)
+        except (RecursionError, InvalidDocument, InvalidEntry, NotInPieces):
+            return None
 
     @classmethod
     def from_read(cls, read: ReadFile, *, new_id: IdSource, conversation: str = "") -> ConversationStream:

@@ -16,10 +16,11 @@ step first. A new conversation is built in a hidden folder and renamed into plac
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -30,6 +31,7 @@ from returns.result import Failure, Success
 
 from turnmark.core.editing.repair import plan_repairs
 from turnmark.core.errors import StreamError
+from turnmark.core.stream import conversation_stream
 from turnmark.core.stream.conversation_stream import ConversationStream, ReadFile, persisted_repairs
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
@@ -44,9 +46,11 @@ from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
     METADATA_LIMIT,
+    MIB,
     build_directory,
     check_writable,
     process_gone,
+    read_chunks,
     read_file,
     remove_abandoned,
     write_together,
@@ -170,14 +174,49 @@ def read_conversation(
     to ``WHOLE_FILE`` keeps them until a save or ``check`` asks for the keys written twice). Without
     ``follow_links`` a file that is a link is refused (``ConversationError``).
     """
-    events_path, events, sha256, base_config = _read_files(ref, digest, follow_links)
     with collector_paused():
-        read = _read_entries(events_path, events, base_config)
-        del events
+        in_pieces = _read_in_pieces(newest_copy(ref, EVENTS), digest, follow_links)
+        if in_pieces is not None:
+            events_path, read, sha256, base_config = in_pieces
+        else:
+            events_path, events, sha256, base_config = _read_files(ref, digest, follow_links)
+            read = _read_entries(events_path, events, base_config)
+            del events
         stream = _settled(ref, read, new_id)
         del read
     metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config, follow_links)
     return LoadedConversation(ref, events_path.parent, sha256, stream, metadata, metadata_error, lock, digests)
+
+
+CHUNK = 4 * MIB
+"""How much of a big ``events.json`` is read at a time."""
+
+
+def _read_in_pieces(
+    events_path: Path, digest: bool, follow_links: bool
+) -> tuple[Path, ReadFile, str | None, bytes | None] | None:
+    """A file over ``WHOLE_FILE`` read ``CHUNK`` by ``CHUNK`` and decoded piece by piece, its bytes never held
+    whole (``ConversationStream.read_json_chunks``): the path, what was read, the SHA-256 with ``digest``, and
+    ``base_config.json``. ``None`` for a smaller file, or one not laid out as JP writes it, or one the reader
+    refuses: the whole file is then read (and what is wrong said, where)."""
+    try:
+        if os.stat(events_path, follow_symlinks=follow_links).st_size <= conversation_stream.WHOLE_FILE:
+            return None
+    except OSError:
+        return None
+    base_config = read_file(events_path.parent / BASE_CONFIG, BASE_CONFIG_LIMIT, follow_links=follow_links)
+    hasher = hashlib.sha256()
+
+    def hashed(chunks: Iterator[bytes]) -> Iterator[bytes]:
+        for chunk in chunks:
+            hasher.update(chunk)
+            yield chunk
+
+    with contextlib.closing(read_chunks(events_path, EVENTS_LIMIT, CHUNK, follow_links=follow_links)) as chunks:
+        read = ConversationStream.read_json_chunks(hashed(chunks), base_config, most=4 * CHUNK)
+    if read is None:
+        return None
+    return events_path, read, hasher.hexdigest() if digest else None, base_config
 
 
 def _read_entries(events_path: Path, events: bytes, base_config: bytes | None) -> ReadFile:

@@ -37,7 +37,7 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,12 +189,9 @@ def _too_large(path: Path, limit: int) -> FileFault:
     return FileFault(f"{path}: not read: it is larger than {_size(limit)}, turnmark's limit for this file")
 
 
-def read_file(path: Path, limit: int, *, follow_links: bool = True) -> bytes | None:
-    """A regular file's bytes, at most ``limit`` of them; ``None`` when it is absent.
-
-    Anything else (a FIFO, device or directory, a larger file, a link when ``follow_links`` is false) is
-    refused without blocking, as ``FileFault`` naming the file (and the limit).
-    """
+def _opened(path: Path, limit: int, follow_links: bool) -> int | None:
+    """A descriptor of the regular file ``path`` for reading (``None``: it is absent), refused as
+    ``read_file`` says."""
     try:
         _refuse_unreadable(path, os.stat(path, follow_symlinks=follow_links), limit)
         fd = os.open(path, _READ_FLAGS | (0 if follow_links else os.O_NOFOLLOW))
@@ -202,9 +199,46 @@ def read_file(path: Path, limit: int, *, follow_links: bool = True) -> bytes | N
         return None
     except OSError as error:
         raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
+    try:
+        _refuse_unreadable(path, os.fstat(fd), limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_chunks(path: Path, limit: int, size: int, *, follow_links: bool = True) -> Generator[bytes, None, None]:
+    """``read_file``'s bytes of ``path`` as consecutive chunks of ``size`` bytes (the last shorter), read as
+    they are taken, so the file is never held whole; the same refusals, an absent file as ``FileFault``."""
+    fd = _opened(path, limit, follow_links)
+    if fd is None:
+        raise FileFault(f"{path}: cannot read: no such file or directory")
+    with os.fdopen(fd, "rb") as handle:
+        total = 0
+        while True:
+            try:
+                chunk = handle.read(size)
+            except OSError as error:
+                raise FileFault(f"{path}: cannot read: {os_reason(error)}") from None
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > limit:
+                raise _too_large(path, limit)
+            yield chunk
+
+
+def read_file(path: Path, limit: int, *, follow_links: bool = True) -> bytes | None:
+    """A regular file's bytes, at most ``limit`` of them; ``None`` when it is absent.
+
+    Anything else (a FIFO, device or directory, a larger file, a link when ``follow_links`` is false) is
+    refused without blocking, as ``FileFault`` naming the file (and the limit).
+    """
+    fd = _opened(path, limit, follow_links)
+    if fd is None:
+        return None
     with os.fdopen(fd, "rb") as handle:
         status = os.fstat(fd)
-        _refuse_unreadable(path, status, limit)
         try:
             data = handle.read(status.st_size + 1)
             while len(data) <= limit and (more := handle.read(min(MIB, limit + 1 - len(data)))):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import tracemalloc
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from turnmark.core.stream.codec import decode_document, encode_document
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ToolCallResponse
 from turnmark.shell.errors import SaveRefused
+from turnmark.shell.storage import conversations
 from turnmark.shell.storage.conversations import LoadedConversation, edit_conversation, read_conversation
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import ConversationRef
@@ -21,18 +23,30 @@ from turnmark.shell.storage.workspace import ConversationRef
 TURNS = 40
 
 
-@pytest.fixture(params=["whole", "entry by entry"])
+@pytest.fixture(params=["whole", "entry by entry", "in pieces"])
 def long_session(
     request: pytest.FixtureRequest, tmp_path: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> ConversationRef:
-    """The generated conversation, read whole or (as a big file is) entry by entry."""
-    if request.param == "entry by entry":
+    """The generated conversation, read whole or (as a big file is) in pieces of small chunks, or entry by entry
+    from its whole bytes (a big file not laid out as JP writes it)."""
+    if request.param != "whole":
         monkeypatch.setattr(conversation_stream, "WHOLE_FILE", 0)
+        monkeypatch.setattr(conversations, "CHUNK", 8192)
     generate_long_conversation(tmp_path, turns=TURNS)
+    if request.param == "entry by entry":
+        _compact(tmp_path)
     return pick_conversation(tmp_path, str(CONVERSATION_ID))
 
 
-def test_the_generator_writes_what_jp_writes(long_session: ConversationRef) -> None:
+def _compact(root: Path) -> None:
+    """The conversation's ``events.json`` on one line (not JP's layout: it is not read in pieces)."""
+    [events] = root.glob(".jp/conversations/*/events.json")
+    events.write_bytes(json.dumps(json.loads(events.read_bytes()), ensure_ascii=False).encode())
+
+
+def test_the_generator_writes_what_jp_writes(tmp_path: Path, user_data: Path) -> None:
+    generate_long_conversation(tmp_path, turns=TURNS)
+    long_session = pick_conversation(tmp_path, str(CONVERSATION_ID))
     data = (long_session.directories[0] / "events.json").read_bytes()
     assert encode_document(decode_document(data, "events.json")) == data
     loaded = read_conversation(long_session, sequential_ids())
@@ -76,9 +90,12 @@ def test_a_key_written_twice_deep_in_a_long_file_is_found_at_load_and_refused(lo
 def test_a_big_files_bytes_are_let_go_of_before_its_ids_are_settled(
     tmp_path: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Peak memory: the file's bytes and its entries as read are never held while the stream is made."""
+    """Peak memory: the file's bytes and its entries as read are never held while the stream is made (a big file
+    not in JP's layout, read whole)."""
     monkeypatch.setattr(conversation_stream, "WHOLE_FILE", 0)
+    monkeypatch.setattr(conversations, "CHUNK", 8192)
     generate_long_conversation(tmp_path, turns=400)
+    _compact(tmp_path)
     ref = pick_conversation(tmp_path, str(CONVERSATION_ID))
     size = (ref.directories[0] / "events.json").stat().st_size
     read_json, from_read = (
@@ -105,3 +122,28 @@ def test_a_big_files_bytes_are_let_go_of_before_its_ids_are_settled(
         tracemalloc.stop()
     assert len(loaded.stream.turns()) == 400
     assert held["after the read"] - held["settling"] > 0.9 * size
+
+
+def test_a_big_file_in_jp_s_layout_is_never_held_whole(
+    tmp_path: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Peak memory of a read in pieces: what is kept, and about a chunk more, not the file's bytes beside it."""
+    monkeypatch.setattr(conversation_stream, "WHOLE_FILE", 0)
+    monkeypatch.setattr(conversations, "CHUNK", 64 * 1024)
+    generate_long_conversation(tmp_path, turns=400)
+    ref = pick_conversation(tmp_path, str(CONVERSATION_ID))
+    size = (ref.directories[0] / "events.json").stat().st_size
+    peaks = {}
+    for way in ("in pieces", "whole"):
+        if way == "whole":
+            _compact(tmp_path)
+        tracemalloc.start()
+        try:
+            loaded = read_conversation(ref, sequential_ids(), digest=True)
+            kept, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert len(loaded.stream.turns()) == 400
+        peaks[way] = peak - kept
+        del loaded
+    assert peaks["in pieces"] < 0.5 * size < peaks["whole"]
