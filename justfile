@@ -64,6 +64,7 @@ bench:
     {{bin}}/python bench/plugins.py
     {{bin}}/python bench/watch.py --quick
     {{bin}}/python bench/find.py --conversations 1000
+    {{bin}}/python bench/mcp.py --conversations 1000 --megabytes 50
     {{bin}}/python bench/workspace.py --conversations 1000
     {{bin}}/python bench/huge.py --megabytes 50 --load-save-megabytes 25
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -40,6 +41,7 @@ def mcp(
     """Serve this workspace's turns to an assistant as MCP tools over stdio (read-only)."""
     settings = settings_of(ctx)
     workspace = settings.workspace_root()
+    os.environ.setdefault("PYDANTIC_ERRORS_OMIT_URL", "1")
     history = history_service.History(
         workspace, settings.new_id, jobs=settings.jobs, limit=max_chars, note=lambda line: chrome(f"note: {line}")
     )

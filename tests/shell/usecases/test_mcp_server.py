@@ -147,6 +147,8 @@ def test_unknown_things_and_path_like_arguments_are_tool_errors_and_the_server_g
         *(("list_turns", {"conversation": bad}, "not a conversation ID") for bad in REFUSED),
         *(("read_turn", {"turn": bad}, "not a turn address") for bad in REFUSED),
         ("read_turn", {"turn": "jp-c17820000010:../../x"}, "not a turn address"),
+        ("list_conversations", {"limit": -1}, "limit"),
+        ("read_turn", {"turn": 5}, "turn"),
     ]
 
     async def body(session: ClientSession) -> tuple[list[CallToolResult], CallToolResult]:
@@ -158,6 +160,7 @@ def test_unknown_things_and_path_like_arguments_are_tool_errors_and_the_server_g
         assert result.is_error, (name, arguments)
         assert said in text_of(result), (name, arguments, text_of(result))
         assert "Traceback" not in text_of(result)
+        assert "http" not in text_of(result), "no web address a model would follow"
     assert not after.is_error
     assert "2 of 2 conversations" in text_of(after)
 
