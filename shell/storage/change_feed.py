@@ -147,51 +147,56 @@ class WorkspaceWatch:
     """A workspace's conversations as a long-lived process sees them: listed again only when conversation
     folders came, went or were renamed, and which of them may have changed since the looks last settled.
 
-    ``now()`` gives the conversations and the display IDs of those to look at again (``None``: every one: the
-    first time, after a conversation went, or when the feed cannot vouch); ``settle(looked)`` says the looks at
-    them were made and their results kept. Without a feed (``feed=False``: the long way; not Linux) every call
-    lists and looks at every one.
+    ``now(reader)`` gives the conversations and the display IDs of those ``reader`` (a name: each use keeps its
+    own results) is to look at again (``None``: every one: its first time, after a conversation went, or when
+    the feed cannot vouch); ``settle(reader, looked)`` says its looks at them were made and their results kept.
+    Without a feed (``feed=False``: the long way; not Linux) every call lists and looks at every one.
     """
 
     def __init__(self, workspace: Workspace, *, feed: bool = True) -> None:
         self.workspace = workspace
+        self._wanted = feed
         self._feed: ChangeFeed | None = None
-        self._opened = not feed
+        self._opened = False
         self._roots_watched = False
         self._refs: list[ConversationRef] | None = None
         self._by_folder: dict[str, str] = {}
         self._unwatched: frozenset[str] = frozenset()
-        self._pending: set[str] | None = None
+        self._pending: dict[str, set[str] | None] = {}
 
-    def now(self) -> tuple[list[ConversationRef], frozenset[str] | None]:
+    def now(self, reader: str) -> tuple[list[ConversationRef], frozenset[str] | None]:
         feed = self._current_feed()
         if feed is None:
             return list_conversations(self.workspace), None
         changes = feed.changes()
         if changes.everything:
             self.close()
-            return self.now()
+            return self.now(reader)
         if self._refs is None or changes.relist or not self._roots_watched:
             self._relist(feed)
         assert self._refs is not None
-        if self._pending is not None:
-            self._pending.update(self._by_folder[path] for path in changes.folders if path in self._by_folder)
-            return self._refs, frozenset(self._pending | self._unwatched)
-        return self._refs, None
+        changed = {self._by_folder[path] for path in changes.folders if path in self._by_folder}
+        self._add(changed)
+        pending = self._pending.setdefault(reader, None)
+        return self._refs, None if pending is None else frozenset(pending | self._unwatched)
 
-    def settle(self, looked: Collection[str] | None) -> None:
-        """The conversations of ``looked`` (``None``: every one) were looked at since the last ``now()``."""
+    def settle(self, reader: str, looked: Collection[str] | None) -> None:
+        """``reader``'s looks at the conversations of ``looked`` (``None``: every one) were made since its last
+        ``now()``."""
+        pending = self._pending.get(reader)
         if looked is None:
-            self._pending = set() if self._feed is not None else None
-        elif self._pending is not None:
-            self._pending.difference_update(looked)
+            self._pending[reader] = set() if self._feed is not None else None
+        elif pending is not None:
+            pending.difference_update(looked)
 
     def close(self) -> None:
         if self._feed is not None:
             self._feed.close()
-        self._feed, self._opened, self._refs, self._pending = None, False, None, None
+        self._feed, self._opened, self._refs, self._pending = None, False, None, {}
 
     def _current_feed(self) -> ChangeFeed | None:
+        if not self._wanted:
+            return None
         if not self._opened:
             self._opened = True
             self._feed = open_feed()
@@ -214,11 +219,14 @@ class WorkspaceWatch:
         self._unwatched = frozenset(
             ref.display_id for ref in refs if any(os.fspath(folder) in unwatched for folder in ref.directories)
         )
-        if previous is None or self._pending is None:
-            self._pending = None
+        before = {ref.display_id: ref.directories for ref in previous} if previous is not None else {}
+        if previous is None or before.keys() - {ref.display_id for ref in refs}:
+            self._pending = dict.fromkeys(self._pending)
             return
-        before = {ref.display_id: ref.directories for ref in previous}
-        if before.keys() - {ref.display_id for ref in refs}:
-            self._pending = None
-            return
-        self._pending.update(ref.display_id for ref in refs if before.get(ref.display_id) != ref.directories)
+        self._add({ref.display_id for ref in refs if before.get(ref.display_id) != ref.directories})
+
+    def _add(self, changed: set[str]) -> None:
+        """``changed`` to every reader's conversations to look at again."""
+        for pending in self._pending.values():
+            if pending is not None:
+                pending.update(changed)

@@ -80,6 +80,7 @@ class History:
         self.note = note
         self._lock = threading.Lock()
         self._kept: _Kept | None = None
+        self._listing: list[listing.Listed] | None = None
         self._watch = WorkspaceWatch(workspace, feed=watch)
 
     def close(self) -> None:
@@ -89,7 +90,12 @@ class History:
 
     def list_conversations(self, limit: int = 20, query: str | None = None) -> ToolAnswer:
         with self._lock:
-            found = listing.list_workspace(self.workspace, self.note, jobs=self.jobs)
+            _refs, changed = self._watch.now("listing")
+            found = self._listing if changed is not None and not changed else None
+            if found is None:
+                found = listing.list_workspace(self.workspace, self.note, jobs=self.jobs)
+                self._listing = found
+                self._watch.settle("listing", None)
             items = [_conversation_item(listed) for listed in found if _own(listed.ref)]
             if query:
                 wanted = query.casefold()
@@ -112,7 +118,7 @@ class History:
         self, query: str, limit: int = 10, conversation: str | None = None, scope: str | None = None
     ) -> ToolAnswer:
         with self._lock:
-            listed, changed = self._watch.now()
+            listed, changed = self._watch.now("find")
             refs = None
             if conversation is not None:
                 refs = [self._ref(_argument(history_tools.conversation_argument(conversation)), listed)]
@@ -134,7 +140,7 @@ class History:
                 raise NotAnswered(
                     f"{error} (the query language is turnmark find's: see `turnmark find --help`)"
                 ) from None
-            self._watch.settle(None if refs is None else [ref.display_id for ref in refs])
+            self._watch.settle("find", None if refs is None else [ref.display_id for ref in refs])
             linked = {ref.display_id for ref in listed if not _own(ref)}
             hits = [_hit(hit) for hit in result.hits if hit.line.conversation not in linked]
             return _clean(history_tools.hits_answer(query, hits, result.total, self.limit), self.limit)
@@ -159,7 +165,7 @@ class History:
             return _clean(history_tools.turn_answer(item, transcript, max(0, start), room), self.limit)
 
     def _ref(self, conversation: int, listed: list[ConversationRef] | None = None) -> ConversationRef:
-        for ref in listed if listed is not None else self._watch.now()[0]:
+        for ref in listed if listed is not None else self._watch.now("refs")[0]:
             if ref.id != conversation:
                 continue
             if not _own(ref):

@@ -1,7 +1,8 @@
-"""``turnmark mcp``'s searches with the change feed against the long way: after each of a random run of writes
-(JP replacing a file by rename, an editor writing in place with the old time put back, a title changed, a
-conversation copied, renamed, removed, touched), ``find_turns`` of a server that looks again only at what the
-kernel said changed answers what one that looks at every conversation's files answers.
+"""``turnmark mcp``'s searches and listings with the change feed against the long way: after each of a random
+run of writes (JP replacing a file by rename, an editor writing in place with the old time put back, a title changed, a
+conversation copied, renamed, removed, touched), ``find_turns`` and ``list_conversations`` of a server that
+looks again only at what the kernel said changed answer what one that looks at every conversation's files
+answers.
 
 The watching server is asked first, so a change it missed would be answered from the index as it was (the long
 way then brings the index up to date).
@@ -91,6 +92,8 @@ def _agree_through_writes(root: Path, seed: int, steps: int) -> None:
             seen = watching.find_turns(query, limit=50).data
             expected = long_way.find_turns(query, limit=50).data
             assert seen == expected, f"after {done[-1]} (step {step}, seed {seed}), query {query!r}"
+        listed = watching.list_conversations(limit=200).data
+        assert listed == long_way.list_conversations(limit=200).data, f"after {done[-1]} (step {step}, seed {seed})"
         done.append(_write(rng, root, step))
     watching.close()
 

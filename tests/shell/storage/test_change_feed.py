@@ -112,31 +112,31 @@ def _watch(workspace: Path) -> WorkspaceWatch:
 def test_the_watch_asks_for_every_look_first_then_only_for_what_changed(workspace: Path) -> None:
     watch = _watch(workspace)
     conversations = workspace / ".jp" / "conversations"
-    refs, changed = watch.now()
+    refs, changed = watch.now("find")
     assert changed is None
     assert len(refs) == 4
-    watch.settle(None)
-    assert watch.now()[1] == frozenset()
+    watch.settle("find", None)
+    assert watch.now("find")[1] == frozenset()
 
     target = next(conversations.glob("17800000010-*"))
     _elsewhere(f"open({str(target / 'events.json')!r}, 'a').write(' ')")
-    assert watch.now()[1] == frozenset({"jp-c17800000010"})
-    assert watch.now()[1] == frozenset({"jp-c17800000010"}), "kept until a look settles it"
-    watch.settle(["jp-c17800000010"])
-    assert watch.now()[1] == frozenset()
+    assert watch.now("find")[1] == frozenset({"jp-c17800000010"})
+    assert watch.now("find")[1] == frozenset({"jp-c17800000010"}), "kept until a look settles it"
+    watch.settle("find", ["jp-c17800000010"])
+    assert watch.now("find")[1] == frozenset()
 
     shutil.copytree(target, conversations / "17800000099-copy")
-    refs, changed = watch.now()
+    refs, changed = watch.now("find")
     assert changed == frozenset({"jp-c17800000099"})
     assert len(refs) == 5
-    watch.settle(None)
+    watch.settle("find", None)
 
     target.rename(conversations / "17800000010-renamed")
-    assert watch.now()[1] == frozenset({"jp-c17800000010"})
-    watch.settle(None)
+    assert watch.now("find")[1] == frozenset({"jp-c17800000010"})
+    watch.settle("find", None)
 
     shutil.rmtree(conversations / "17800000099-copy")
-    refs, changed = watch.now()
+    refs, changed = watch.now("find")
     assert changed is None, "a conversation gone: every look again (its rows are forgotten)"
     assert len(refs) == 4
     watch.close()
@@ -144,8 +144,38 @@ def test_the_watch_asks_for_every_look_first_then_only_for_what_changed(workspac
 
 def test_a_look_that_did_not_settle_is_asked_for_again(workspace: Path) -> None:
     watch = _watch(workspace)
-    assert watch.now()[1] is None
-    assert watch.now()[1] is None, "nothing settled the first looks"
-    watch.settle(["jp-c17800000010"])
-    assert watch.now()[1] is None, "one conversation looked at is not every one"
+    assert watch.now("find")[1] is None
+    assert watch.now("find")[1] is None, "nothing settled the first looks"
+    watch.settle("find", ["jp-c17800000010"])
+    assert watch.now("find")[1] is None, "one conversation looked at is not every one"
     watch.close()
+
+
+def test_each_reader_is_asked_to_look_at_what_changed_since_its_own_looks(workspace: Path) -> None:
+    watch = _watch(workspace)
+    assert watch.now("find")[1] is None
+    watch.settle("find", None)
+    assert watch.now("listing")[1] is None, "a reader's first time"
+    watch.settle("listing", None)
+    target = next((workspace / ".jp" / "conversations").glob("17800000030-*"))
+    _elsewhere(f"open({str(target / 'metadata.json')!r}, 'a').write(' ')")
+    assert watch.now("find")[1] == frozenset({"jp-c17800000030"})
+    watch.settle("find", None)
+    assert watch.now("listing")[1] == frozenset({"jp-c17800000030"}), "what find settled is still the listing's"
+    watch.settle("listing", None)
+    assert watch.now("find")[1] == frozenset()
+    assert watch.now("listing")[1] == frozenset()
+    watch.close()
+
+
+def test_without_a_feed_every_call_looks_at_every_conversation(workspace: Path) -> None:
+    found = find_workspace(workspace)
+    assert found is not None
+    watch = WorkspaceWatch(found, feed=False)
+    for _ in range(3):
+        refs, changed = watch.now("find")
+        assert changed is None
+        assert len(refs) == 4
+        watch.settle("find", None)
+    watch.close()
+    assert watch.now("find")[1] is None
