@@ -193,7 +193,11 @@ def _read_elements(elements: Iterable[Json], base_config: bytes | None) -> ReadF
     """The entries of ``elements`` (a file's, decoded in order) read and checked, with the base config or the
     legacy head; a big file's keys written twice (``_Elements``) once every element is read."""
     each = iter(elements)
-    first = next(each, None)
+    first: Json = None
+    has_first = False
+    for first in each:
+        has_first = True
+        break
     base: JsonObject | None = None
     head: JsonObject | None = None
     offset = 0
@@ -211,7 +215,7 @@ def _read_elements(elements: Iterable[Json], base_config: bytes | None) -> ReadF
             )
         head, offset = first, 1
     read: list[ReadEntry] = []
-    if first is not None and not offset:
+    if has_first and not offset:
         read.append(read_entry(first, 0))
     for position, item in enumerate(each, 1):
         read.append(read_entry(item, position))

@@ -432,6 +432,16 @@ def stored(
     return {row.conversation: row for row in map(_readable_row, rows) if row is not None}
 
 
+def indexed_marks(connection: sqlite3.Connection) -> dict[str, bool]:
+    """Every conversation the cache has a row for, by display ID: whether ``find``'s turn rows were taken from
+    the files the row names (a row of another type reads as not)."""
+    return {
+        conversation: indexed == 1
+        for conversation, indexed in connection.execute("SELECT conversation, indexed FROM conversations")
+        if isinstance(conversation, str)
+    }
+
+
 def with_problems(connection: sqlite3.Connection) -> dict[str, ConversationRow]:
     """The rows of the conversations that could not be read, by display ID."""
     rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE {_VALID} AND problem IS NOT NULL")

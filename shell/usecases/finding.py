@@ -199,28 +199,30 @@ def _bring_up_to_date(
     """Re-index what changed among ``refs`` (and, for ``everything``, drop what is gone); the conversations
     to read are read on ``jobs`` processes while this one writes what they found. ``changed``: the display IDs
     of the only conversations whose files may have changed since the last call that looked at every one (a
-    long-lived caller that watches the folders knows; ``None``: look at each).
+    long-lived caller that watches the folders knows; ``None``: look at each); those the index has no turn rows
+    of (new, or the index emptied: by another process, a rebuild, a wider scope) are looked at too.
 
     The number of turn rows written, and the conversations as the index now holds them (with ``changed``: the
     looked-at ones and those with a problem).
     """
+    listed = {ref.display_id for ref in refs}
     if changed is not None:
+        marks = workspace_cache.indexed_marks(db.connection)
+        changed = {*changed, *(name for name in listed if not marks.get(name))}
         rows = workspace_cache.stored(db.connection, among=changed)
-        looked = [ref for ref in refs if ref.display_id in changed]
-        stale = [
-            ref for ref in looked if _stale(rows.get(ref.display_id), workspace_cache.look(ref)) is not Freshness.SAME
-        ]
-        if not stale:
-            return 0, {**workspace_cache.with_problems(db.connection), **rows}
-        everything = False
+        known: Collection[str] = marks
     else:
         rows = workspace_cache.stored(db.connection)
-        stale = [
-            ref for ref in refs if _stale(rows.get(ref.display_id), workspace_cache.look(ref)) is not Freshness.SAME
-        ]
-    missing = set(rows) - {ref.display_id for ref in refs} if everything else set()
+        known = rows
+    stale = [
+        ref
+        for ref in refs
+        if (changed is None or ref.display_id in changed)
+        and _stale(rows.get(ref.display_id), workspace_cache.look(ref)) is not Freshness.SAME
+    ]
+    missing = set(known) - listed if everything else set()
     if not stale and not missing:
-        return 0, rows
+        return 0, rows if changed is None else {**workspace_cache.with_problems(db.connection), **rows}
     written = 0
     with db.writing(), cache_db.batch(db.connection) as checkpoint:
         rows = workspace_cache.stored(db.connection, among=changed)

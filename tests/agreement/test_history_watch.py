@@ -1,8 +1,8 @@
 """``turnmark mcp``'s searches and listings with the change feed against the long way: after each of a random
-run of writes (JP replacing a file by rename, an editor writing in place with the old time put back, a title changed, a
-conversation copied, renamed, removed, touched), ``find_turns`` and ``list_conversations`` of a server that
-looks again only at what the kernel said changed answer what one that looks at every conversation's files
-answers.
+run of writes (JP replacing a file by rename, an editor writing in place with the old time put back, a title
+changed, a conversation copied, renamed, removed, touched, turnmark's cache removed; and a search of every
+scope, which empties the index first), ``find_turns`` and ``list_conversations`` of a server that looks again
+only at what the kernel said changed answer what one that looks at every conversation's files answers.
 
 The watching server is asked first, so a change it missed would be answered from the index as it was (the long
 way then brings the index up to date).
@@ -35,7 +35,8 @@ from turnmark.shell.usecases.history import History
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the change feed is inotify's")
 
-QUERIES = ("the", "lock", "build OR test", "error", "retry")
+QUERIES = (("the", None), ("lock", None), ("build OR test", "all"), ("error", None), ("retry", "summaries,titles"))
+"""A search of every scope among them: the index then takes tool results and reasoning too, emptied first."""
 
 
 def _folders(root: Path) -> list[Path]:
@@ -53,7 +54,7 @@ def _write(rng: random.Random, root: Path, step: int) -> str:
     folders = _folders(root)
     target, source = rng.choice(folders), rng.choice(folders)
     events = target / "events.json"
-    kind = rng.choice(["rename", "in-place", "title", "copy", "move", "remove", "touch"])
+    kind = rng.choice(["rename", "in-place", "title", "copy", "move", "remove", "touch", "cache gone"])
     if kind == "rename":
         (target / "events.json.tmp").write_bytes((source / "events.json").read_bytes())
         os.replace(target / "events.json.tmp", events)
@@ -75,6 +76,8 @@ def _write(rng: random.Random, root: Path, step: int) -> str:
         target.rename(target.parent / f"{number}-renamed-{step}")
     elif kind == "remove" and len(folders) > 3:
         shutil.rmtree(target)
+    elif kind == "cache gone":
+        shutil.rmtree(os.environ["TURNMARK_CACHE_DIR"], ignore_errors=True)
     else:
         os.utime(events)
     return f"{kind} {target.name} from {source.name}"
@@ -88,9 +91,9 @@ def _agree_through_writes(root: Path, seed: int, steps: int) -> None:
     rng = random.Random(seed)
     done = ["(the first search)"]
     for step in range(steps):
-        for query in QUERIES:
-            seen = watching.find_turns(query, limit=50).data
-            expected = long_way.find_turns(query, limit=50).data
+        for query, scope in QUERIES:
+            seen = watching.find_turns(query, limit=50, scope=scope).data
+            expected = long_way.find_turns(query, limit=50, scope=scope).data
             assert seen == expected, f"after {done[-1]} (step {step}, seed {seed}), query {query!r}"
         listed = watching.list_conversations(limit=200).data
         assert listed == long_way.list_conversations(limit=200).data, f"after {done[-1]} (step {step}, seed {seed})"

@@ -290,11 +290,11 @@ def test_a_turn_landing_as_the_watcher_reads_waits_for_the_settle_period(
     armed, landed = threading.Event(), threading.Event()
     real_read = files.read_file
 
-    def jp_saves_just_before_the_read(path: Path, limit: int) -> bytes | None:
+    def jp_saves_just_before_the_read(path: Path, limit: int, **options: bool) -> bytes | None:
         if armed.is_set() and not landed.is_set() and path == events and threading.current_thread() is watching:
             landed.set()
             write_like_jp(events, json.loads(events.read_text()) + turn(2, "Tag the release", "Done."))
-        return real_read(path, limit)
+        return real_read(path, limit, **options)
 
     monkeypatch.setattr(conversations, "read_file", jp_saves_just_before_the_read)
     written: list[dict[str, str]] = []
