@@ -56,14 +56,15 @@ class ChangeFeed:
         self._watched: dict[str, int] = {}
 
     def watch_roots(self, roots: Iterable[Path]) -> bool:
-        """Watch folders of conversations for folders made, removed and renamed; ``False`` if one cannot be."""
+        """Watch folders of conversations for folders made, removed and renamed; ``False`` if one that is there
+        cannot be (one that is not holds no conversation: its coming is seen by ``WorkspaceWatch``)."""
         ok = True
         for root in roots:
             descriptor = self._add(root, _ROOT_MASK)
-            if descriptor is None:
-                ok = False
-            else:
+            if descriptor is not None:
                 self._roots[descriptor] = os.fspath(root)
+            elif os.path.lexists(root):
+                ok = False
         return ok
 
     def watch(self, folders: Iterable[Path]) -> frozenset[str]:
@@ -110,7 +111,9 @@ class ChangeFeed:
                     relist = True
                 elif (path := self._folders.get(descriptor)) is not None:
                     folders.add(path)
-                    if mask & _IGNORED:
+                    if mask & _MOVE_SELF:
+                        self._libc.inotify_rm_watch(self._fd, descriptor)
+                    if mask & (_IGNORED | _MOVE_SELF | _DELETE_SELF):
                         self._forget(descriptor)
         return Changes(everything, relist or everything, frozenset(folders))
 
@@ -159,6 +162,7 @@ class WorkspaceWatch:
         self._feed: ChangeFeed | None = None
         self._opened = False
         self._roots_watched = False
+        self._roots_seen: list[tuple[int, int] | None] = []
         self._refs: list[ConversationRef] | None = None
         self._by_folder: dict[str, str] = {}
         self._unwatched: frozenset[str] = frozenset()
@@ -169,9 +173,12 @@ class WorkspaceWatch:
         if feed is None:
             return list_conversations(self.workspace), None
         changes = feed.changes()
-        if changes.everything:
+        if changes.everything or self._root_identities() != self._roots_seen:
             self.close()
-            return self.now(reader)
+            feed = self._current_feed()
+            if feed is None:
+                return list_conversations(self.workspace), None
+            changes = feed.changes()
         if self._refs is None or changes.relist or not self._roots_watched:
             self._relist(feed)
         assert self._refs is not None
@@ -199,12 +206,26 @@ class WorkspaceWatch:
             return None
         if not self._opened:
             self._opened = True
+            self._roots_seen = self._root_identities()
             self._feed = open_feed()
             if self._feed is not None:
                 self._roots_watched = self._feed.watch_roots(self._roots())
         elif self._feed is not None and not self._roots_watched:
             self._roots_watched = self._feed.watch_roots(self._roots())
         return self._feed
+
+    def _root_identities(self) -> list[tuple[int, int] | None]:
+        """Which folder each folder of conversations is (none there: ``None``): one that came, went or was
+        replaced (with the folder holding it, say) is seen here, where no event of its own may say so."""
+        found: list[tuple[int, int] | None] = []
+        for root in self._roots():
+            try:
+                status = os.stat(root, follow_symlinks=False)
+            except OSError:
+                found.append(None)
+            else:
+                found.append((status.st_dev, status.st_ino))
+        return found
 
     def _roots(self) -> list[Path]:
         silo = self.workspace.user_silo

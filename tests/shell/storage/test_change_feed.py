@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from turnmark.shell.storage import change_feed
 from turnmark.shell.storage.change_feed import ChangeFeed, WorkspaceWatch, open_feed
-from turnmark.shell.storage.workspace import find_workspace
+from turnmark.shell.storage.workspace import ConversationRef, Workspace, find_workspace, list_conversations
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="inotify is Linux's")
 
@@ -179,3 +180,61 @@ def test_without_a_feed_every_call_looks_at_every_conversation(workspace: Path) 
         watch.settle("find", None)
     watch.close()
     assert watch.now("find")[1] is None
+
+
+def test_a_folder_replaced_under_its_name_is_watched_anew(workspace: Path, tmp_path: Path) -> None:
+    watch = _watch(workspace)
+    conversations = workspace / ".jp" / "conversations"
+    watch.now("find")
+    watch.settle("find", None)
+    target = next(conversations.glob("17800000010-*"))
+    trash = tmp_path / "trash"
+    trash.mkdir()
+    shutil.move(target, trash / target.name)
+    shutil.copytree(trash / target.name, target)
+    watch.now("find")
+    watch.settle("find", None)
+    _elsewhere(f"open({str(target / 'events.json')!r}, 'a').write(' ')")
+    assert watch.now("find")[1] == frozenset({"jp-c17800000010"})
+    watch.close()
+
+
+def test_the_folder_holding_the_conversations_replaced_asks_for_every_look(workspace: Path, tmp_path: Path) -> None:
+    watch = _watch(workspace)
+    watch.now("find")
+    watch.settle("find", None)
+    storage = workspace / ".jp"
+    shutil.copytree(storage, tmp_path / "restored")
+    shutil.rmtree(next((tmp_path / "restored" / "conversations").glob("17790000000-*")))
+    storage.rename(tmp_path / "old-jp")
+    (tmp_path / "restored").rename(storage)
+    refs, changed = watch.now("find")
+    assert changed is None
+    assert "jp-c17790000000" not in {ref.display_id for ref in refs}
+    watch.close()
+
+
+def test_a_folder_of_conversations_not_there_yet_is_not_listed_again_on_every_call(
+    workspace: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listings: list[int] = []
+
+    def counted(found: Workspace) -> list[ConversationRef]:
+        listings.append(1)
+        return list_conversations(found)
+
+    monkeypatch.setattr(change_feed, "list_conversations", counted)
+    found = find_workspace(workspace)
+    assert found is not None
+    found = Workspace(found.root, user_data / "silo-without-conversations")
+    assert found.user_silo is not None
+    found.user_silo.mkdir()
+    watch = WorkspaceWatch(found)
+    for _ in range(5):
+        watch.now("find")
+        watch.settle("find", None)
+    assert len(listings) == 1
+    (found.user_silo / "conversations" / "17800000077-new").mkdir(parents=True)
+    refs, _changed = watch.now("find")
+    assert "jp-c17800000077" in {ref.display_id for ref in refs}, "the folder's coming is seen"
+    watch.close()
