@@ -64,3 +64,14 @@ def test_the_mcp_servers_file_runs_the_server(show_workspace: Path) -> None:
     server = json.loads(_block("json"))["mcpServers"]["turnmark"]
     served, _ = _served(server["command"], server["args"], show_workspace)
     assert served == TOOLS
+
+
+def test_the_readme_s_registration_is_quoted_from_the_tested_snippets() -> None:
+    """The README names the keys and the command inline: each is in a snippet the tests above run."""
+    readme = (DOC.parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## For the assistant: `turnmark mcp`", 1)[1].split("\n## ", 1)[0]
+    quoted = [span for span in re.findall(r"`([^`]+)`", section) if "=" in span or span.startswith(("[", "claude"))]
+    assert len(quoted) >= 6
+    tested = _block("toml") + _block("sh")
+    for span in quoted:
+        assert span in tested, span
