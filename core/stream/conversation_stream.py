@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from pyrsistent import PVector, pvector
 from returns.result import Failure, Result, Success
@@ -152,6 +153,16 @@ def pieces(chunks: Iterable[bytes], most: int) -> Iterator[bytes]:
     yield pending if first else b"[" + pending
 
 
+_NO_ELEMENT = object()
+
+
+def _array(value: object) -> list[Any]:
+    """The elements of what ``events.json`` decoded to, or the error of a file that is not an array."""
+    if not isinstance(value, list):
+        raise InvalidEntry("events.json must be a JSON array of entries")
+    return value
+
+
 class _Elements:
     """A big file's elements decoded one at a time from its pieces (JSON arrays), each piece let go of once its
     elements are decoded; the keys written twice found piece by piece (``found_at_load``'s counts add up)."""
@@ -163,9 +174,7 @@ class _Elements:
     def __iter__(self) -> Iterator[Json]:
         offset = 0
         for piece in self._data:
-            raws = decode_entries(piece, "events.json")
-            if raws is None:
-                raise InvalidEntry("events.json must be a JSON array of entries")
+            raws = _array(decode_entries(piece, "events.json"))
             keys = []
             for raw in raws:
                 element = decode_entry(raw, piece, "events.json")
@@ -181,9 +190,7 @@ def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
     whole next to what is kept."""
     if len(events) > WHOLE_FILE:
         return _read_elements(_Elements([events]), base_config)
-    elements = decode_document(events, "events.json")
-    if not isinstance(elements, list):
-        raise InvalidEntry("events.json must be a JSON array of entries")
+    elements = _array(decode_document(events, "events.json"))
     written_keys = sum(map(key_count, elements))
     read = _read_elements(elements, base_config)
     return replace(read, doubled=KeysWrittenTwice.later(events, written_keys))
@@ -193,11 +200,9 @@ def _read_elements(elements: Iterable[Json], base_config: bytes | None) -> ReadF
     """The entries of ``elements`` (a file's, decoded in order) read and checked, with the base config or the
     legacy head; a big file's keys written twice (``_Elements``) once every element is read."""
     each = iter(elements)
-    first: Json = None
-    has_first = False
-    for first in each:
-        has_first = True
-        break
+    head_item = next(each, _NO_ELEMENT)
+    has_first = head_item is not _NO_ELEMENT
+    first: Json = head_item if has_first else None
     base: JsonObject | None = None
     head: JsonObject | None = None
     offset = 0
