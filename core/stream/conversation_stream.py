@@ -134,21 +134,24 @@ def pieces(chunks: Iterable[bytes], most: int) -> Iterator[bytes]:
     ``most`` bytes go by without a cut."""
     held: list[bytes] = []
     size, tail, first = 0, b"", True
+    reach = len(PIECE_CUT) - 1
     for chunk in chunks:
-        window = tail + chunk
-        cut = window.rfind(PIECE_CUT)
-        if cut < 0:
-            held.append(chunk)
-            size += len(chunk)
-            tail = window[-(len(PIECE_CUT) - 1) :]
+        found = chunk.rfind(PIECE_CUT)
+        cut: int | None = found if found >= 0 else None
+        if cut is None and (across := (tail + chunk[:reach]).rfind(PIECE_CUT)) >= 0:
+            cut = across - len(tail)
+        held.append(chunk)
+        size += len(chunk)
+        if cut is None:
+            tail = (tail + chunk[-reach:])[-reach:]
             if size > most:
                 raise NotInPieces
             continue
-        pending = b"".join([*held, chunk])
-        at = len(pending) - len(window) + cut
-        yield (b"" if first else b"[") + pending[: at + 4] + b"]"
+        pending = b"".join(held)
+        at = len(pending) - len(chunk) + cut
+        yield b"".join((b"" if first else b"[", memoryview(pending)[: at + 4], b"]"))
         rest = pending[at + 5 :]
-        held, size, tail, first = [rest], len(rest), rest[-(len(PIECE_CUT) - 1) :], False
+        held, size, tail, first = [rest], len(rest), rest[-reach:], False
     pending = b"".join(held)
     yield pending if first else b"[" + pending
 

@@ -138,3 +138,18 @@ def test_a_file_with_no_cut_for_longer_than_a_piece_may_be_is_read_whole() -> No
     assert ConversationStream.read_json_chunks(chunks, BASE, most=len(compact)) is not None
     chunks = [laid_out[start : start + 64] for start in range(0, len(laid_out), 64)]
     assert ConversationStream.read_json_chunks(chunks, BASE, most=1_000) is not None
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 8, 9, 10, 17, 64, 4096])
+def test_every_cut_is_found_whatever_the_chunks(size: int) -> None:
+    """A chunk's last cut ends a piece, also one that begins in the chunks before (the entries here are longer
+    than 64 bytes: every chunk up to that size holds at most one cut)."""
+    entries = [{"type": "chat_request", "timestamp": "t", "content": "x" * (n * 7 % 23)} for n in range(40)]
+    data = json.dumps(entries, indent=2).encode()
+    chunks = [data[start : start + size] for start in range(0, len(data), size)]
+    found = list(conversation_stream.pieces(chunks, most=len(data)))
+    assert [entry for piece in found for entry in json.loads(piece)] == entries
+    if size <= 64:
+        assert len(found) == data.count(conversation_stream.PIECE_CUT) + 1 == len(entries), "each chunk's cut taken"
+    else:
+        assert 1 < len(found) <= len(chunks) + 1
