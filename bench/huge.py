@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import os
 import subprocess
 import sys
@@ -202,12 +203,20 @@ def command(root: Path, name: str) -> tuple[str, ...]:
     return (TURNMARK, "--workspace", str(root), *COMMANDS[name], str(CONVERSATION_ID))
 
 
-def measure_big(megabytes: float, repeat: int) -> None:
+@contextlib.contextmanager
+def long_workspace(megabytes: float) -> Iterator[tuple[Path, Path, int]]:
+    """A temporary workspace holding one generated conversation of about ``megabytes``: the workspace, its
+    ``events.json`` and the file's size (said on stdout)."""
     with tempfile.TemporaryDirectory(prefix="turnmark-huge-") as temporary:
         root = Path(temporary)
         events = generate_long_conversation(root, megabytes=megabytes) / "events.json"
         size = events.stat().st_size
         print(f"one conversation: {size / 1e6:.0f} MB")
+        yield root, events, size
+
+
+def measure_big(megabytes: float, repeat: int) -> None:
+    with long_workspace(megabytes) as (root, events, size):
         floor, _ = best_run((sys.executable, "-c", FLOOR, str(events)), repeat)
         print(f"{'floor: python + read + msgspec decode':<46}{floor:>12.2f} s")
         for name in COMMANDS:

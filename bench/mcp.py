@@ -28,7 +28,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.find import generate
-from bench.huge import CONVERSATION_ID, generate_long_conversation
+from bench.huge import CONVERSATION_ID, long_workspace
 
 TURNMARK = str(Path(sys.executable).parent / "turnmark")
 
@@ -117,11 +117,7 @@ def measure_find(count: int, word: str, repeat: int) -> None:
 
 
 def measure_read(megabytes: float, repeat: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="turnmark-mcp-huge-") as temporary:
-        root = Path(temporary)
-        events = generate_long_conversation(root, megabytes=megabytes) / "events.json"
-        size = events.stat().st_size
-        print(f"one conversation: {size / 1e6:.0f} MB")
+    with long_workspace(megabytes) as (root, _events, size):
         server = Server(root)
         started = time.perf_counter()
         server.call("list_turns", conversation=str(CONVERSATION_ID))
