@@ -444,7 +444,7 @@ def indexed_marks(connection: sqlite3.Connection) -> dict[str, bool]:
 
 def with_problems(connection: sqlite3.Connection) -> dict[str, ConversationRow]:
     """The rows of the conversations that could not be read, by display ID."""
-    rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE {_VALID} AND problem IS NOT NULL")
+    rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE problem IS NOT NULL AND {_VALID}")
     return {row.conversation: row for row in map(_readable_row, rows) if row is not None and row.problem is not None}
 
 

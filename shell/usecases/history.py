@@ -81,6 +81,7 @@ class History:
         self._lock = threading.Lock()
         self._kept: _Kept | None = None
         self._listing: list[listing.Listed] | None = None
+        self._indexed_refs: tuple[list[ConversationRef], dict[str, ConversationRef]] | None = None
         self._watch = WorkspaceWatch(workspace, feed=watch)
 
     def close(self) -> None:
@@ -141,8 +142,8 @@ class History:
                     f"{error} (the query language is turnmark find's: see `turnmark find --help`)"
                 ) from None
             self._watch.settle("find", None if refs is None else [ref.display_id for ref in refs])
-            linked = {ref.display_id for ref in listed if not _own(ref)}
-            hits = [_hit(hit) for hit in result.hits if hit.line.conversation not in linked]
+            by_id = self._by_id(listed)
+            hits = [_hit(hit) for hit in result.hits if (ref := by_id.get(hit.line.conversation)) is None or _own(ref)]
             return _clean(history_tools.hits_answer(query, hits, result.total, self.limit), self.limit)
 
     def read_turn(self, turn: str, max_chars: int = history_tools.READ_CHARS, start: int = 0) -> ToolAnswer:
@@ -163,6 +164,12 @@ class History:
             )
             room = max(200, min(max_chars, self.limit - 1_000))
             return _clean(history_tools.turn_answer(item, transcript, max(0, start), room), self.limit)
+
+    def _by_id(self, listed: list[ConversationRef]) -> dict[str, ConversationRef]:
+        """``listed`` by display ID (made again only when the watch listed the conversations again)."""
+        if self._indexed_refs is None or self._indexed_refs[0] is not listed:
+            self._indexed_refs = (listed, {ref.display_id: ref for ref in listed})
+        return self._indexed_refs[1]
 
     def _ref(self, conversation: int, listed: list[ConversationRef] | None = None) -> ConversationRef:
         for ref in listed if listed is not None else self._watch.now("refs")[0]:
