@@ -200,10 +200,13 @@ def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | No
 def kept(ref: ConversationRef, row: ConversationRow | None, usable: bool) -> tuple[ConversationRow, bool] | None:
     """``row`` when the conversation's files are still the ones it was taken from, with whether it was touched
     (the same bytes under a new identity: write the identity back); ``None``: read the conversation. A row
-    that is not ``usable`` for the caller (taken by the other reader) is never kept."""
+    that is not ``usable`` for the caller (taken by the other reader) is never kept, nor one that names a file
+    (``_names_a_file``) of a conversation whose folder was renamed since."""
     if row is None or not usable:
         return None
     seen = look(ref)
+    if row.directory != seen.directory and _names_a_file(row):
+        return None
     decision = decide(row, seen)
     if decision is Freshness.SAME:
         return row, False
@@ -212,6 +215,12 @@ def kept(ref: ConversationRef, row: ConversationRow | None, usable: bool) -> tup
         if same is not None:
             return same, True
     return None
+
+
+def _names_a_file(row: ConversationRow) -> bool:
+    """The row says something that names a file where it was read: why it could not be, or its metadata's
+    problem."""
+    return row.problem is not None or (row.facts is not None and row.facts.metadata_error is not None)
 
 
 def unreadable(ref: ConversationRef, seen: Look, checked: int, problem: str) -> ConversationRow:

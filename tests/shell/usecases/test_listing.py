@@ -227,6 +227,37 @@ def test_an_unreadable_conversation_is_remembered_until_it_changes(settled: Path
     assert reads == []
 
 
+def test_an_unreadable_conversation_renamed_names_its_file_where_it_is_now(settled: Path, reads: Reads) -> None:
+    folder = directory_of(settled, "17800000030")
+    events = folder / "events.json"
+    events.write_text("[{")
+    os.utime(events, (OLD, OLD))
+    assert folder.name in str(listed(settled)["jp-c17800000030"]["problem"])
+    moved = folder.rename(folder.with_name("17800000030-renamed"))
+    reads.clear()
+    problem = str(listed(settled)["jp-c17800000030"]["problem"])
+    assert f"{moved.name}/events.json" in problem
+    assert reads == ["jp-c17800000030"], "the unreadable one read again, nothing else"
+
+
+def test_a_broken_metadata_file_renamed_is_named_where_it_is_now(settled: Path, reads: Reads) -> None:
+    folder = directory_of(settled, "17800000010")
+    metadata = folder / "metadata.json"
+    metadata.write_text("{")
+    os.utime(metadata, (OLD, OLD))
+    facts = listed(settled)["jp-c17800000010"]["facts"]
+    assert isinstance(facts, workspace_cache.Facts)
+    assert facts.metadata_error is not None
+    assert folder.name in facts.metadata_error
+    moved = folder.rename(folder.with_name("17800000010-renamed"))
+    reads.clear()
+    facts = listed(settled)["jp-c17800000010"]["facts"]
+    assert isinstance(facts, workspace_cache.Facts)
+    assert facts.metadata_error is not None
+    assert f"{moved.name}/metadata.json" in facts.metadata_error
+    assert reads == ["jp-c17800000010"]
+
+
 @pytest.mark.parametrize(
     "damage",
     [
