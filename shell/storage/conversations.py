@@ -170,8 +170,8 @@ def read_conversation(
     """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message.
 
     Pass the conversation's held ``lock`` to be able to save what was read, ``digest`` for the SHA-256 of
-    the ``events.json`` read. A big file's bytes are let go of as soon as its entries are read (a file up
-    to ``WHOLE_FILE`` keeps them until a save or ``check`` asks for the keys written twice). Without
+    the ``events.json`` read. A big file is read in pieces and never held whole (``_read_in_pieces``; a file
+    up to ``WHOLE_FILE`` keeps its bytes until a save or ``check`` asks for the keys written twice). Without
     ``follow_links`` a file that is a link is refused (``ConversationError``).
     """
     with collector_paused():
@@ -205,18 +205,19 @@ def _read_in_pieces(
     except OSError:
         return None
     base_config = read_file(events_path.parent / BASE_CONFIG, BASE_CONFIG_LIMIT, follow_links=follow_links)
-    hasher = hashlib.sha256()
+    hasher = hashlib.sha256() if digest else None
 
     def hashed(chunks: Iterator[bytes]) -> Iterator[bytes]:
         for chunk in chunks:
-            hasher.update(chunk)
+            if hasher is not None:
+                hasher.update(chunk)
             yield chunk
 
     with contextlib.closing(read_chunks(events_path, EVENTS_LIMIT, CHUNK, follow_links=follow_links)) as chunks:
         read = ConversationStream.read_json_chunks(hashed(chunks), base_config, most=4 * CHUNK)
     if read is None:
         return None
-    return events_path, read, hasher.hexdigest() if digest else None, base_config
+    return events_path, read, hasher.hexdigest() if hasher is not None else None, base_config
 
 
 def _read_entries(events_path: Path, events: bytes, base_config: bytes | None) -> ReadFile:

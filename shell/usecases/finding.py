@@ -222,7 +222,7 @@ def _bring_up_to_date(
     ]
     missing = set(known) - listed if everything else set()
     if not stale and not missing:
-        return 0, rows if changed is None else {**workspace_cache.with_problems(db.connection), **rows}
+        return 0, rows if changed is None else _rows_held(db.connection, changed)
     written = 0
     with db.writing(), cache_db.batch(db.connection) as checkpoint:
         rows = workspace_cache.stored(db.connection, among=changed)
@@ -236,12 +236,15 @@ def _bring_up_to_date(
                 checkpoint()
         if missing:
             search_index.forget(db.connection, missing)
-    if changed is not None:
-        return written, {
-            **workspace_cache.with_problems(db.connection),
-            **workspace_cache.stored(db.connection, among=changed),
-        }
-    return written, workspace_cache.stored(db.connection)
+    return written, _rows_held(db.connection, changed)
+
+
+def _rows_held(connection: sqlite3.Connection, changed: Changed) -> dict[str, ConversationRow]:
+    """The rows ``_bring_up_to_date`` answers with: every one, or (with ``changed``) those it looked at and
+    those with a problem."""
+    if changed is None:
+        return workspace_cache.stored(connection)
+    return {**workspace_cache.with_problems(connection), **workspace_cache.stored(connection, among=changed)}
 
 
 def _skipped(rows: dict[str, ConversationRow], refs: Sequence[ConversationRef]) -> list[tuple[str, str]]:
