@@ -10,9 +10,10 @@ written here: each format escapes it for its medium.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -21,10 +22,11 @@ from returns.result import Failure, Result, Success
 from turnmark.core.errors import TurnSelectionError
 from turnmark.core.links.compaction import SummaryRun, TurnOverlay, turn_overlays
 from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
-from turnmark.core.links.resolution import REASON_TEXT
+from turnmark.core.links.resolution import REASON_TEXT, count_unresolved
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json, JsonObject
+from turnmark.core.stream.light import LazyTurns, LightTurn
 from turnmark.core.stream.payloads import (
     ChatRequest,
     ChatResponse,
@@ -34,8 +36,8 @@ from turnmark.core.stream.payloads import (
     ToolCallResponse,
 )
 from turnmark.core.stream.previews import telling_argument
-from turnmark.core.stream.turns import Turn, find_turn, turn_indices
-from turnmark.core.summaries.turn_rows import LabelSource, turn_row
+from turnmark.core.stream.turns import NamedTurn, NamedTurnT, Turn, TurnFacts, find_turn, turn_indices
+from turnmark.core.summaries.turn_rows import LabelSource, row_of
 from turnmark.core.text.indented_json import indented
 from turnmark.core.text.summary_text import one_line, truncate
 from turnmark.core.text.wording import byte_size, turn_range
@@ -299,11 +301,18 @@ class ShownStream:
     the rest as ``ShownConversation``."""
 
     conversation: JsonObject
-    heads: tuple[ShownTurn, ...]
-    """The chosen turns without their events (what a table of contents lists), made before any turn."""
+    indices: tuple[int, ...]
+    """The chosen turns' numbers."""
+    made_heads: Callable[[], tuple[ShownTurn, ...]]
+    """Makes ``heads`` (once): only the formats with a table of contents ask for it."""
     turns: Iterator[ShownTurn]
     total_turns: int
     options: ShowOptions
+
+    @property
+    def heads(self) -> tuple[ShownTurn, ...]:
+        """The chosen turns without their events (what a table of contents lists), made before any turn."""
+        return self.made_heads()
 
     @property
     def title(self) -> str:
@@ -312,7 +321,21 @@ class ShownStream:
 
     @property
     def scope(self) -> str:
-        return scope_of([turn.index for turn in self.heads], self.total_turns)
+        return scope_of(self.indices, self.total_turns)
+
+
+def shown_stream(
+    conversation: JsonObject,
+    chosen: Sequence[NamedTurn],
+    *,
+    heads: Callable[[], tuple[ShownTurn, ...]],
+    turns: Iterator[ShownTurn],
+    total_turns: int,
+    options: ShowOptions,
+) -> ShownStream:
+    """A ``ShownStream`` of the ``chosen`` turns whose heads are made at most once, when first asked for."""
+    indices = tuple(turn.index for turn in chosen)
+    return ShownStream(conversation, indices, functools.cache(heads), turns, total_turns, options)
 
 
 def ending_once(chunks: Iterable[str]) -> Iterator[str]:
@@ -399,7 +422,9 @@ def cut(text: str, limit: int = OUTPUT_CHARS) -> tuple[str, str | None]:
     return head, f"cut: {len(rest):,} more characters{more} not shown"
 
 
-def select_turns(turns: Sequence[Turn], selection: TurnSelection) -> Result[tuple[Turn, ...], TurnSelectionError]:
+def select_turns(
+    turns: Sequence[NamedTurnT], selection: TurnSelection
+) -> Result[tuple[NamedTurnT, ...], TurnSelectionError]:
     """The turns a selection names, in order.
 
     >>> from turnmark.core import ChatRequest, ConversationStream, sequential_ids
@@ -442,11 +467,17 @@ def _no_turn(wanted: str) -> TurnSelectionError:
 
 def turn_heads(turns: Sequence[Turn]) -> tuple[ShownTurn, ...]:
     """Each chosen turn as shown, without its events: its index, ID, time and label (a contents line)."""
-    heads = []
-    for turn in turns:
-        row = turn_row(turn)
-        heads.append(ShownTurn(turn.index, turn.id(), turn_time(turn), row.label, row.label_source, ()))
-    return tuple(heads)
+    return tuple(_head(turn.facts(), turn_time(turn)) for turn in turns)
+
+
+def lazy_heads(lazy: LazyTurns, turns: Sequence[LightTurn]) -> tuple[ShownTurn, ...]:
+    """``turn_heads`` of a file read lazily."""
+    return tuple(_head(lazy.facts(turn), turn.time) for turn in turns)
+
+
+def _head(facts: TurnFacts, time: str | None) -> ShownTurn:
+    row = row_of(facts)
+    return ShownTurn(facts.index, facts.id, time, row.label, row.label_source, ())
 
 
 def show_turns(stream: ConversationStream, turns: Sequence[Turn], options: ShowOptions) -> tuple[ShownTurn, ...]:
@@ -463,14 +494,38 @@ def shown_turns(stream: ConversationStream, turns: Sequence[Turn], options: Show
         for diagnostic in exclude_unresolved(entries, stream.duplicated_ids, indices).diagnostics
         for event in diagnostic.excluded
     }
-    partners = tool_pairs(entries, indices) if options.tools != "none" else {}
-    overlays = turn_overlays(entries, indices)
-    for turn in turns:
-        row = turn_row(turn)
+    return _shown(((turn, turn.facts()) for turn in turns), options, excluded, turn_overlays(entries, indices))
+
+
+def plainly_shown(lazy: LazyTurns) -> bool:
+    """Nothing in the file is left out of what the model sees and no compaction overlays a turn: each turn is
+    then shown from its own entries alone (``shown_lazily``)."""
+    light = lazy.stream
+    return not lazy.compactions and not count_unresolved(light.links, light.duplicated_ids)
+
+
+def shown_lazily(lazy: LazyTurns, turns: Iterable[LightTurn], options: ShowOptions) -> Iterator[ShownTurn]:
+    """``shown_turns`` of a file read lazily, each turn's entries read as it is shown; only for a file shown
+    ``plainly_shown`` (else the whole stream is needed for what is left out and the overlays)."""
+    return _shown(((lazy.turn(turn), lazy.facts(turn)) for turn in turns), options, {}, {})
+
+
+def _shown(
+    turns: Iterable[tuple[Turn, TurnFacts]],
+    options: ShowOptions,
+    excluded: dict[int, ExclusionMark],
+    overlays: dict[int, TurnOverlay],
+) -> Iterator[ShownTurn]:
+    for turn, facts in turns:
+        row = row_of(facts)
         answers = {e.payload.id: e.payload.answer for e in turn.entries if isinstance(e.payload, InquiryResponse)}
+        at = dict(zip(turn.positions, turn.entries, strict=True))
+        partners = (
+            {} if options.tools == "none" else _positioned(tool_pairs(turn.entries, (turn.index,) * len(at)), turn)
+        )
         events: list[ShownEvent] = []
-        for position, entry in zip(turn.positions, turn.entries, strict=True):
-            event = _shown_event(entry, position, partners, entries, answers=answers, options=options)
+        for position, entry in at.items():
+            event = _shown_event(entry, position, partners, at, answers=answers, options=options)
             if event is not None:
                 mark = excluded.get(position) or excluded.get(partners.get(position, -1)) if excluded else None
                 events.append(replace(event, excluded=mark) if mark is not None else event)
@@ -483,6 +538,12 @@ def shown_turns(stream: ConversationStream, turns: Sequence[Turn], options: Show
             tuple(events),
             overlays.get(turn.index),
         )
+
+
+def _positioned(pairs: dict[int, int], turn: Turn) -> dict[int, int]:
+    """``tool_pairs`` of a turn's own entries, by their positions in the stream (a pair never crosses a turn)."""
+    positions = turn.positions
+    return {positions[call]: positions[result] for call, result in pairs.items()}
 
 
 def turn_time(turn: Turn) -> str | None:
@@ -498,7 +559,7 @@ def _shown_event(
     entry: Entry,
     position: int,
     partners: dict[int, int],
-    entries: Sequence[Entry],
+    entries: dict[int, Entry],
     *,
     answers: dict[str, Json],
     options: ShowOptions,

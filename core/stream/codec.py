@@ -15,7 +15,7 @@ from typing import Any, cast
 import msgspec
 
 from turnmark.core.errors import InvalidDocument, InvalidEntry
-from turnmark.core.stream.entries import NOT_AN_ID, Entry, Layout
+from turnmark.core.stream.entries import NOT_AN_ID, Entry, IdOrigin, Layout
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import (
     LINKABLE_TAGS,
@@ -59,6 +59,13 @@ class ReadEntry:
     request_id: str | None
     payload: Payload
     layout: Layout
+
+    def settled(self, event_id: str, origin: IdOrigin) -> Entry:
+        """The entry with the ID the stream settled (``event_ids.plan_loaded_ids``); a derived ID stands in for
+        an ``event_id`` that is not a string (kept as written until repaired)."""
+        if origin == "assigned" and self.layout.raw and self.layout.raw[0][0] == "event_id":
+            origin = "stand_in"
+        return Entry(event_id, self.payload, self.request_id, origin, self.layout)
 
 
 # JSON documents ---------------------------------------------------------------------------------

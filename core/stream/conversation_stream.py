@@ -37,7 +37,7 @@ from turnmark.core.stream.duplicate_keys import (
     key_count,
     key_ends,
 )
-from turnmark.core.stream.entries import Entry, IdOrigin
+from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import (
@@ -240,13 +240,6 @@ def _odd_strings(entries: Iterable[ReadEntry]) -> Iterator[str]:
                 yield value
 
 
-def _settled(origin: IdOrigin, entry: ReadEntry) -> IdOrigin:
-    """A derived ID stands in for an ``event_id`` that is not a string (kept as written until repaired)."""
-    if origin == "assigned" and entry.layout.raw and entry.layout.raw[0][0] == "event_id":
-        return "stand_in"
-    return origin
-
-
 def _identity(payload: Payload) -> tuple[str, str]:
     """What an entry's derived ID is made from: its timestamp as written, and its kind."""
     timestamp = getattr(payload, "timestamp", None)
@@ -382,7 +375,7 @@ class ConversationStream:
         plan = plan_loaded_ids(written, origins, reserved=links)
         del written, origins
         stream = pvector(
-            Entry(identifier, entry.payload, entry.request_id, _settled(origin, entry), entry.layout)
+            entry.settled(identifier, origin)
             for entry, identifier, origin in zip(entries, plan.ids, plan.origins, strict=True)
         )
         taken = frozenset(plan.ids) | links

@@ -11,20 +11,21 @@ the error. Its results equal the full load's (``tests/agreement``): the turns' f
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import codecs
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 from msgspec import UnsetType
 
-from turnmark.core.stream.codec import EVENT_TAGS, wrapper_ids
+from turnmark.core.stream.codec import EVENT_TAGS, read_entry, wrapper_ids
 from turnmark.core.stream.entries import IdOrigin
 from turnmark.core.stream.event_ids import UNSETTLED, derived_id, entry_origins, plan_loaded_ids
 from turnmark.core.stream.payloads import LINKABLE_TAGS
 from turnmark.core.stream.storage_encoding import decode_string
 from turnmark.core.stream.timestamps import is_timestamp
-from turnmark.core.stream.turns import SOURCE_KEY, TurnFacts, steps_complete, turn_numbers
+from turnmark.core.stream.turns import SOURCE_KEY, Turn, TurnFacts, steps_complete, turn_numbers
 from turnmark.core.text.summary_text import mechanical_summary
 
 UNSET: Any = msgspec.UNSET
@@ -68,6 +69,8 @@ class _Entry(msgspec.Struct):
 
 
 _ENTRIES = msgspec.json.Decoder(list[_Entry])
+_ENTRY = msgspec.json.Decoder(_Entry)
+_ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])
 _ANY = msgspec.json.Decoder()
 _QUOTE = ord('"')
 
@@ -161,9 +164,8 @@ class LightStream:
     first_turn_start: str | None
 
 
-def _elements(events: bytes, base_config: bytes | None) -> tuple[list[_Entry], bool]:
+def _elements(entries: list[_Entry], base_config: bytes | None) -> tuple[list[_Entry], bool]:
     """The entries after a legacy head (or an interrupted upgrade's), and whether the file is legacy."""
-    entries = _ENTRIES.decode(events)
     if base_config is not None:
         base = _ANY.decode(base_config)
         _check(isinstance(base, dict))
@@ -196,8 +198,48 @@ def read_light(
         return None
 
 
+def _utf8(data: bytes) -> bool:
+    """``data`` is UTF-8 throughout, as msgspec requires of every string it decodes (a ``msgspec.Raw`` field
+    is never decoded, and only its escapes are checked); looked at a slice at a time, never copied whole."""
+    if data.isascii():
+        return True
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    try:
+        for start in range(0, len(view), _SLICE):
+            decoder.decode(view[start : start + _SLICE])
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_SLICE = 1 << 20
+
+
 def _read(events: bytes, base_config: bytes | None, conversation: str, ids: bool) -> LightStream:
-    entries, legacy = _elements(events, base_config)
+    _check(_utf8(events))
+    entries, legacy = _elements(_ENTRIES.decode(events), base_config)
+    return _settle(entries, legacy, conversation, ids).stream
+
+
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    """A light read's facts, with the settled IDs, their origins and each turn's span of entries."""
+
+    stream: LightStream
+    ids: tuple[str, ...]
+    origins: tuple[IdOrigin, ...]
+    """As the plan gave them (``ReadEntry.settled`` makes the stand-ins, as the full load does)."""
+    origin_of: tuple[IdOrigin, ...]
+    """With the stand-ins (what a turn's facts say of its ID)."""
+    spans: tuple[range, ...]
+    tags: list[str]
+
+
+def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, facts: bool = True) -> _Settled:
+    """The light read's facts of ``entries``; without ``facts`` its turns left out (``LazyTurns`` works each
+    out when it is asked for)."""
     tags: list[str] = []
     written: list[str | None] = []
     links: list[str | None] = []
@@ -248,9 +290,94 @@ def _read(events: bytes, base_config: bytes | None, conversation: str, ids: bool
         "stand_in" if origin == "assigned" and position in stand_ins else origin
         for position, origin in enumerate(plan.origins)
     ]
-    turns = _turns(entries, tags, plan.ids, origin_of)
+    spans = _spans(tags)
+    turns = (
+        tuple(_turn(number, span, entries, tags, ids=plan.ids, origins=origin_of) for number, span in enumerate(spans))
+        if facts
+        else ()
+    )
     triples = tuple(zip(plan.ids, tags, links, strict=True))
-    return LightStream(legacy, len(entries), turns, triples, plan.duplicated, first)
+    stream = LightStream(legacy, len(entries), turns, triples, plan.duplicated, first)
+    return _Settled(stream, plan.ids, plan.origins, tuple(origin_of), spans, tags)
+
+
+@dataclass(frozen=True, slots=True)
+class LightTurn:
+    """A turn as the light reader found it: its number, the positions of its entries, its ID and when it began
+    (the first of its entries' timestamps, as written)."""
+
+    index: int
+    span: range
+    turn_id: str | None
+    time: str
+
+    def id(self) -> str | None:
+        return self.turn_id
+
+
+@dataclass(frozen=True, slots=True)
+class LazyTurns:
+    """A file read lightly, each turn's facts and entries worked out only when asked (``facts``, ``turn``), as
+    the light read and the full load make them.
+
+    It holds the file's bytes (each element's undecoded view) and the light reader's structs instead of every
+    entry's objects: what ``show`` needs to write the first turns of a long conversation at the cost of the
+    light read.
+    """
+
+    stream: LightStream
+    """The light read's facts, without its turns' (``facts``)."""
+    turns: tuple[LightTurn, ...]
+    compactions: int
+    _elements: list[msgspec.Raw]
+    _entries: list[_Entry]
+    _tags: list[str]
+    _offset: int
+    _settled: _Settled
+    _facts: dict[int, TurnFacts] = field(default_factory=dict)
+
+    def facts(self, turn: LightTurn) -> TurnFacts:
+        """The turn's facts, equal to ``read_light``'s (worked out once)."""
+        found = self._facts.get(turn.index)
+        if found is None:
+            settled = self._settled
+            found = _turn(turn.index, turn.span, self._entries, self._tags, ids=settled.ids, origins=settled.origin_of)
+            self._facts[turn.index] = found
+        return found
+
+    def turn(self, turn: LightTurn) -> Turn:
+        """The turn with its entries, equal to the full load's (``ConversationStream.turns``)."""
+        elements, offset, ids, origins = self._elements, self._offset, self._settled.ids, self._settled.origins
+        entries = tuple(
+            read_entry(_ANY.decode(elements[position]), position + offset).settled(ids[position], origins[position])
+            for position in turn.span
+        )
+        return Turn(turn.index, tuple(turn.span), entries)
+
+
+def read_lazily(events: bytes, base_config: bytes | None, conversation: str = "") -> LazyTurns | None:
+    """``read_light`` with each turn's facts and entries left to work out when asked (``LazyTurns``); ``None``
+    when the full reader would refuse the file."""
+    try:
+        _check(_utf8(events))
+        elements = _ELEMENTS.decode(events)
+        entries, legacy = _elements([_ENTRY.decode(element) for element in elements], base_config)
+        settled = _settle(entries, legacy, conversation, ids=True, facts=False)
+    except (_Refused, msgspec.MsgspecError, RecursionError, IndexError, AttributeError):
+        return None
+    offset = len(elements) - len(entries)
+    tags, ids = settled.tags, settled.ids
+    turns = tuple(
+        LightTurn(number, span, _head(span, tags, ids), str(entries[span.start].timestamp))
+        for number, span in enumerate(settled.spans)
+    )
+    return LazyTurns(settled.stream, turns, tags.count("compaction"), elements[offset:], entries, tags, offset, settled)
+
+
+def _head(span: range, tags: list[str], ids: tuple[str, ...]) -> str | None:
+    """The ID of the turn's ``turn_start``: its first event when that is one (global entries may come before)."""
+    first = next(position for position in span if tags[position] in EVENTS)
+    return ids[first] if tags[first] == "turn_start" else None
 
 
 def _request_first(tags: list[str]) -> bool:
@@ -266,24 +393,28 @@ def _identities(entries: list[_Entry], tags: list[str]) -> list[tuple[str, str]]
     ]
 
 
-def _turns(
-    entries: list[_Entry], tags: list[str], ids: tuple[str, ...], origins: list[IdOrigin]
-) -> tuple[TurnFacts, ...]:
-    """The facts of each turn, grouped by JP's rule (``turns.turn_numbers``)."""
+def _spans(tags: list[str]) -> tuple[range, ...]:
+    """The entries of each turn, grouped by JP's rule (``turns.turn_numbers``); none without an event."""
     if not any(tag in EVENTS for tag in tags):
         return ()
     numbers = turn_numbers((tag in EVENTS, tag == "turn_start") for tag in tags)
-    turns: list[TurnFacts] = []
+    spans: list[range] = []
     start = 0
     for position in range(1, len(tags) + 1):
         if position == len(tags) or numbers[position] != numbers[start]:
-            turns.append(_turn(numbers[start], range(start, position), entries, tags, ids=ids, origins=origins))
+            spans.append(range(start, position))
             start = position
-    return tuple(turns)
+    return tuple(spans)
 
 
 def _turn(
-    index: int, span: range, entries: list[_Entry], tags: list[str], *, ids: tuple[str, ...], origins: list[IdOrigin]
+    index: int,
+    span: range,
+    entries: list[_Entry],
+    tags: list[str],
+    *,
+    ids: tuple[str, ...],
+    origins: Sequence[IdOrigin],
 ) -> TurnFacts:
     head: int | None = None
     first_request: _Entry | None = None

@@ -9,6 +9,7 @@ turn that is current where they stand and never open one.
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.metadata import id_from_dirname, parse_conversation_id
@@ -212,7 +213,19 @@ def split_turns(entries: Sequence[Entry]) -> tuple[Turn, ...]:
     return tuple(turns)
 
 
-def find_turn(turns: Sequence[Turn], wanted: str) -> Turn | None:
+class NamedTurn(Protocol):
+    """A turn as a user names it: by its number or its ID (a ``Turn``, or the light reader's ``LightTurn``)."""
+
+    @property
+    def index(self) -> int: ...
+
+    def id(self) -> str | None: ...
+
+
+NamedTurnT = TypeVar("NamedTurnT", bound=NamedTurn)
+
+
+def find_turn(turns: Sequence[NamedTurnT], wanted: str) -> NamedTurnT | None:
     """A turn as a user names it: its ``turn_start`` event_id, or its number as ``turnmark turns`` counts them.
 
     >>> from turnmark.core import ChatRequest, ConversationStream, find_turn, sequential_ids

@@ -26,7 +26,7 @@ with lazy_imports():
 if TYPE_CHECKING:
     from turnmark.core.stream.event_ids import IdSource
     from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
-    from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
+    from turnmark.shell.storage.conversations import LazyConversation, LoadedConversation, ReadFacts
     from turnmark.shell.storage.workspace import ConversationRef, Workspace
 
 
@@ -295,7 +295,7 @@ def read_or_report(settings: Settings, ref: ConversationRef) -> LoadedConversati
         return {"id": ref.display_id, "dirname": ref.dirname, "error": str(error)}
 
 
-def conversation_json(loaded: LoadedConversation | ReadFacts) -> dict[str, object]:
+def conversation_json(loaded: LoadedConversation | ReadFacts | LazyConversation) -> dict[str, object]:
     ref = loaded.ref
     return {
         "id": ref.display_id,

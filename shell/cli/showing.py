@@ -14,11 +14,13 @@ import typer
 from turnmark.shell.cli.common import (
     ConversationArgument,
     OutputFormat,
+    Settings,
     app,
     conversation_json,
     pick_turn,
     read_for_display,
     settings_of,
+    warn,
 )
 from turnmark.shell.cli.pager import page_chunks
 from turnmark.shell.errors import WorkspaceError
@@ -27,6 +29,7 @@ from turnmark.shell.output import emit_chunks, emit_json_chunks, styled
 
 if TYPE_CHECKING:
     from turnmark.core.errors import TurnSelectionError
+    from turnmark.shell.storage.workspace import ConversationRef
 
 T = TypeVar("T")
 
@@ -34,6 +37,7 @@ with lazy_imports():
     from returns import result as returns_result
 
     from turnmark.core.rendering import shown
+    from turnmark.shell.storage import conversations
     from turnmark.shell.usecases import showing
 
 
@@ -116,15 +120,15 @@ def show(
     chosen = _chosen_format(output_format, settings.format, output)
     detail = tools or (ToolDetail.names if chosen is ShowFormat.text else ToolDetail.full)
     ref, turn = pick_turn(settings, conversation, turn)
-    loaded = read_for_display(settings, ref)
     options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
     selection = shown.TurnSelection(turn=turn, last=last, span=span)
     environ = dict(settings.environ if settings.environ is not None else os.environ)
     if output is not None:
+        loaded = read_for_display(settings, ref)
         view = _unwrapped(showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options))
         showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
         return
-    streamed = _unwrapped(showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options))
+    streamed = _unwrapped(_streamed(settings, ref, selection, options))
     if chosen is ShowFormat.json:
         emit_json_chunks(shown.json_chunks(streamed))
     elif chosen is ShowFormat.text:
@@ -133,6 +137,20 @@ def show(
         page_chunks(map(styled, showing.text_chunks(streamed, min(width, 120), color)), environ)
     else:
         emit_chunks(showing.document_chunks(streamed, "md" if chosen is ShowFormat.md else "html"))
+
+
+def _streamed(
+    settings: Settings, ref: ConversationRef, selection: shown.TurnSelection, options: shown.ShowOptions
+) -> returns_result.Result[shown.ShownStream, TurnSelectionError]:
+    """The turns to write, each read as it is written when the file allows (``shown.plainly_shown``), else
+    from the whole stream loaded first."""
+    lazy = conversations.read_lazily(ref)
+    if lazy is not None and shown.plainly_shown(lazy.turns):
+        if lazy.metadata_error:
+            warn(lazy.metadata_error)
+        return showing.shown_lazily(lazy.turns, conversation_json(lazy), selection, options)
+    loaded = read_for_display(settings, ref)
+    return showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options)
 
 
 def _unwrapped(result: returns_result.Result[T, TurnSelectionError]) -> T:

@@ -35,6 +35,8 @@ from turnmark.core.stream import conversation_stream
 from turnmark.core.stream.conversation_stream import ConversationStream, ReadFile, persisted_repairs
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
+from turnmark.core.stream.light import LazyTurns
+from turnmark.core.stream.light import read_lazily as read_lazily_from
 from turnmark.core.stream.metadata import Metadata, parse_metadata
 from turnmark.core.stream.save_rule import refusal, save_blockers
 from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
@@ -277,6 +279,38 @@ def read_facts(
         sha256 = ""
     metadata, metadata_error, taken = _metadata_and_digests(ref, sha256, base_config)
     return ReadFacts(ref, events_path.parent, sha256 or None, facts, metadata, metadata_error, taken)
+
+
+@dataclass(frozen=True, slots=True)
+class LazyConversation:
+    """A conversation read lightly, each turn's entries read when asked (``light.LazyTurns``), and its metadata."""
+
+    ref: ConversationRef
+    directory: Path
+    turns: LazyTurns
+    metadata: Metadata | None
+    metadata_error: str | None
+
+    @property
+    def title(self) -> str | None:
+        return self.metadata.title if self.metadata else None
+
+    @property
+    def legacy(self) -> bool:
+        return self.turns.stream.legacy
+
+
+def read_lazily(ref: ConversationRef) -> LazyConversation | None:
+    """The conversation read to be shown turn by turn (``light.read_lazily``): its bytes are read once and held,
+    each turn decoded as it is shown. ``None`` when the light reader leaves the file (read it with
+    ``read_conversation``, which says what is wrong); ``ConversationError`` as ``read_conversation``."""
+    events_path, events, _, base_config = _read_files(ref, digest=False)
+    with collector_paused():
+        turns = read_lazily_from(events, base_config, ref.display_id)
+    if turns is None:
+        return None
+    metadata, metadata_error, _ = _read_metadata(ref)
+    return LazyConversation(ref, events_path.parent, turns, metadata, metadata_error)
 
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:

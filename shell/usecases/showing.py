@@ -9,12 +9,14 @@ link, atomically).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from returns.result import Result
 
 from turnmark.core.errors import TurnSelectionError
+from turnmark.core.rendering import shown
 from turnmark.core.rendering.shown import (
     ShownConversation,
     ShownStream,
@@ -27,6 +29,7 @@ from turnmark.core.rendering.shown import (
 )
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.light import LazyTurns
 from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import json_escaped
 from turnmark.shell.lazy import lazy_imports
@@ -63,8 +66,29 @@ def shown_stream(
     """``shown_conversation`` with its turns made one at a time, as they are written."""
     turns = stream.turns()
     return select_turns(turns, selection).map(
-        lambda chosen: ShownStream(
-            conversation, turn_heads(chosen), shown_turns(stream, chosen, options), len(turns), options
+        lambda chosen: shown.shown_stream(
+            conversation,
+            chosen,
+            heads=partial(turn_heads, chosen),
+            turns=shown_turns(stream, chosen, options),
+            total_turns=len(turns),
+            options=options,
+        )
+    )
+
+
+def shown_lazily(
+    lazy: LazyTurns, conversation: JsonObject, selection: TurnSelection, options: ShowOptions
+) -> Result[ShownStream, TurnSelectionError]:
+    """``shown_stream`` of a file read lazily (``shown.plainly_shown``): each turn read as it is written."""
+    return select_turns(lazy.turns, selection).map(
+        lambda chosen: shown.shown_stream(
+            conversation,
+            chosen,
+            heads=partial(shown.lazy_heads, lazy, chosen),
+            turns=shown.shown_lazily(lazy, chosen, options),
+            total_turns=len(lazy.turns),
+            options=options,
         )
     )
 

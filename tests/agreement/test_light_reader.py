@@ -1,5 +1,6 @@
 """The light reader against the full load (issue 40): the same facts, or both refuse, on every fixture and corpus
-conversation, on generated ones and on hand edits of every kind (issue 39's odd fields), legacy and current."""
+conversation, on generated ones and on hand edits of every kind (issue 39's odd fields), legacy and current; its
+lazy read (``show``'s) gives the same turns, entry for entry."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from returns.result import Failure
 from tests.agreement.workspaces import FIXTURE_WORKSPACES, conversation_entries, conversation_shapes
 from tests.conftest import REPO, corpus_files, corpus_params
 from tests.support.hand_edits import Drawn, encode, hand_edited
+from turnmark.core.links.compaction import turn_overlays
+from turnmark.core.links.exclusion import exclude_unresolved
+from turnmark.core.rendering.shown import plainly_shown, turn_time
 from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.light import LazyTurns, read_lazily
 from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
 
 CONVERSATION = "jp-c17800000099"
@@ -24,10 +30,14 @@ CONVERSATION = "jp-c17800000099"
 def agree(events: bytes, base_config: bytes | None, what: str = "") -> None:
     light = light_facts(events, base_config, CONVERSATION)
     loaded = ConversationStream.from_json(events, base_config, new_id=sequential_ids(), conversation=CONVERSATION)
+    lazy = read_lazily(events, base_config, CONVERSATION)
     if isinstance(loaded, Failure):
         assert light is None, f"{what}: the light reader read a file the full reader refuses"
+        assert lazy is None, f"{what}: the lazy reader read a file the full reader refuses"
         return
     assert light is not None, f"{what}: the light reader refused a file the full reader reads"
+    assert lazy is not None, f"{what}: the lazy reader refused a file the full reader reads"
+    agree_lazily(lazy, loaded.unwrap(), what)
     long_way = facts_of(loaded.unwrap())
     assert light == long_way, what
     assert light.waiting == long_way.waiting, what
@@ -35,6 +45,43 @@ def agree(events: bytes, base_config: bytes | None, what: str = "") -> None:
     counted = light_facts(events, base_config, CONVERSATION, ids=False)
     assert counted is not None, what
     assert listing_facts(counted) == listing_facts(long_way), what
+
+
+def agree_lazily(lazy: LazyTurns, stream: ConversationStream, what: str) -> None:
+    """Each turn read lazily is the full load's turn: its entries (every field, the layout and the ID's origin
+    too), its facts, ID and time; a file shown plainly has nothing left out and no overlay."""
+    turns = stream.turns()
+    assert len(lazy.turns) == len(turns), what
+    assert lazy.stream.links == tuple((e.event_id, e.type_tag, e.request_id) for e in stream.entries), what
+    assert lazy.stream.duplicated_ids == stream.duplicated_ids, what
+    for light_turn, turn in zip(lazy.turns, turns, strict=True):
+        read = lazy.turn(light_turn)
+        assert (read.index, read.positions) == (turn.index, turn.positions), what
+        assert [_whole(entry) for entry in read.entries] == [_whole(entry) for entry in turn.entries], what
+        assert lazy.facts(light_turn) == turn.facts(), what
+        assert (light_turn.id(), light_turn.time) == (turn.id(), turn_time(turn)), what
+    if plainly_shown(lazy):
+        assert not exclude_unresolved(stream.entries, stream.duplicated_ids).positions, what
+        assert not turn_overlays(stream.entries), what
+
+
+def _whole(entry: Entry) -> tuple[object, ...]:
+    """Every field of an entry, those equality leaves out too."""
+    layout = entry.layout
+    payload = entry.payload
+    stored = getattr(payload, "stored", None)
+    return (
+        entry.event_id,
+        entry.id_origin,
+        entry.request_id,
+        payload,
+        stored,
+        layout.keys,
+        layout.extra,
+        layout.kept,
+        layout.output,
+        layout.raw,
+    )
 
 
 def listing_facts(facts: ConversationFacts) -> tuple[object, ...]:
@@ -112,6 +159,11 @@ BROKEN = [
     b'"tool_calls": {"policy": "strip"}}]',
     b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x", "schema": []}]',
     b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "\xff"}]',
+    b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "\xc3\xa9t\xc3\xa9"}, '
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": "\xed\xa0\x80"}]',
+    b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x"}, '
+    b'{"type": "tool_call_response", "timestamp": "2026-01-01 10:00:00.0", "id": "c", "content": "\xc0\xaf", '
+    b'"is_error": false}]',
 ]
 
 

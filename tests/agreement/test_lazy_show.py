@@ -1,0 +1,116 @@
+"""``show`` from the lazy read against ``show`` from the full load (issue 40): every format writes the same
+bytes, for every selection and tool level, on every fixture and corpus conversation and on generated and
+hand-edited ones; a file with something left out of what the model sees, or a compaction, takes the long way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from returns.result import Failure
+
+from tests.agreement.workspaces import FIXTURE_WORKSPACES, conversation_entries, conversation_shapes
+from tests.conftest import REPO, corpus_files, corpus_params
+from tests.support.hand_edits import Drawn, encode, hand_edited
+from turnmark.core.rendering.shown import ShownStream, ShowOptions, TurnSelection, json_chunks, plainly_shown
+from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.light import read_lazily
+from turnmark.shell.usecases import showing
+
+CONVERSATION = "jp-c17800000099"
+IDENTITY = {"id": CONVERSATION, "title": "A conversation", "format": "current"}
+SELECTIONS = (
+    TurnSelection(),
+    TurnSelection(last=2),
+    TurnSelection(turn="1"),
+    TurnSelection(span="0-1"),
+    TurnSelection(turn="nope"),
+)
+EVERY_OPTION = tuple(
+    ShowOptions(reasoning=reasoning, tools=tools)
+    for reasoning in (False, True)
+    for tools in ("none", "names", "args", "full")  # type: ignore[misc]
+)
+
+
+def _documents(view: object, make: object) -> list[str]:
+    """Every format's document of the view ``make()`` gives (a stream is read once, so one per format)."""
+    documents = []
+    for kind in ("text", "color", "md", "html", "json"):
+        streamed = make()  # type: ignore[operator]
+        if isinstance(streamed, Failure):
+            return [str(streamed.failure().describe())]
+        shown: ShownStream = streamed.unwrap()
+        if kind in ("text", "color"):
+            documents.append("".join(showing.text_chunks(shown, 80, kind == "color")))
+        elif kind == "json":
+            documents.append("".join(json_chunks(shown)))
+        else:
+            documents.append("".join(showing.document_chunks(shown, kind)))  # type: ignore[arg-type]
+    return documents
+
+
+def same_show(
+    events: bytes, base_config: bytes | None, what: str, options: tuple[ShowOptions, ...] = EVERY_OPTION
+) -> bool:
+    """Both ways write the same documents; whether the file was shown from the lazy read."""
+    lazy = read_lazily(events, base_config, CONVERSATION)
+    loaded = ConversationStream.from_json(events, base_config, new_id=sequential_ids(), conversation=CONVERSATION)
+    if isinstance(loaded, Failure) or lazy is None:
+        assert isinstance(loaded, Failure) == (lazy is None), what
+        return False
+    if not plainly_shown(lazy):
+        return False
+    stream = loaded.unwrap()
+    for option in options:
+        for selection in SELECTIONS:
+            long_way = _documents(stream, lambda: showing.shown_stream(stream, IDENTITY, selection, option))  # noqa: B023
+            lazily = _documents(lazy, lambda: showing.shown_lazily(lazy, IDENTITY, selection, option))  # noqa: B023
+            assert lazily == long_way, f"{what}: {option} {selection}"
+    return True
+
+
+def _fixture_folders() -> list[Path]:
+    return sorted(
+        folder
+        for name in FIXTURE_WORKSPACES
+        for folder in (REPO / "fixtures" / name / ".jp" / "conversations").iterdir()
+        if folder.is_dir()
+    )
+
+
+@pytest.mark.parametrize("folder", _fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
+def test_every_fixture(folder: Path) -> None:
+    same_show(*corpus_files(folder), str(folder))
+
+
+def test_most_fixtures_are_shown_lazily() -> None:
+    """The fast way is the common one: every fixture but those with a broken link or a compaction."""
+    shown = [same_show(*corpus_files(folder), str(folder), options=()) for folder in _fixture_folders()]
+    assert sum(shown) >= len(shown) // 2, shown
+
+
+@pytest.mark.parametrize("folder", corpus_params())
+def test_every_corpus_conversation(folder: Path) -> None:
+    options = (ShowOptions(reasoning=False, tools="names"), ShowOptions(reasoning=True, tools="full"))
+    assert same_show(*corpus_files(folder), str(folder), options), f"{folder} was not shown lazily"
+
+
+@settings(max_examples=150, derandomize=True, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(drawn=hand_edited(max_edits=6))
+def test_hand_edited_conversations(drawn: Drawn) -> None:
+    same_show(drawn.events, drawn.base_config, repr(drawn.edits), EVERY_OPTION[::3])
+
+
+@settings(max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(shape=conversation_shapes(), number=st.integers(0, 9))
+def test_generated_conversations(shape: object, number: int) -> None:
+    entries = conversation_entries(shape, number)  # type: ignore[arg-type]
+    if getattr(shape, "legacy", False):
+        entries.insert(0, {"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {}})
+        same_show(encode(entries), None, repr(shape), EVERY_OPTION[::3])
+    else:
+        same_show(encode(entries), b"{}\n", repr(shape), EVERY_OPTION[::3])
