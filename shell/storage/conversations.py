@@ -307,6 +307,7 @@ def read_lazily(ref: ConversationRef) -> LazyConversation | None:
     events_path, events, _, base_config = _read_files(ref, digest=False)
     with collector_paused():
         turns = read_lazily_from(events, base_config, ref.display_id)
+        promote()
     if turns is None:
         return None
     metadata, metadata_error, _ = _read_metadata(ref)
