@@ -1,12 +1,14 @@
-"""Durability paid per batch: the folder syncs after a commit's renames, left to one sync of the file system.
+"""Durability paid per batch: a commit's new files synced together, its folders left to one sync of the batch.
 
 A safe write syncs each new file's data before its rename (the rename never makes a file with unwritten
 bytes visible) and then syncs the folders the renames changed, so the change itself outlives a power cut.
-The second sync is best effort (``write_together``: the change is made either way) and orders nothing, so
-a run that writes many conversations (``summarize --all``) defers it: inside ``folder_syncs_deferred``
-those folder syncs are skipped, and the run calls ``sync_file_systems`` every ``BATCH`` conversations and
-when it ends, one ``syncfs`` per file system instead of two ``fsync`` per conversation. A power cut before
-that sync leaves each conversation of the batch old or new, as a kill does (the kill tests' guarantee).
+A run that writes many conversations (``summarize --all``) pays both per batch: inside ``batched`` a commit
+(``write_together``) writes its new files unsynced and makes them durable with one ``syncfs`` of each file
+system they lie on before its first rename (what was written there before, such as an undo step's second
+names, with them), instead of one ``fsync`` per file; and its folder syncs, which are best effort and order
+nothing, are skipped: the run calls ``sync_file_systems`` every ``BATCH`` conversations and when it ends. A
+power cut before that sync leaves each conversation of the batch old or new, as a kill does (the kill tests'
+guarantee).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ _deferred: list[bool] = []
 
 
 @contextlib.contextmanager
-def folder_syncs_deferred() -> Iterator[None]:
-    """Within: the folder syncs after ``write_together``'s renames are left to ``sync_file_systems``."""
+def batched() -> Iterator[None]:
+    """Within: a commit syncs its new files together (``sync_together``) and leaves its folders to
+    ``sync_file_systems``."""
     _deferred.append(True)
     try:
         yield
@@ -32,9 +35,20 @@ def folder_syncs_deferred() -> Iterator[None]:
         _deferred.pop()
 
 
-def folders_synced_now() -> bool:
-    """Whether a commit syncs its folders itself (not inside ``folder_syncs_deferred``)."""
+def per_file() -> bool:
+    """Whether a commit syncs each new file and its folders itself (not inside ``batched``)."""
     return not _deferred
+
+
+def sync_together(folders: Iterable[int]) -> None:
+    """Make what was written in each folder (descriptors) durable with one ``syncfs`` of each file system they
+    lie on; ``OSError`` when one cannot be synced (unlike ``sync_file_systems``, nothing is passed over)."""
+    synced: set[int] = set()
+    for fd in folders:
+        device = os.fstat(fd).st_dev
+        if device not in synced:
+            _syncfs(fd)
+            synced.add(device)
 
 
 def _syncfs(fd: int) -> None:

@@ -294,13 +294,15 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os_write(fd, view) :]
 
 
-def _write_temporary(directory_fd: int, name: str, data: bytes) -> str:
-    """A new temporary file beside ``name`` holding ``data``, synced; removed again when that fails."""
+def _write_temporary(directory_fd: int, name: str, data: bytes, *, synced: bool = True) -> str:
+    """A new temporary file beside ``name`` holding ``data``, synced (unless the caller syncs it with others);
+    removed again when that fails."""
     temporary, fd = _create_temporary(directory_fd, name)
     try:
         try:
             _write_all(fd, data)
-            os.fsync(fd)
+            if synced:
+                os.fsync(fd)
         finally:
             os.close(fd)
     except BaseException:
@@ -371,6 +373,13 @@ def keep_as(source: Path, source_anchor: Path, target: Path, target_anchor: Path
             except OSError as error:
                 raise FileFault(f"{target}: cannot write: {os_reason(error)}") from None
     return True
+
+
+def make_folder(path: Path, anchor: Path, *, mode: int) -> None:
+    """The folder ``path`` and those between ``anchor`` and it, made where missing (with ``mode``, less the
+    umask); ``FileFault`` when one cannot be."""
+    with directory(path, anchor, create=True, target=path, mode=mode):
+        pass
 
 
 def sync_folder(path: Path, anchor: Path) -> None:
@@ -459,14 +468,15 @@ def write_together(changes: Sequence[tuple[Path, bytes | None]], anchor_of: Call
 
     Every folder is opened from its anchor (``anchor_of``) and every target checked (no links)
     before anything is written.
-    Then the new bytes go to temporary files beside their targets, synced, and each file
-    to be replaced or removed gets a second name (a hard link) holding it as it was; only
-    when all of that worked are the temporary files renamed over the targets, in the order
-    given. When one rename fails, the renames already done are taken back, so every file
-    is as it was. Unchanged files are not written. Syncing the folders after the renames
-    is best effort: the change is made (a batch leaves it to one sync, ``durability``).
+    Then the new bytes go to temporary files beside their targets, synced (in a batch, all of them by one
+    sync of each file system: ``durability.batched``), and each file to be replaced or removed gets a
+    second name (a hard link) holding it as it was; only when all of that worked are the temporary files
+    renamed over the targets, in the order given. When one rename fails, the renames already done are
+    taken back, so every file is as it was. Unchanged files are not written. Syncing the folders after the
+    renames is best effort: the change is made (a batch leaves it to one sync, ``durability``).
     ``FileFault`` (one line) names the file that failed.
     """
+    per_file = durability.per_file()
     with contextlib.ExitStack() as stack:
         folders: dict[Path, int] = {}
         for path, _ in changes:
@@ -486,16 +496,21 @@ def write_together(changes: Sequence[tuple[Path, bytes | None]], anchor_of: Call
                 if exists:
                     item.kept = _keep_aside(fd, path.name)
                 if data is not None:
-                    item.temporary = _write_temporary(fd, path.name, data)
+                    item.temporary = _write_temporary(fd, path.name, data, synced=per_file)
             except OSError as error:
                 raise FileFault(f"{path}: cannot write: {os_reason(error)}") from None
+        if not per_file and staged:
+            try:
+                durability.sync_together(item.directory_fd for item in staged)
+            except OSError as error:
+                raise FileFault(f"{staged[0].path}: cannot write: {os_reason(error)}") from None
         for item in staged:
             try:
                 _commit(item)
             except OSError as error:
                 lost = [problem for done in reversed(staged) if done.done and (problem := _take_back(done))]
                 raise FileFault("; ".join([f"{item.path}: cannot write: {os_reason(error)}", *lost])) from None
-        if durability.folders_synced_now():
+        if per_file:
             for fd in {item.directory_fd for item in staged}:
                 with contextlib.suppress(OSError):
                     os.fsync(fd)

@@ -18,16 +18,16 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from turnmark.shell.errors import ConversationError
-from turnmark.shell.storage import state_dirs
+from turnmark.shell.storage import durability, state_dirs
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
     EVENTS_LIMIT,
     SMALL_FILE_LIMIT,
     keep_as,
+    make_folder,
     read_file,
     remove_tree,
     sync_folder,
-    write_if_changed,
     write_together,
 )
 from turnmark.shell.storage.locking import hold_lock
@@ -87,11 +87,11 @@ def saved_with_undo(loaded: ReadCopy, save: Save[Result_co], command: str) -> Re
 
     The files as they are get a second name in the step (``keep_as``: a hard link, as the save replaces
     them by a rename; a copy where a link cannot be made). The step is complete before the conversation's
-    files are replaced: the kept files and the command's name are written first, and the record of what the
-    save writes goes with the save's own files, renamed into place before them (``write_documents``). A kill
-    at any moment leaves either the old conversation with a step that ``undo`` sees was never applied, or the
-    new one with its step. A failed save drops the step again; steps a killed run left without a record are
-    removed here.
+    files are replaced: the kept files are named first (made durable then, or, in a batch, by the save's own
+    sync before its renames: ``durability``), and the command's name and the record of what the save writes
+    go with the save's own files, renamed into place before them (``write_documents``). A kill at any moment
+    leaves either the old conversation with a step that ``undo`` sees was never applied, or the new one with
+    its step. A failed save drops the step again; steps a killed run left without a record are removed here.
     """
     root = undo_root(loaded.ref)
     anchor = state_dirs.conversation_anchor(loaded.ref, root)
@@ -101,15 +101,16 @@ def saved_with_undo(loaded: ReadCopy, save: Save[Result_co], command: str) -> Re
     step = root / str(int(steps[-1].name) + 1 if steps else 1)
     source_anchor = loaded.ref.anchor_of(loaded.directory)
     try:
+        make_folder(step, anchor, mode=state_dirs.PRIVATE)
         for name in NAMES:
             keep_as(loaded.directory / name, source_anchor, step / name, anchor, LIMITS[name], mode=state_dirs.PRIVATE)
-        if not write_if_changed(step / COMMAND, command.encode(), anchor, create=True, mode=state_dirs.PRIVATE):
+        if durability.per_file():
             sync_folder(step, anchor)
     except ConversationError as error:
         remove_tree(step, anchor)
         raise ConversationError(f"cannot keep the undo copy: {error}") from None
     try:
-        saved = save(along=lambda digest: [(step / AFTER, digest.encode())])
+        saved = save(along=lambda digest: [(step / COMMAND, command.encode()), (step / AFTER, digest.encode())])
     finally:
         if not (step / AFTER).is_file():
             remove_tree(step, anchor)

@@ -56,8 +56,9 @@ def offline(options: CatchupOptions) -> bool:
 
 
 def _offline_catch_up(ref: ConversationRef, options: CatchupOptions) -> CatchupReport:
-    """One conversation's offline catch-up, its folder syncs left to the run's (``_Durable``)."""
-    with durability.folder_syncs_deferred():
+    """One conversation's offline catch-up, its save's syncs batched (``durability.batched``; its folders
+    left to the run's: ``_Durable``)."""
+    with durability.batched():
         return summarize.catch_up(ref, options, entropy.random_event_ids())
 
 

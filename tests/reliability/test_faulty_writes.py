@@ -2,7 +2,8 @@
 
 The conversation has both copies (JP's user-local copy and the workspace copy). A clean run
 of each command counts its calls to ``files.os_write``, ``os.replace``, ``os.fsync``,
-``os.mkdir``, ``os.rename`` and ``os.link`` and records what it writes; then, in a fresh
+``os.mkdir``, ``os.rename``, ``os.link`` and ``syncfs`` (a batch's sync: ``storage/durability.py``) and
+records what it writes; then, in a fresh
 workspace each time, the k-th call of one of them fails with ENOSPC or EROFS (by turns; at
 full scale with each), and once more with the workspace copy on a read-only bind mount,
 where root may mount. After every run: every conversation folder loads, the conversation
@@ -30,7 +31,7 @@ from tests.shell.storage.test_two_copies import COMMANDS as REWRITING
 from tests.shell.storage.test_two_copies import TARGET, editor, user_local_copy
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.errors import TurnmarkError
-from turnmark.shell.storage import files
+from turnmark.shell.storage import durability, files
 from turnmark.shell.storage.conversations import read_conversation
 from turnmark.shell.storage.state_dirs import state_home, workspace_key
 from turnmark.shell.storage.workspace import ConversationRef, find_workspace
@@ -47,6 +48,7 @@ CALLS = {
     "os.mkdir": (os, "mkdir"),
     "os.rename": (os, "rename"),
     "os.link": (os, "link"),
+    "syncfs": (durability, "_syncfs"),
 }
 ERRORS = (errno.ENOSPC, errno.EROFS)
 State = dict[str, bytes]
@@ -178,14 +180,16 @@ def check(place: Place, command: str, outcome: Outcome, expected: Expected) -> l
 def tally() -> Iterator[Tally]:
     tally = Tally(
         "faulty writes: label, summarize, strip --apply, repair --apply, fork, edit -i with both copies of the "
-        "conversation, each os_write / os.replace / os.fsync / os.mkdir / os.rename / os.link call failing in "
+        "conversation, each os_write / os.replace / os.fsync / os.mkdir / os.rename / os.link / syncfs call failing in "
         "turn with ENOSPC or EROFS, and the workspace copy on a read-only mount",
         "every folder loads; the old or the complete new version in both copies, as the exit status says; "
         "`conversations` exits 0; no build folder or *.tmp left; an undo copy exactly when written",
     )
     yield tally
     errors = "ENOSPC and EROFS" if FULL else "ENOSPC or EROFS"
-    tally.publish(f"{tally.runs} command runs: {len(COMMANDS)} commands x every call of 6 kinds x {errors}, + mounts")
+    tally.publish(
+        f"{tally.runs} command runs: {len(COMMANDS)} commands x every call of {len(CALLS)} kinds x {errors}, + mounts"
+    )
 
 
 def _mounted(*command: str) -> bool:
