@@ -4,17 +4,32 @@ hand-edited ones; a file with something left out of what the model sees, or a co
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from returns.result import Failure
+from returns.result import Failure, Result
 
-from tests.agreement.workspaces import FIXTURE_WORKSPACES, conversation_entries, conversation_shapes
+from tests.agreement.workspaces import (
+    FIXTURE_WORKSPACES,
+    ConversationShape,
+    conversation_entries,
+    conversation_shapes,
+)
 from tests.conftest import REPO, corpus_files, corpus_params
 from tests.support.hand_edits import Drawn, encode, hand_edited
-from turnmark.core.rendering.shown import ShownStream, ShowOptions, TurnSelection, json_chunks, plainly_shown
+from turnmark.core.errors import TurnSelectionError
+from turnmark.core.rendering.shown import (
+    TOOL_DETAILS,
+    ShownStream,
+    ShowOptions,
+    TurnSelection,
+    json_chunks,
+    plainly_shown,
+)
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.light import read_lazily
@@ -30,26 +45,24 @@ SELECTIONS = (
     TurnSelection(turn="nope"),
 )
 EVERY_OPTION = tuple(
-    ShowOptions(reasoning=reasoning, tools=tools)
-    for reasoning in (False, True)
-    for tools in ("none", "names", "args", "full")  # type: ignore[misc]
+    ShowOptions(reasoning=reasoning, tools=tools) for reasoning in (False, True) for tools in TOOL_DETAILS
 )
 
 
-def _documents(view: object, make: object) -> list[str]:
+def _documents(make: Callable[[], Result[ShownStream, TurnSelectionError]]) -> list[str]:
     """Every format's document of the view ``make()`` gives (a stream is read once, so one per format)."""
     documents = []
     for kind in ("text", "color", "md", "html", "json"):
-        streamed = make()  # type: ignore[operator]
+        streamed = make()
         if isinstance(streamed, Failure):
             return [str(streamed.failure().describe())]
-        shown: ShownStream = streamed.unwrap()
+        shown = streamed.unwrap()
         if kind in ("text", "color"):
             documents.append("".join(showing.text_chunks(shown, 80, kind == "color")))
         elif kind == "json":
             documents.append("".join(json_chunks(shown)))
         else:
-            documents.append("".join(showing.document_chunks(shown, kind)))  # type: ignore[arg-type]
+            documents.append("".join(showing.document_chunks(shown, "md" if kind == "md" else "html")))
     return documents
 
 
@@ -67,8 +80,8 @@ def same_show(
     stream = loaded.unwrap()
     for option in options:
         for selection in SELECTIONS:
-            long_way = _documents(stream, lambda: showing.shown_stream(stream, IDENTITY, selection, option))  # noqa: B023
-            lazily = _documents(lazy, lambda: showing.shown_lazily(lazy, IDENTITY, selection, option))  # noqa: B023
+            long_way = _documents(partial(showing.shown_stream, stream, IDENTITY, selection, option))
+            lazily = _documents(partial(showing.shown_lazily, lazy, IDENTITY, selection, option))
             assert lazily == long_way, f"{what}: {option} {selection}"
     return True
 
@@ -107,9 +120,9 @@ def test_hand_edited_conversations(drawn: Drawn) -> None:
 
 @settings(max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(shape=conversation_shapes(), number=st.integers(0, 9))
-def test_generated_conversations(shape: object, number: int) -> None:
-    entries = conversation_entries(shape, number)  # type: ignore[arg-type]
-    if getattr(shape, "legacy", False):
+def test_generated_conversations(shape: ConversationShape, number: int) -> None:
+    entries = conversation_entries(shape, number)
+    if shape.legacy:
         entries.insert(0, {"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {}})
         same_show(encode(entries), None, repr(shape), EVERY_OPTION[::3])
     else:
