@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -35,12 +36,13 @@ KNOWN = EVENTS | {"compaction", "config_delta"}
 """The kinds whose ``request_id`` is a wrapper field (an unknown kind keeps it verbatim among its fields)."""
 
 
-class _Entry(msgspec.Struct):
-    """One element of ``events.json``, as far as the facts need it (unknown keys are skipped).
+class _Entry(msgspec.Struct, forbid_unknown_fields=True):
+    """One element of ``events.json``, as far as the facts need it.
 
     Small fields are typed as the full reader requires them of the kinds that have them, so msgspec checks
     them; a valid file whose other kinds carry such a key with another type (a ``name`` that is a number on a
-    ``config_delta``) is refused here and read the long way: slower, never different.
+    ``config_delta``) is refused here and read the long way: slower, never different. A key this struct does
+    not name (an unknown kind's, a hand edit's) is read by ``_AnyEntry`` and its value checked apart.
     """
 
     type: str | UnsetType = UNSET
@@ -68,8 +70,14 @@ class _Entry(msgspec.Struct):
     delta: msgspec.Raw = NONE
 
 
+class _AnyEntry(_Entry, forbid_unknown_fields=False):
+    """An ``_Entry`` of a file with keys ``_Entry`` does not name (skipped here; ``_entries`` checks them)."""
+
+
 _ENTRIES = msgspec.json.Decoder(list[_Entry])
-_ENTRY = msgspec.json.Decoder(_Entry)
+_ANY_ENTRIES = msgspec.json.Decoder(list[_AnyEntry])
+_KEYS = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
+_NAMED = frozenset(_Entry.__struct_fields__)
 _ELEMENTS = msgspec.json.Decoder(list[msgspec.Raw])
 _ANY = msgspec.json.Decoder()
 _QUOTE = ord('"')
@@ -94,15 +102,20 @@ def _turn_start(entry: _Entry) -> None:
 
 
 def _chat_request(entry: _Entry) -> None:
-    _check(_string(entry.content))
+    _check(_string(entry.content) and (entry.schema is UNSET or _shallow(entry.schema)))
 
 
 def _chat_response(entry: _Entry) -> None:
-    _check(_string(entry.message) or _string(entry.reasoning) or len(entry.data) > 0)
+    message, reasoning = _string(entry.message), _string(entry.reasoning)
+    _check(message or reasoning or len(entry.data) > 0)
+    _check((message or entry.message is NONE) and (reasoning or entry.reasoning is NONE))
+    _check(_read_as_written(entry.data))
 
 
 def _tool_call_request(entry: _Entry) -> None:
-    _check(entry.id is not UNSET and entry.name is not UNSET)
+    _check(
+        entry.id is not UNSET and entry.name is not UNSET and (entry.arguments is UNSET or _shallow(entry.arguments))
+    )
 
 
 def _tool_call_response(entry: _Entry) -> None:
@@ -113,10 +126,11 @@ def _inquiry_request(entry: _Entry) -> None:
     question = entry.question
     _check(entry.id is not UNSET and entry.source is not UNSET and question is not UNSET)
     _check(type(question.get("text")) is str)  # type: ignore[union-attr]
+    _check(_shallow(entry.source) and _shallow(question))
 
 
 def _inquiry_response(entry: _Entry) -> None:
-    _check(entry.id is not UNSET and len(entry.answer) > 0)
+    _check(entry.id is not UNSET and len(entry.answer) > 0 and _read_as_written(entry.answer))
 
 
 def _compaction(entry: _Entry) -> None:
@@ -164,11 +178,113 @@ class LightStream:
     first_turn_start: str | None
 
 
+_CONTAINERS = frozenset((dict, list))
+DEEPEST = 100
+"""The deepest a value the light reader reads may nest (far beyond any real file's, and well within Python's
+recursion limit wherever the entries are decoded later: ``LazyTurns.turn`` decodes while ``show`` writes). A file
+with a deeper value is read the long way, which says whether it can be read."""
+
+
+def _shallow(value: object) -> bool:
+    """``value`` holds no container more than ``DEEPEST`` deep."""
+    if type(value) is dict and _CONTAINERS.isdisjoint(map(type, value.values())):
+        return True
+    level = [value] if isinstance(value, dict | list) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > DEEPEST:
+            return False
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, dict | list)
+        ]
+    return True
+
+
+def _read_as_written(raw: msgspec.Raw) -> bool:
+    """A value left undecoded is one the full reader reads: a string (its escapes are checked as it is skipped,
+    its UTF-8 with the whole file), or a value that decodes (its numbers in range) and is ``_shallow``."""
+    if not raw or memoryview(raw)[0] == _QUOTE:
+        return True
+    try:
+        return _shallow(_ANY.decode(raw))
+    except (msgspec.MsgspecError, RecursionError):
+        return False
+
+
+def _entries(events: bytes) -> list[_Entry]:
+    """The elements of ``events.json`` as the light reader reads them (the values of keys ``_Entry`` does not
+    name checked here, the others as ``_settle`` reads each entry), or ``_Refused`` where the full reader could
+    refuse what is left undecoded: text that is not UTF-8, a number out of range, a value too deep."""
+    _check(_utf8(events))
+    try:
+        return _ENTRIES.decode(events)
+    except msgspec.ValidationError:
+        entries: list[_Entry] = list(_ANY_ENTRIES.decode(events))
+    for element in _KEYS.decode(events):
+        for key, value in element.items():
+            _check(key in _NAMED or _read_as_written(value))
+    return entries
+
+
+_VALUES = (
+    "event_id",
+    "request_id",
+    "summary",
+    "metadata",
+    "content",
+    "schema",
+    "message",
+    "reasoning",
+    "data",
+    "arguments",
+    "source",
+    "question",
+    "answer",
+    "from_turn",
+    "to_turn",
+    "tool_calls",
+    "delta",
+)
+"""The fields of ``_Entry`` that may hold any JSON value: a number, a container, a value left undecoded."""
+_OWN = {
+    "turn_start": ("summary",),
+    "chat_request": ("content", "schema"),
+    "chat_response": ("message", "reasoning", "data"),
+    "tool_call_request": ("arguments",),
+    "tool_call_response": ("content",),
+    "inquiry_request": ("source", "question"),
+    "inquiry_response": ("answer",),
+}
+"""Per event kind, the value fields its check reads (``_CHECKS``: typed, undecoded values read as written);
+``_settle`` reads ``event_id``, ``request_id`` and ``metadata``, and every other value by ``_every_value``
+where one is there (``_FOREIGN``: the others' getter, and what it gives when none is)."""
+_FOREIGN = {
+    tag: (attrgetter(*foreign), tuple(getattr(_Entry(), name) for name in foreign))
+    for tag, own in _OWN.items()
+    if (foreign := [name for name in _VALUES if name not in (*own, "event_id", "request_id", "metadata")])
+}
+
+
+def _every_value(entry: _Entry) -> None:
+    """Every value of ``entry`` is one the full reader reads (``_read_as_written``, ``_shallow``): what
+    ``_settle`` asks of an entry with keys its kind does not have (its own are read by its check), or of a kind
+    without a check."""
+    for name in _VALUES:
+        value = getattr(entry, name)
+        _check(_read_as_written(value) if isinstance(value, msgspec.Raw) else _shallow(value))
+
+
 def _elements(entries: list[_Entry], base_config: bytes | None) -> tuple[list[_Entry], bool]:
     """The entries after a legacy head (or an interrupted upgrade's), and whether the file is legacy."""
+    if entries:
+        _every_value(entries[0])
     if base_config is not None:
         base = _ANY.decode(base_config)
-        _check(isinstance(base, dict))
+        _check(isinstance(base, dict) and _shallow(base))
         first = entries[0] if entries else None
         unfinished = (
             first is not None
@@ -218,8 +334,7 @@ _SLICE = 1 << 20
 
 
 def _read(events: bytes, base_config: bytes | None, conversation: str, ids: bool) -> LightStream:
-    _check(_utf8(events))
-    entries, legacy = _elements(_ENTRIES.decode(events), base_config)
+    entries, legacy = _elements(_entries(events), base_config)
     return _settle(entries, legacy, conversation, ids).stream
 
 
@@ -253,6 +368,11 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
         if check is not None:
             _check(is_timestamp(timestamp))
             check(entry)
+        foreign = _FOREIGN.get(tag)
+        if foreign is None or foreign[0](entry) != foreign[1]:
+            _every_value(entry)
+        elif entry.metadata:
+            _check(_shallow(entry.metadata))
         tags.append(tag)
         event_id, request_id = entry.event_id, entry.request_id
         if event_id is UNSET and request_id is UNSET:
@@ -267,6 +387,7 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
             written.append(event_id)
             links.append(None if request_id is UNSET else request_id)
             continue
+        _check(_shallow(event_id) and _shallow(request_id))
         linked = request_id if tag in KNOWN else UNSET
         written_id, reading, raw = wrapper_ids(event_id, linked, tag)
         written.append(written_id)
@@ -359,9 +480,8 @@ def read_lazily(events: bytes, base_config: bytes | None, conversation: str = ""
     """``read_light`` with each turn's facts and entries left to work out when asked (``LazyTurns``); ``None``
     when the full reader would refuse the file."""
     try:
-        _check(_utf8(events))
         elements = _ELEMENTS.decode(events)
-        entries, legacy = _elements([_ENTRY.decode(element) for element in elements], base_config)
+        entries, legacy = _elements(_entries(events), base_config)
         settled = _settle(entries, legacy, conversation, ids=True, facts=False)
     except (_Refused, msgspec.MsgspecError, RecursionError, IndexError, AttributeError):
         return None

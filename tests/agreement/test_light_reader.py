@@ -21,7 +21,7 @@ from turnmark.core.rendering.shown import plainly_shown, turn_time
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.stream.light import LazyTurns, read_lazily
+from turnmark.core.stream.light import DEEPEST, LazyTurns, read_lazily
 from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
 
 CONVERSATION = "jp-c17800000099"
@@ -164,6 +164,22 @@ BROKEN = [
     b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x"}, '
     b'{"type": "tool_call_response", "timestamp": "2026-01-01 10:00:00.0", "id": "c", "content": "\xc0\xaf", '
     b'"is_error": false}]',
+    *(
+        b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x"}, ' + entry + b"]"
+        for entry in (
+            b'{"type": "turn_start", "timestamp": "2026-01-01 10:00:01.0", "x": 1e999}',
+            b'{"type": "turn_start", "timestamp": "2026-01-01 10:00:01.0", "data": 1e999}',
+            b'{"type": "turn_start", "timestamp": "2026-01-01 10:00:01.0", "content": [1e999]}',
+            b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:01.0", "data": {"n": -1e999}}',
+            b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:01.0", "message": "m", "reasoning": 1e999}',
+            b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:01.0", "data": ' + b"9" * 5000 + b"}",
+            b'{"type": "inquiry_response", "timestamp": "2026-01-01 10:00:01.0", "id": "i", "answer": [1e999]}',
+            b'{"type": "config_delta", "timestamp": "2026-01-01 10:00:01.0", "delta": {"x": 1e999}}',
+            b'{"type": "a_future_kind", "timestamp": "2026-01-01 10:00:01.0", "n": 1e999}',
+            b'{"type": "tool_call_request", "timestamp": "2026-01-01 10:00:01.0", "id": "c", "name": "n", '
+            b'"arguments": {"n": 1e999}}',
+        )
+    ),
 ]
 
 
@@ -175,6 +191,35 @@ def test_a_file_the_full_reader_refuses_is_refused(events: bytes, legacy: bool) 
         agree(head + events[1:], None, repr(events))
     else:
         agree(events, None if legacy else b"{}\n", repr(events))
+
+
+def test_a_legacy_head_is_read_as_the_full_reader_reads_it() -> None:
+    head = b'[{"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {"x": 1e999}}, '
+    agree(head + b'{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x"}]', None)
+
+
+def _nested(depth: int) -> bytes:
+    return b'{"a": ' * depth + b"1" + b"}" * depth
+
+
+@pytest.mark.parametrize("field", [b'"arguments"', b'"metadata"', b'"x"'])
+def test_a_value_nested_deeper_than_the_light_reader_reads_is_read_the_long_way(field: bytes) -> None:
+    """Deeper than ``DEEPEST``: the light reader leaves the file (``show`` decodes entries later, deeper in the
+    stack, where Python's recursion limit is nearer); the full reader says whether it can be read. Within it,
+    both read it."""
+    for depth, light in ((DEEPEST + 1, False), (DEEPEST - 2, True)):
+        events = (
+            b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x"}, '
+            b'{"type": "tool_call_request", "timestamp": "2026-01-01 10:00:01.0", "id": "c", "name": "n", '
+            + field
+            + b": "
+            + _nested(depth)
+            + b"}]"
+        )
+        assert (light_facts(events, b"{}", CONVERSATION) is not None) is light
+        assert (read_lazily(events, b"{}", CONVERSATION) is not None) is light
+        if light:
+            agree(events, b"{}")
 
 
 def test_an_upgrade_stopped_between_its_writes() -> None:

@@ -130,3 +130,47 @@ def test_json_of_no_turn_is_the_whole_documents_too() -> None:
     whole = showing.shown_conversation(stream, {"id": "jp-c1"}, TurnSelection(), options).unwrap()
     streamed = showing.shown_stream(stream, {"id": "jp-c1"}, TurnSelection(), options).unwrap()
     assert "".join(json_chunks(streamed)) == json.dumps(whole.to_json(), ensure_ascii=False, indent=2)
+
+
+def _one_conversation(root: Path, entries: list[bytes]) -> Path:
+    folder = root / ".jp" / "conversations" / "17900000001-odd"
+    folder.mkdir(parents=True)
+    (folder / "events.json").write_bytes(b"[\n" + b",\n".join(entries) + b"\n]\n")
+    (folder / "base_config.json").write_bytes(b"{}\n")
+    (folder / "metadata.json").write_bytes(b'{"title": "Odd", "last_activated_at": "2026-01-01 10:00:00.0"}\n')
+    return root
+
+
+def _turn(number: int, *extra: bytes) -> list[bytes]:
+    stamp = f"2026-01-01 10:0{number}:00.0".encode()
+    return [
+        b'{"event_id": "t%d", "timestamp": "%s", "type": "turn_start"}' % (number, stamp),
+        b'{"event_id": "r%d", "timestamp": "%s", "type": "chat_request", "content": "turn %d"%s}'
+        % (number, stamp, number, b"".join(extra)),
+    ]
+
+
+def test_a_file_the_full_reader_refuses_is_refused_before_a_turn_is_written(tmp_path: Path) -> None:
+    """A number out of range in a key show never reads, in the first turn: the same one-line error as the full
+    reader's, whatever turns are asked for (the lazy read never writes a turn of a file it cannot read)."""
+    root = _one_conversation(tmp_path, [*_turn(0, b', "x": 1e999'), *_turn(1)])
+    for chosen in ([], ["--last", "1"]):
+        show = [TURNMARK, "-w", str(root), "show", "jp-c17900000001", *chosen]
+        done = subprocess.run(show, check=False, capture_output=True, timeout=60)
+        assert done.returncode == 2, done
+        assert done.stdout == b""
+        assert b"events.json" in done.stderr
+        assert b"out of range" in done.stderr
+        assert b"Traceback" not in done.stderr
+
+
+def test_a_deeply_nested_value_is_shown_the_long_way(tmp_path: Path) -> None:
+    """Deeper than the light reader reads (``light.DEEPEST``), within what the full reader reads: shown whole."""
+    from turnmark.core.stream.light import DEEPEST
+
+    nested = b'{"a": ' * (DEEPEST + 50) + b"1" + b"}" * (DEEPEST + 50)
+    root = _one_conversation(tmp_path, [*_turn(0, b', "x": ' + nested), *_turn(1)])
+    show = [TURNMARK, "-w", str(root), "show", "jp-c17900000001", "-F", "json"]
+    done = subprocess.run(show, check=False, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert [turn["index"] for turn in json.loads(done.stdout)["turns"]] == [0, 1]
