@@ -1,12 +1,15 @@
-"""The light reader: what listing, ``turns`` and catch-up's planning need of ``events.json``, in one pass.
+"""The light reader: what listing, ``turns``, catch-up's planning and ``show`` need of ``events.json``, in one pass.
 
 It decodes each entry into a struct of only the fields those facts come from; the big ones (messages, tool
-arguments and outputs) stay undecoded views of the bytes, checked only for their JSON type. It reads odd
-fields exactly as the full reader does (``codec.wrapper_ids``: RFD 097/098's letter) and settles IDs with the
-same plan (``event_ids.plan_loaded_ids``), and it checks everything the full reader checks, so a file the
-full reader refuses is never read here: ``read_light`` gives ``None`` and the caller takes the long way for
-the error. Its results equal the full load's (``tests/agreement``): the turns' facts
-(``turns.TurnFacts``), the request links to resolve, and what a legacy file lacks.
+outputs) stay undecoded views of the bytes, checked only for their JSON type (a string's text is checked with
+the whole file's UTF-8; any other value left undecoded is decoded once to check it). It reads odd fields
+exactly as the full reader does (``codec.wrapper_ids``: RFD 097/098's letter) and settles IDs with the same
+plan (``event_ids.plan_loaded_ids``), and it checks everything the full reader checks, so a file the full
+reader refuses is never read here: ``read_light`` gives ``None`` and the caller takes the long way for the
+error. So does a file it could read only differently (a value nested deeper than ``DEEPEST``, a key of one
+kind typed as another kind's). Its results equal the full load's (``tests/agreement``): the turns' facts
+(``turns.TurnFacts``), the request links to resolve, and what a legacy file lacks; ``read_lazily`` gives each
+turn's entries as the full load makes them, read when asked (``show``).
 """
 
 from __future__ import annotations
