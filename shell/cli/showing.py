@@ -6,6 +6,7 @@ import enum
 import os
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -115,42 +116,55 @@ def show(
     """Show a conversation to read or share: turns with their summaries, requests, answers and tool calls."""
     settings = settings_of(ctx)
     output = None if output == Path("-") else output
-    if sum(choice is not None for choice in (turn, last, span)) > 1:
-        raise WorkspaceError("give one of --turn, --last and --turns")
-    chosen = _chosen_format(output_format, settings.format, output)
-    detail = tools or (ToolDetail.names if chosen is ShowFormat.text else ToolDetail.full)
+    chosen, options = _chosen(settings, output, output_format, tools, reasoning, (turn, last, span))
     ref, turn = pick_turn(settings, conversation, turn)
-    options = shown.ShowOptions(reasoning=reasoning, tools=detail.value)
     selection = shown.TurnSelection(turn=turn, last=last, span=span)
-    environ = dict(settings.environ if settings.environ is not None else os.environ)
-    if output is not None:
+    lazy = _lazily(ref) if output is None else None
+    if lazy is None:
         loaded = read_for_display(settings, ref)
-        view = _unwrapped(showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options))
-        showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
-        return
-    streamed = _unwrapped(_streamed(settings, ref, selection, options))
+        if output is not None:
+            view = _unwrapped(showing.shown_conversation(loaded.stream, conversation_json(loaded), selection, options))
+            showing.export(output, showing.rendered(view, showing.FORMATS[chosen.value]))
+            return
+        streamed = _unwrapped(showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options))
+    else:
+        unreadable = partial(conversations.unreadable, lazy)
+        streamed = _unwrapped(showing.shown_lazily(lazy.turns, conversation_json(lazy), selection, options, unreadable))
     if chosen is ShowFormat.json:
         emit_json_chunks(shown.json_chunks(streamed))
     elif chosen is ShowFormat.text:
-        color = _color(environ)
+        environ = dict(settings.environ if settings.environ is not None else os.environ)
         width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
-        page_chunks(map(styled, showing.text_chunks(streamed, min(width, 120), color)), environ)
+        page_chunks(map(styled, showing.text_chunks(streamed, min(width, 120), _color(environ))), environ)
     else:
         emit_chunks(showing.document_chunks(streamed, "md" if chosen is ShowFormat.md else "html"))
 
 
-def _streamed(
-    settings: Settings, ref: ConversationRef, selection: shown.TurnSelection, options: shown.ShowOptions
-) -> returns_result.Result[shown.ShownStream, TurnSelectionError]:
-    """The turns to write, each read as it is written when the file allows (``shown.plainly_shown``), else
-    from the whole stream loaded first."""
+def _chosen(
+    settings: Settings,
+    output: Path | None,
+    output_format: ShowFormat | None,
+    tools: ToolDetail | None,
+    reasoning: bool,
+    choices: tuple[str | None, int | None, str | None],
+) -> tuple[ShowFormat, shown.ShowOptions]:
+    """The format and what of each turn is shown; one of ``--turn``, ``--last`` and ``--turns`` at most."""
+    if sum(choice is not None for choice in choices) > 1:
+        raise WorkspaceError("give one of --turn, --last and --turns")
+    chosen = _chosen_format(output_format, settings.format, output)
+    detail = tools or (ToolDetail.names if chosen is ShowFormat.text else ToolDetail.full)
+    return chosen, shown.ShowOptions(reasoning=reasoning, tools=detail.value)
+
+
+def _lazily(ref: ConversationRef) -> conversations.LazyConversation | None:
+    """The conversation read to be shown turn by turn, when the file allows (``shown.plainly_shown``);
+    ``None``: load the whole stream first (``read_for_display``, called where it always was)."""
     lazy = conversations.read_lazily(ref)
-    if lazy is not None and shown.plainly_shown(lazy.turns):
-        if lazy.metadata_error:
-            warn(lazy.metadata_error)
-        return showing.shown_lazily(lazy.turns, conversation_json(lazy), selection, options)
-    loaded = read_for_display(settings, ref)
-    return showing.shown_stream(loaded.stream, conversation_json(loaded), selection, options)
+    if lazy is None or not shown.plainly_shown(lazy.turns):
+        return None
+    if lazy.metadata_error:
+        warn(lazy.metadata_error)
+    return lazy
 
 
 def _unwrapped(result: returns_result.Result[T, TurnSelectionError]) -> T:

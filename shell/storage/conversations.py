@@ -283,13 +283,20 @@ def read_facts(
 
 @dataclass(frozen=True, slots=True)
 class LazyConversation:
-    """A conversation read lightly, each turn's entries read when asked (``light.LazyTurns``), and its metadata."""
+    """A conversation read lightly, each turn's entries read when asked (``light.LazyTurns``), its metadata,
+    and the bytes read (``unreadable``)."""
 
     ref: ConversationRef
-    directory: Path
+    events_path: Path
     turns: LazyTurns
     metadata: Metadata | None
     metadata_error: str | None
+    events: bytes
+    base_config: bytes | None
+
+    @property
+    def directory(self) -> Path:
+        return self.events_path.parent
 
     @property
     def title(self) -> str | None:
@@ -311,7 +318,17 @@ def read_lazily(ref: ConversationRef) -> LazyConversation | None:
     if turns is None:
         return None
     metadata, metadata_error, _ = _read_metadata(ref)
-    return LazyConversation(ref, events_path.parent, turns, metadata, metadata_error)
+    return LazyConversation(ref, events_path, turns, metadata, metadata_error, events, base_config)
+
+
+def unreadable(lazy: LazyConversation) -> ConversationError:
+    """What the full reader says of a conversation read lazily whose turn could not be read when it was shown
+    (a value the light reader never sees: the first of a key written twice): the error ``read_conversation``
+    gives, on the bytes read."""
+    result = ConversationStream.read_json(lazy.events, lazy.base_config)
+    if isinstance(result, Failure):
+        return ConversationError(describe(lazy.events_path, result.failure()))
+    return ConversationError(f"{lazy.events_path}: an entry cannot be read")
 
 
 def read_metadata(ref: ConversationRef) -> tuple[Metadata | None, str | None]:

@@ -8,18 +8,20 @@ link, atomically).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Literal
 
+import msgspec
 from returns.result import Result
 
-from turnmark.core.errors import TurnSelectionError
+from turnmark.core.errors import InvalidEntry, TurnSelectionError
 from turnmark.core.rendering import shown
 from turnmark.core.rendering.shown import (
     ShownConversation,
     ShownStream,
+    ShownTurn,
     ShowOptions,
     TurnSelection,
     select_turns,
@@ -78,19 +80,33 @@ def shown_stream(
 
 
 def shown_lazily(
-    lazy: LazyTurns, conversation: JsonObject, selection: TurnSelection, options: ShowOptions
+    lazy: LazyTurns,
+    conversation: JsonObject,
+    selection: TurnSelection,
+    options: ShowOptions,
+    unreadable: Callable[[], Exception] | None = None,
 ) -> Result[ShownStream, TurnSelectionError]:
-    """``shown_stream`` of a file read lazily (``shown.plainly_shown``): each turn read as it is written."""
+    """``shown_stream`` of a file read lazily (``shown.plainly_shown``): each turn read as it is written; a turn
+    that cannot be read then raises ``unreadable()`` (the error the full read gives), after the turns before
+    it were written."""
+    turns = partial(shown.shown_lazily, lazy, options=options)
     return select_turns(lazy.turns, selection).map(
         lambda chosen: shown.shown_stream(
             conversation,
             chosen,
             heads=partial(shown.lazy_heads, lazy, chosen),
-            turns=shown.shown_lazily(lazy, chosen, options),
+            turns=turns(chosen) if unreadable is None else _guarded(turns(chosen), unreadable),
             total_turns=len(lazy.turns),
             options=options,
         )
     )
+
+
+def _guarded(turns: Iterator[ShownTurn], unreadable: Callable[[], Exception]) -> Iterator[ShownTurn]:
+    try:
+        yield from turns
+    except (msgspec.MsgspecError, RecursionError, InvalidEntry):
+        raise unreadable() from None
 
 
 def text_chunks(conversation: ShownStream, width: int, color: bool) -> Iterator[str]:

@@ -174,3 +174,20 @@ def test_a_deeply_nested_value_is_shown_the_long_way(tmp_path: Path) -> None:
     done = subprocess.run(show, check=False, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert [turn["index"] for turn in json.loads(done.stdout)["turns"]] == [0, 1]
+
+
+def test_a_turn_that_cannot_be_read_as_it_is_shown_ends_show_with_the_full_readers_error(tmp_path: Path) -> None:
+    """The first of a key written twice is a value the light reader never sees (the struct keeps the last): a
+    number out of range there is found when its turn is read, after the turns before it were written. ``show``
+    then stops with the error the full read gives, on one line, as a command that loads the conversation does."""
+    root = _one_conversation(tmp_path, [*_turn(0), *_turn(1, b', "x": 1e999, "x": 1')])
+    show = [TURNMARK, "-w", str(root), "show", "jp-c17900000001"]
+    done = subprocess.run(show, check=False, capture_output=True, timeout=60)
+    loaded = subprocess.run([*show, "-o", str(tmp_path / "out.md")], check=False, capture_output=True, timeout=60)
+    assert (done.returncode, loaded.returncode) == (2, 2)
+    assert done.stderr == loaded.stderr
+    assert done.stderr.count(b"\n") == 1
+    assert b"events.json" in done.stderr
+    assert b"out of range" in done.stderr
+    assert b"turn 0" in done.stdout
+    assert b"turn 1" not in done.stdout
