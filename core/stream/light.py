@@ -1,15 +1,17 @@
 """The light reader: what listing, ``turns``, catch-up's planning and ``show`` need of ``events.json``, in one pass.
 
 It decodes each entry into a struct of only the fields those facts come from; the big ones (messages, tool
-outputs) stay undecoded views of the bytes, checked only for their JSON type (a string's text is checked with
-the whole file's UTF-8; any other value left undecoded is decoded once to check it). It reads odd fields
-exactly as the full reader does (``codec.wrapper_ids``: RFD 097/098's letter) and settles IDs with the same
-plan (``event_ids.plan_loaded_ids``), and it checks everything the full reader checks, so a file the full
-reader refuses is never read here: ``read_light`` gives ``None`` and the caller takes the long way for the
-error. So does a file it could read only differently (a value nested deeper than ``DEEPEST``, a key of one
-kind typed as another kind's). Its results equal the full load's (``tests/agreement``): the turns' facts
-(``turns.TurnFacts``), the request links to resolve, and what a legacy file lacks; ``read_lazily`` gives each
-turn's entries as the full load makes them, read when asked (``show``).
+outputs) stay undecoded views of the bytes, checked only for their JSON type (a value left undecoded that is not
+a string is decoded once to check it). It reads odd fields exactly as the full reader does
+(``codec.wrapper_ids``: RFD 097/098's letter) and settles IDs with the same plan (``event_ids.plan_loaded_ids``),
+and it checks what the full reader checks, so a file the full reader refuses is not read here: ``read_light``
+gives ``None`` and the caller takes the long way for the error. So does a file it could read only differently
+(metadata or arguments nested deeper than ``DEEPEST``, a key of one kind typed as another kind's). The one
+exception, for speed: the text of a string it skips is not looked at, so a message that is not UTF-8 is read
+here (the facts need none of it); ``read_lazily``, whose turns are decoded later, checks the whole file first.
+Its results equal the full load's (``tests/agreement``): the turns' facts (``turns.TurnFacts``), the request
+links to resolve, and what a legacy file lacks; ``read_lazily`` gives each turn's entries as the full load
+makes them, read when asked (``show``).
 """
 
 from __future__ import annotations
@@ -105,14 +107,14 @@ def _turn_start(entry: _Entry) -> None:
 
 
 def _chat_request(entry: _Entry) -> None:
-    _check(_string(entry.content) and (entry.schema is UNSET or _shallow(entry.schema)))
+    _check(_string(entry.content))
 
 
 def _chat_response(entry: _Entry) -> None:
     message, reasoning = _string(entry.message), _string(entry.reasoning)
     _check(message or reasoning or len(entry.data) > 0)
     _check((message or entry.message is NONE) and (reasoning or entry.reasoning is NONE))
-    _check(_read_as_written(entry.data))
+    _check(entry.data is NONE or _read_as_written(entry.data))
 
 
 def _tool_call_request(entry: _Entry) -> None:
@@ -129,7 +131,6 @@ def _inquiry_request(entry: _Entry) -> None:
     question = entry.question
     _check(entry.id is not UNSET and entry.source is not UNSET and question is not UNSET)
     _check(type(question.get("text")) is str)  # type: ignore[union-attr]
-    _check(_shallow(entry.source) and _shallow(question))
 
 
 def _inquiry_response(entry: _Entry) -> None:
@@ -183,9 +184,12 @@ class LightStream:
 
 _CONTAINERS = frozenset((dict, list))
 DEEPEST = 100
-"""The deepest a value the light reader reads may nest (far beyond any real file's, and well within Python's
-recursion limit wherever the entries are decoded later: ``LazyTurns.turn`` decodes while ``show`` writes). A file
-with a deeper value is read the long way, which says whether it can be read."""
+"""The deepest an entry's metadata or tool arguments may nest here (far beyond any real file's): reading an entry
+walks them in Python (``codec.read_entry``), whose recursion limit is nearer where ``show`` reads a turn as it
+writes it (``LazyTurns.turn``) than where a load does. A file with deeper ones is read the long way, which says
+whether it can be read. (msgspec's own limit on nesting, met only some 900 levels deep, is met the same way
+wherever it is, save by a few levels: a turn that cannot be read as it is shown ends ``show`` with the full
+reader's error.)"""
 
 
 def _shallow(value: object) -> bool:
@@ -208,21 +212,22 @@ def _shallow(value: object) -> bool:
 
 
 def _read_as_written(raw: msgspec.Raw) -> bool:
-    """A value left undecoded is one the full reader reads: a string (its escapes are checked as it is skipped,
-    its UTF-8 with the whole file), or a value that decodes (its numbers in range) and is ``_shallow``."""
+    """A value left undecoded is one the full reader reads: a string (its escapes are checked as it is skipped;
+    its text is not looked at), or a value that decodes (its numbers in range)."""
     if not raw or memoryview(raw)[0] == _QUOTE:
         return True
     try:
-        return _shallow(_ANY.decode(raw))
+        _ANY.decode(raw)
     except (msgspec.MsgspecError, RecursionError):
         return False
+    return True
 
 
 def _entries(events: bytes) -> list[_Entry]:
     """The elements of ``events.json`` as the light reader reads them (the values of keys ``_Entry`` does not
     name checked here, the others as ``_settle`` reads each entry), or ``_Refused`` where the full reader could
-    refuse what is left undecoded: text that is not UTF-8, a number out of range, a value too deep."""
-    _check(_utf8(events))
+    refuse what is left undecoded (a number out of range). The text of the strings it skips is not looked at:
+    the facts need none of it (``read_lazily``, whose turns are decoded later, checks it)."""
     try:
         return _ENTRIES.decode(events)
     except msgspec.ValidationError:
@@ -233,52 +238,30 @@ def _entries(events: bytes) -> list[_Entry]:
     return entries
 
 
-_VALUES = (
-    "event_id",
-    "request_id",
-    "summary",
-    "metadata",
-    "content",
-    "schema",
-    "message",
-    "reasoning",
-    "data",
-    "arguments",
-    "source",
-    "question",
-    "answer",
-    "from_turn",
-    "to_turn",
-    "tool_calls",
-    "delta",
-)
-"""The fields of ``_Entry`` that may hold any JSON value: a number, a container, a value left undecoded."""
+_UNDECODED = ("content", "message", "reasoning", "data", "answer", "delta")
+"""The fields of ``_Entry`` left undecoded (``msgspec.Raw``); the others msgspec decodes, numbers checked."""
 _OWN = {
-    "turn_start": ("summary",),
-    "chat_request": ("content", "schema"),
+    "chat_request": ("content",),
     "chat_response": ("message", "reasoning", "data"),
-    "tool_call_request": ("arguments",),
     "tool_call_response": ("content",),
-    "inquiry_request": ("source", "question"),
     "inquiry_response": ("answer",),
 }
-"""Per event kind, the value fields its check reads (``_CHECKS``: typed, undecoded values read as written);
-``_settle`` reads ``event_id``, ``request_id`` and ``metadata``, and every other value by ``_every_value``
-where one is there (``_FOREIGN``: the others' getter, and what it gives when none is)."""
+"""Per event kind, the undecoded fields its check reads (``_CHECKS``)."""
 _FOREIGN = {
-    tag: (attrgetter(*foreign), tuple(getattr(_Entry(), name) for name in foreign))
-    for tag, own in _OWN.items()
-    if (foreign := [name for name in _VALUES if name not in (*own, "event_id", "request_id", "metadata")])
+    tag: (attrgetter(*others), tuple(NONE for _ in others))
+    for tag in EVENT_TAGS
+    if (others := [name for name in _UNDECODED if name not in _OWN.get(tag, ())])
 }
+"""Per event kind, the getter of the undecoded fields it does not have, and what it gives when none is there."""
 
 
 def _every_value(entry: _Entry) -> None:
-    """Every value of ``entry`` is one the full reader reads (``_read_as_written``, ``_shallow``): what
-    ``_settle`` asks of an entry with keys its kind does not have (its own are read by its check), or of a kind
-    without a check."""
-    for name in _VALUES:
-        value = getattr(entry, name)
-        _check(_read_as_written(value) if isinstance(value, msgspec.Raw) else _shallow(value))
+    """Every value of ``entry`` is one the full reader reads: each undecoded one (``_read_as_written``), and its
+    metadata and arguments ``_shallow``. What ``_settle`` asks of an entry with an undecoded field its kind does
+    not have (its own are read by its check), or of a kind without a check."""
+    for name in _UNDECODED:
+        _check(_read_as_written(getattr(entry, name)))
+    _check(_shallow(entry.metadata) and _shallow(entry.arguments))
 
 
 def _elements(entries: list[_Entry], base_config: bytes | None) -> tuple[list[_Entry], bool]:
@@ -287,7 +270,7 @@ def _elements(entries: list[_Entry], base_config: bytes | None) -> tuple[list[_E
         _every_value(entries[0])
     if base_config is not None:
         base = _ANY.decode(base_config)
-        _check(isinstance(base, dict) and _shallow(base))
+        _check(isinstance(base, dict))
         first = entries[0] if entries else None
         unfinished = (
             first is not None
@@ -390,7 +373,6 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
             written.append(event_id)
             links.append(None if request_id is UNSET else request_id)
             continue
-        _check(_shallow(event_id) and _shallow(request_id))
         linked = request_id if tag in KNOWN else UNSET
         written_id, reading, raw = wrapper_ids(event_id, linked, tag)
         written.append(written_id)
@@ -483,6 +465,7 @@ def read_lazily(events: bytes, base_config: bytes | None, conversation: str = ""
     """``read_light`` with each turn's facts and entries left to work out when asked (``LazyTurns``); ``None``
     when the full reader would refuse the file."""
     try:
+        _check(_utf8(events))
         elements = _ELEMENTS.decode(events)
         entries, legacy = _elements(_entries(events), base_config)
         settled = _settle(entries, legacy, conversation, ids=True, facts=False)
