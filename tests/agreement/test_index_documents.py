@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from returns.result import Failure
 
-from tests.agreement.test_light_reader import CONVERSATION, _fixture_folders
+from tests.agreement.test_light_reader import CONVERSATION
+from tests.agreement.workspaces import fixture_folders
 from tests.conftest import corpus_files, corpus_params
 from tests.support.hand_edits import Drawn, hand_edited
 from turnmark.core.search.documents import conversation_documents
@@ -37,7 +38,7 @@ def agree(events: bytes, base_config: bytes | None, what: str) -> None:
         assert (kept.started_at, kept.date) == (whole.started_at, whole.date), what
 
 
-@pytest.mark.parametrize("folder", _fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
+@pytest.mark.parametrize("folder", fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
 def test_every_fixture(folder: Path) -> None:
     agree(*corpus_files(folder), str(folder))
 

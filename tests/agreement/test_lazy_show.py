@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 from returns.result import Failure, Result
 
 from tests.agreement.workspaces import (
-    FIXTURE_WORKSPACES,
     ConversationShape,
     conversation_entries,
     conversation_shapes,
+    fixture_folders,
 )
-from tests.conftest import REPO, corpus_files, corpus_params
+from tests.conftest import corpus_files, corpus_params
 from tests.support.hand_edits import Drawn, encode, hand_edited
 from turnmark.core.errors import TurnSelectionError
 from turnmark.core.rendering.shown import (
@@ -86,23 +86,14 @@ def same_show(
     return True
 
 
-def _fixture_folders() -> list[Path]:
-    return sorted(
-        folder
-        for name in FIXTURE_WORKSPACES
-        for folder in (REPO / "fixtures" / name / ".jp" / "conversations").iterdir()
-        if folder.is_dir()
-    )
-
-
-@pytest.mark.parametrize("folder", _fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
+@pytest.mark.parametrize("folder", fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
 def test_every_fixture(folder: Path) -> None:
     same_show(*corpus_files(folder), str(folder))
 
 
 def test_most_fixtures_are_shown_lazily() -> None:
     """The fast way is the common one: every fixture but those with a broken link or a compaction."""
-    shown = [same_show(*corpus_files(folder), str(folder), options=()) for folder in _fixture_folders()]
+    shown = [same_show(*corpus_files(folder), str(folder), options=()) for folder in fixture_folders()]
     assert sum(shown) >= len(shown) // 2, shown
 
 

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from returns.result import Failure
 
-from tests.agreement.workspaces import FIXTURE_WORKSPACES, conversation_entries, conversation_shapes
-from tests.conftest import REPO, corpus_files, corpus_params
+from tests.agreement.workspaces import conversation_entries, conversation_shapes, fixture_folders
+from tests.conftest import corpus_files, corpus_params
 from tests.support.hand_edits import Drawn, encode, hand_edited
 from turnmark.core.links.compaction import turn_overlays
 from turnmark.core.links.exclusion import exclude_unresolved
@@ -99,16 +99,7 @@ def listing_facts(facts: ConversationFacts) -> tuple[object, ...]:
     )
 
 
-def _fixture_folders() -> list[Path]:
-    return sorted(
-        folder
-        for name in FIXTURE_WORKSPACES
-        for folder in (REPO / "fixtures" / name / ".jp" / "conversations").iterdir()
-        if folder.is_dir()
-    )
-
-
-@pytest.mark.parametrize("folder", _fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
+@pytest.mark.parametrize("folder", fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
 def test_every_fixture(folder: Path) -> None:
     agree(*corpus_files(folder), str(folder))
 

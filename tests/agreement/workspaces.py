@@ -53,6 +53,16 @@ class ConversationShape:
     """``workspace``, ``both`` (JP's user-local copy too) or ``local`` (only the user-local copy)."""
 
 
+def fixture_folders() -> list[Path]:
+    """Every conversation folder of the fixture workspaces, in order."""
+    return sorted(
+        folder
+        for name in FIXTURE_WORKSPACES
+        for folder in (REPO / "fixtures" / name / ".jp" / "conversations").iterdir()
+        if folder.is_dir()
+    )
+
+
 def copy_fixture(name: str, destination: Path) -> Path:
     """A copy of ``fixtures/<name>`` (a workspace root) at ``destination``."""
     shutil.copytree(REPO / "fixtures" / name, destination)
