@@ -265,9 +265,8 @@ def _every_value(entry: _Entry) -> None:
 
 
 def _elements(entries: list[_Entry], base_config: bytes | None) -> tuple[list[_Entry], bool]:
-    """The entries after a legacy head (or an interrupted upgrade's), and whether the file is legacy."""
-    if entries:
-        _every_value(entries[0])
+    """The entries after a legacy head (or an interrupted upgrade's: each read as ``_every_value`` reads an
+    entry), and whether the file is legacy."""
     if base_config is not None:
         base = _ANY.decode(base_config)
         _check(isinstance(base, dict))
@@ -280,8 +279,11 @@ def _elements(entries: list[_Entry], base_config: bytes | None) -> tuple[list[_E
             and len(first.delta) > 0
             and _ANY.decode(first.delta) == base
         )
+        if unfinished:
+            _every_value(entries[0])
         return (entries[1:] if unfinished else entries), unfinished
     _check(bool(entries) and entries[0].type == "config_delta" and entries[0].timestamp is not UNSET)
+    _every_value(entries[0])
     return entries[1:], True
 
 
