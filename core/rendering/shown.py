@@ -324,7 +324,7 @@ class ShownStream:
         return scope_of(self.indices, self.total_turns)
 
 
-def shown_stream(
+def streamed(
     conversation: JsonObject,
     chosen: Sequence[NamedTurn],
     *,

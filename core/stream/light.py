@@ -92,6 +92,10 @@ class _Refused(Exception):
     """The full reader refuses this file: the caller reads it the long way for the error."""
 
 
+_REFUSALS = (_Refused, msgspec.MsgspecError, RecursionError, IndexError, AttributeError)
+"""What reading a file the light reader leaves to the long way raises."""
+
+
 def _string(raw: msgspec.Raw) -> bool:
     """The value is a JSON string (by its first byte)."""
     return len(raw) > 0 and memoryview(raw)[0] == _QUOTE
@@ -298,7 +302,7 @@ def read_light(
     their problems, is the same (the listing's counts); the IDs themselves are not."""
     try:
         return _read(events, base_config, conversation, ids)
-    except (_Refused, msgspec.MsgspecError, RecursionError, IndexError, AttributeError):
+    except _REFUSALS:
         return None
 
 
@@ -471,7 +475,7 @@ def read_lazily(events: bytes, base_config: bytes | None, conversation: str = ""
         elements = _ELEMENTS.decode(events)
         entries, legacy = _elements(_entries(events), base_config)
         settled = _settle(entries, legacy, conversation, ids=True, facts=False)
-    except (_Refused, msgspec.MsgspecError, RecursionError, IndexError, AttributeError):
+    except _REFUSALS:
         return None
     offset = len(elements) - len(entries)
     tags, ids = settled.tags, settled.ids

@@ -68,7 +68,7 @@ def shown_stream(
     """``shown_conversation`` with its turns made one at a time, as they are written."""
     turns = stream.turns()
     return select_turns(turns, selection).map(
-        lambda chosen: shown.shown_stream(
+        lambda chosen: shown.streamed(
             conversation,
             chosen,
             heads=partial(turn_heads, chosen),
@@ -91,7 +91,7 @@ def shown_lazily(
     it were written."""
     turns = partial(shown.shown_lazily, lazy, options=options)
     return select_turns(lazy.turns, selection).map(
-        lambda chosen: shown.shown_stream(
+        lambda chosen: shown.streamed(
             conversation,
             chosen,
             heads=partial(shown.lazy_heads, lazy, chosen),
