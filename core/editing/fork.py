@@ -9,14 +9,19 @@ whose turn range lies wholly inside the kept turns is kept (re-indexed); the
 others are dropped and named. JP's ``sanitize`` runs last, as in JP.
 """
 
-from dataclasses import dataclass
+from __future__ import annotations
 
-from turnmark.core.stream.conversation_stream import ConversationStream
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import Compaction, ConfigDelta
 from turnmark.core.stream.sanitize import sanitize
 from turnmark.core.stream.turns import Turn, turn_indices
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 @dataclass(frozen=True, slots=True)

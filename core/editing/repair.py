@@ -25,9 +25,11 @@ each with its choices, the safest first.
 Every turn whose events change loses its summary (RFD 126 freshness).
 """
 
+from __future__ import annotations
+
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from returns.result import Success
 
@@ -35,13 +37,15 @@ from turnmark.core.links.check import ODD_READINGS, odd_reading
 from turnmark.core.links.orphans import orphaned_tool_halves
 from turnmark.core.links.resolution import REASON_TEXT, resolve_links
 from turnmark.core.stream.codec import WRAPPER_KEYS, json_text
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import ChatRequest, ToolCallRequest, ToolCallResponse, TurnStart, is_linkable
 from turnmark.core.stream.sanitize import INTERRUPTED
 from turnmark.core.stream.turns import turn_indices
 from turnmark.core.summaries.labels import unlabel_turn
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 FixKind = Literal["relink", "unlink", "delete", "answer_call", "backfill", "give_id", "drop_key"]
 

@@ -8,12 +8,18 @@ turnmark upgraded from the legacy format stays in the current format, which
 that JP reads.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from turnmark.core.stream.codec import encode_document, write_entry
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import TurnStart
 from turnmark.core.stream.turns import SOURCE_KEY
 from turnmark.core.text.wording import counted
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 ADDED_KEYS = ("event_id", "request_id")
 

@@ -5,15 +5,17 @@ The shapes here are the documented ``--format json`` output; the shell only
 adds where the conversation lives and renders text.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from turnmark.core.links.exclusion import ExclusionDiagnostic, exclude_unresolved
 from turnmark.core.links.orphans import orphaned_tool_halves
 from turnmark.core.links.projection import Projection, ViewEvent
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.codec import WRAPPER_KEYS
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.duplicate_keys import DuplicateKey
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import well_formed
@@ -26,6 +28,9 @@ from turnmark.core.stream.payloads import (
     ToolCallResponse,
     is_linkable,
 )
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,12 +10,14 @@ excluded; inquiry events need no closure (no provider ever sees them). Raw
 history is not touched: the result names positions to leave out.
 """
 
+from __future__ import annotations
+
 from collections import defaultdict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from turnmark.core.links.resolution import UnresolvedReason, unresolved_links
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import (
@@ -26,6 +28,9 @@ from turnmark.core.stream.payloads import (
     is_conversation_event,
 )
 from turnmark.core.stream.turns import turn_indices
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 _NEVER_EXCLUDED = (TurnStart, ChatRequest)
 

@@ -7,14 +7,19 @@ overlays; then keep only what providers see (``chat_request``,
 renders nothing: the diagnostics are data for the shell to show.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from turnmark.core.links.compaction import SummaryRun, apply_compactions
 from turnmark.core.links.exclusion import ExclusionDiagnostic, exclude_unresolved
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import PROVIDER_VISIBLE_TYPES, Payload
 from turnmark.core.stream.turns import turn_indices
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from returns.result import Failure, Result, Success
 
@@ -23,7 +23,6 @@ from turnmark.core.errors import TurnSelectionError
 from turnmark.core.links.compaction import SummaryRun, TurnOverlay, turn_overlays
 from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
 from turnmark.core.links.resolution import REASON_TEXT, count_unresolved
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.light import LazyTurns, LightTurn
@@ -41,6 +40,9 @@ from turnmark.core.summaries.turn_rows import LabelSource, row_of
 from turnmark.core.text.indented_json import indented
 from turnmark.core.text.summary_text import one_line, truncate
 from turnmark.core.text.wording import byte_size, turn_range
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 ToolDetail = Literal["none", "names", "args", "full"]
 """How much of a tool call is shown: nothing; one line (name, telling argument, status, output size);

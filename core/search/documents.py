@@ -6,14 +6,16 @@ with a line feed; ``spans`` say at which offset each event's text starts, so a m
 column is traced back to its event.
 """
 
+from __future__ import annotations
+
 import hashlib
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from turnmark.core.links.exclusion import excluded_ids
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import (
@@ -31,6 +33,9 @@ from turnmark.core.summaries.turn_rows import turn_row
 from turnmark.core.text.summary_text import normalize_summary
 
 from .scopes import SCOPES
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 MARK_OPEN = "\ue000"
 MARK_CLOSE = "\ue001"

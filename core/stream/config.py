@@ -8,17 +8,22 @@ config and its deltas, then ``--cfg``. The shell reads the files and the
 environment; everything else is decided here.
 """
 
+from __future__ import annotations
+
 import fnmatch
 import json
 import tomllib
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import ConfigError
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import ConfigDelta
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 def merge(base: JsonObject, layer: JsonObject) -> JsonObject:

@@ -13,10 +13,15 @@ Three findings of ``check`` cannot be written back without losing or inventing s
 about to be written from it; ``refusal`` is the one line every writing command prints for them.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from turnmark.core.stream.codec import WRAPPER_KEYS, json_text
-from turnmark.core.stream.conversation_stream import AmbiguousLink, ConversationStream
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import AmbiguousLink, ConversationStream
 
 
 @dataclass(frozen=True, slots=True)

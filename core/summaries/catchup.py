@@ -10,18 +10,23 @@ the next run. Every written summary records who wrote it in the
 ``builtin/extractive``).
 """
 
+from __future__ import annotations
+
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from turnmark.core.links.exclusion import excluded_ids
-from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.stream.turns import Turn, TurnFacts, summary_source
+from turnmark.core.stream.turns import Turn, summary_source
 from turnmark.core.summaries.fingerprint import transcript_fingerprint, turn_fingerprint
 from turnmark.core.summaries.labels import EXTRACTIVE, USER, ensure_first_turn_start, label_turns
 from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, turn_transcript
-from turnmark.core.summaries.waiting import Waiting
+from turnmark.core.summaries.waiting import Waiting, waiting_in, wanting
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 def turn_is_complete(turn: Turn) -> bool:
@@ -86,19 +91,6 @@ def _wanting(turns: Sequence[Turn], *, last_turn_may_be_open: bool, upgrade: boo
         yield turn_id, turns[position]
 
 
-def wanting(turns: Sequence[TurnFacts], *, last_turn_may_be_open: bool, upgrade: bool) -> Iterator[int]:
-    """The one rule for which turns want a summary (their positions): every other answer to that question is
-    derived from it."""
-    for position, turn in enumerate(turns):
-        if turn.id is None or not turn.requests:
-            continue
-        if position == len(turns) - 1 and (last_turn_may_be_open or not turn.complete):
-            continue
-        if turn.summary is not None and not (upgrade and turn.source == EXTRACTIVE):
-            continue
-        yield position
-
-
 def waiting(stream: ConversationStream) -> Waiting:
     """What ``summary_candidates`` would find in the conversation as read, counted (no transcript is made).
 
@@ -115,18 +107,6 @@ def waiting(stream: ConversationStream) -> Waiting:
     False
     """
     return waiting_in([turn.facts() for turn in catchup_stream(stream).turns()])
-
-
-def waiting_in(turns: Sequence[TurnFacts]) -> Waiting:
-    """``waiting`` from the facts of the turns catch-up plans from (the light reader's too)."""
-
-    def count(*, last_turn_may_be_open: bool, upgrade: bool) -> int:
-        return sum(1 for _ in wanting(turns, last_turn_may_be_open=last_turn_may_be_open, upgrade=upgrade))
-
-    before_last = count(last_turn_may_be_open=True, upgrade=False)
-    closed = count(last_turn_may_be_open=False, upgrade=False)
-    upgraded = count(last_turn_may_be_open=False, upgrade=True)
-    return Waiting(before_last, closed > before_last, upgraded - closed)
 
 
 def plan_summaries(candidates: tuple[Candidate, ...], context_window: int | None, batch_size: int) -> Packing:

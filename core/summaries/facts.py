@@ -5,17 +5,19 @@ file's bytes through the light reader (``core/stream/light.py``), which decodes 
 ``tests/agreement`` holds them equal on every fixture, corpus and generated conversation.
 """
 
-from dataclasses import dataclass, replace
+from __future__ import annotations
 
-from turnmark.core.links.check import link_problems
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
 from turnmark.core.links.resolution import count_unresolved
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.light import read_light
 from turnmark.core.stream.turns import TurnFacts
-from turnmark.core.summaries.catchup import catchup_stream, waiting_in
-from turnmark.core.summaries.labels import needs_turn_start
 from turnmark.core.summaries.turn_rows import TurnRow, row_of, shows_summary
-from turnmark.core.summaries.waiting import Waiting
+from turnmark.core.summaries.waiting import Waiting, waiting_in
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,11 @@ class ConversationFacts:
 
 def facts_of(stream: ConversationStream) -> ConversationFacts:
     """The facts of a loaded stream (the long way)."""
+    # Imported here: the light commands never take the long way, and these modules are a tenth of their start-up.
+    from turnmark.core.links.check import link_problems
+    from turnmark.core.summaries.catchup import catchup_stream
+    from turnmark.core.summaries.labels import needs_turn_start
+
     unresolved, duplicated = link_problems(stream)
     first = catchup_stream(stream).turns()[0].id() if needs_turn_start(stream) else None
     turns = tuple(turn.facts() for turn in stream.turns())

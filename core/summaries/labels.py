@@ -6,17 +6,22 @@ Every stored summary records its author in the ``turn_start``'s ``metadata``
 never replaces a summary whose source is ``user``.
 """
 
+from __future__ import annotations
+
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import TurnSummaryError
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import ChatRequest, TurnStart, is_conversation_event
 from turnmark.core.stream.turns import SOURCE_KEY
 from turnmark.core.text.summary_text import normalize_summary
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 USER = "user"
 """The source of a summary the user set (``turnmark summary set``)."""

@@ -3,17 +3,18 @@
 The shape is the documented ``turns --format json`` row.
 """
 
-from dataclasses import dataclass
-from typing import Literal
+from __future__ import annotations
 
-from turnmark.core.links.exclusion import excluded_ids
-from turnmark.core.stream.conversation_stream import ConversationStream
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.turns import Turn, TurnFacts
-from turnmark.core.summaries.failures import failure_of
-from turnmark.core.summaries.fingerprint import turn_fingerprint
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.text.summary_text import normalize_summary
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 LabelSource = Literal["summary", "fallback"]
 
@@ -112,6 +113,11 @@ def turn_rows(
 
     ``max_message_chars`` is the transcript limit catch-up uses (the remembered fingerprints were
     taken with it)."""
+    # Imported here: the light commands make their rows from facts (``row_of``) and never need these.
+    from turnmark.core.links.exclusion import excluded_ids
+    from turnmark.core.summaries.failures import failure_of
+    from turnmark.core.summaries.fingerprint import turn_fingerprint
+
     remembered = failures or {}
     excluded = excluded_ids(stream) if remembered else frozenset()
 

@@ -25,24 +25,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from returns.result import Failure, Success
 
-from turnmark.core.editing.repair import plan_repairs
 from turnmark.core.errors import StreamError
-from turnmark.core.stream import conversation_stream
-from turnmark.core.stream.conversation_stream import ConversationStream, ReadFile, persisted_repairs
 from turnmark.core.stream.event_ids import IdSource
-from turnmark.core.stream.legacy_upgrade import LegacyUpgrade, legacy_upgrade
 from turnmark.core.stream.light import LazyTurns
 from turnmark.core.stream.light import read_lazily as read_lazily_from
 from turnmark.core.stream.metadata import Metadata, parse_metadata
-from turnmark.core.stream.save_rule import refusal, save_blockers
 from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
 from turnmark.shell.clock import now_epoch
 from turnmark.shell.collector import collector_paused, promote
 from turnmark.shell.errors import ConversationError, FileFault, SaveRefused
+from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import state_dirs
 from turnmark.shell.storage.files import (
     BASE_CONFIG_LIMIT,
@@ -58,7 +54,6 @@ from turnmark.shell.storage.files import (
     write_together,
 )
 from turnmark.shell.storage.locking import ConversationLock, hold_lock
-from turnmark.shell.storage.undo import Along, saved_with_undo
 from turnmark.shell.storage.workspace import (
     BASE_CONFIG,
     EVENTS,
@@ -68,6 +63,16 @@ from turnmark.shell.storage.workspace import (
     list_conversations,
     newest_copy,
 )
+
+with lazy_imports():
+    from turnmark.core.editing import repair
+    from turnmark.core.stream import conversation_stream, legacy_upgrade, save_rule
+    from turnmark.shell.storage import undo
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream, ReadFile
+    from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
+    from turnmark.shell.storage.undo import Along
 
 BUILDING = ".turnmark-new-"
 """The start of the hidden name a new conversation is built under before it is renamed into place."""
@@ -216,7 +221,7 @@ def _read_in_pieces(
             yield chunk
 
     with contextlib.closing(read_chunks(events_path, EVENTS_LIMIT, CHUNK, follow_links=follow_links)) as chunks:
-        read = ConversationStream.read_json_chunks(hashed(chunks), base_config, most=4 * CHUNK)
+        read = conversation_stream.ConversationStream.read_json_chunks(hashed(chunks), base_config, most=4 * CHUNK)
     if read is None:
         return None
     return events_path, read, hasher.hexdigest() if hasher is not None else None, base_config
@@ -226,14 +231,14 @@ def _read_entries(events_path: Path, events: bytes, base_config: bytes | None) -
     """Every entry of ``events.json`` read and checked (``ConversationStream.read_json``), or
     ``ConversationError``. For a file over ``WHOLE_FILE`` the result holds nothing of ``events``: a caller that
     lets go of its bytes next keeps them out of the peak while the IDs are settled."""
-    result = ConversationStream.read_json(events, base_config)
+    result = conversation_stream.ConversationStream.read_json(events, base_config)
     if isinstance(result, Failure):
         raise ConversationError(describe(events_path, result.failure()))
     return result.unwrap()
 
 
 def _settled(ref: ConversationRef, read: ReadFile, new_id: IdSource) -> ConversationStream:
-    stream = ConversationStream.from_read(read, new_id=new_id, conversation=ref.display_id)
+    stream = conversation_stream.ConversationStream.from_read(read, new_id=new_id, conversation=ref.display_id)
     promote()
     return stream
 
@@ -325,7 +330,7 @@ def unreadable(lazy: LazyConversation) -> ConversationError:
     """What the full reader says of a conversation read lazily whose turn could not be read when it was shown
     (a value the light reader never sees: the first of a key written twice): the error ``read_conversation``
     gives, on the bytes read."""
-    result = ConversationStream.read_json(lazy.events, lazy.base_config)
+    result = conversation_stream.ConversationStream.read_json(lazy.events, lazy.base_config)
     if isinstance(result, Failure):
         return ConversationError(describe(lazy.events_path, result.failure()))
     return ConversationError(f"{lazy.events_path}: an entry cannot be read")
@@ -360,12 +365,12 @@ def save_refusal(loaded: LoadedConversation, written: ConversationStream) -> Sav
     entries had (a save makes the surviving copy look like the intended target); the fix named is
     ``repair --apply``, or ``repair -i`` when repair's plan needs a decision for such a link.
     """
-    blockers = save_blockers(loaded.stream, written)
+    blockers = save_rule.save_blockers(loaded.stream, written)
     if not blockers:
         return None
     links = {blocker.event_id for blocker in blockers if blocker.repairable}
-    decide = bool(links) and any(problem.event_id in links for problem in plan_repairs(loaded.stream).problems)
-    return SaveRefused(loaded.directory / EVENTS, refusal(blockers, loaded.ref.display_id, decide=decide))
+    decide = bool(links) and any(problem.event_id in links for problem in repair.plan_repairs(loaded.stream).problems)
+    return SaveRefused(loaded.directory / EVENTS, save_rule.refusal(blockers, loaded.ref.display_id, decide=decide))
 
 
 def refuse_unsavable(loaded: LoadedConversation, written: ConversationStream) -> None:
@@ -415,12 +420,14 @@ def save_stream(
     current = stream.upgraded()
     with collector_paused():
         events = current.to_json()
-    upgrade = legacy_upgrade(loaded.stream, stream)
+    upgrade = legacy_upgrade.legacy_upgrade(loaded.stream, stream)
     base_config = current.base_config_json()
     digest = hashlib.sha256(events).hexdigest()
     write = partial(write_documents, lock, loaded, base_config, events, saving=stream, digest=digest)
-    written = saved_with_undo(loaded, write, command) if upgrade is not None and along is None else write(along=along)
-    repairs = persisted_repairs(loaded.stream, current)
+    written = (
+        undo.saved_with_undo(loaded, write, command) if upgrade is not None and along is None else write(along=along)
+    )
+    repairs = conversation_stream.persisted_repairs(loaded.stream, current)
     if repairs and written and announce is not None:
         announce(repairs)
     if not written:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 from returns.result import Result
@@ -29,13 +29,15 @@ from turnmark.core.rendering.shown import (
     shown_turns,
     turn_heads,
 )
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.light import LazyTurns
 from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import json_escaped
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import files
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 with lazy_imports():
     from turnmark.core.rendering import html_page, markdown_export

@@ -103,3 +103,28 @@ def test_version_alone_loads_no_command_and_no_package_metadata() -> None:
     assert done.stdout == f"turnmark {metadata.version('turnmark')}\n"
     assert not imported & {"turnmark.shell.cli.main", "typer", "importlib.metadata", "click"}
     assert "turnmark.shell.cli.entry" in imported
+
+
+FULL_LOAD = (
+    "pyrsistent",
+    "turnmark.core.stream.conversation_stream",
+    "turnmark.core.links.check",
+    "turnmark.core.summaries.catchup",
+    "turnmark.core.editing.repair",
+    "turnmark.core.stream.save_rule",
+    "turnmark.shell.storage.undo",
+)
+"""The full typed load and the save: what the light reader's commands never run on a file it reads."""
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [("turns", "17800000010"), ("conversations",), ("show", "17800000010"), ("show", "17800000010", "-F", "json")],
+)
+def test_light_reads_load_no_full_stream_and_no_save(arguments: tuple[str, ...], workspace) -> None:  # type: ignore[no-untyped-def]
+    assert heavy_modules_after("--workspace", str(workspace), *arguments, names=FULL_LOAD) == ""
+
+
+def test_the_probe_sees_the_full_load_when_a_command_takes_it(workspace) -> None:  # type: ignore[no-untyped-def]
+    loaded = heavy_modules_after("--workspace", str(workspace), "check", "17800000010", names=FULL_LOAD).split(",")
+    assert "turnmark.core.stream.conversation_stream" in loaded
