@@ -150,20 +150,6 @@ def _malformed_ids(stream: ConversationStream) -> tuple[JsonObject, ...]:
     return tuple(found)
 
 
-def link_problems(stream: ConversationStream) -> tuple[int, int]:
-    """How many request links are unresolved and how many event IDs more than one entry has: the counts
-    ``check_report`` gives, without the rest of the report (what ``conversations`` lists).
-
-    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
-    >>> ts = "2026-01-02 10:00:00.0"
-    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
-    >>> link_problems(stream.start_turn(ChatRequest(ts, "Fix it")).push(ChatResponse(ts, "message", "Done.")))
-    (0, 0)
-    """
-    links = resolve_links(stream.entries, stream.duplicated_ids)
-    return sum(1 for link in links if link.state == "unresolved"), len(stream.duplicated_ids)
-
-
 def check_report(stream: ConversationStream, doubled: tuple[DuplicateKey, ...] = ()) -> CheckReport:
     """Link states, duplicated IDs, save blockers and orphaned tool halves; every ``index`` is the entry's place in
     ``events.json``.

@@ -5,14 +5,19 @@ A link is never repaired by position and never backfilled: an entry without a
 ``request_id`` does not bind is *unresolved*, for one of three reasons.
 """
 
+from __future__ import annotations
+
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from turnmark.core.stream.entries import NOT_AN_ID, Entry
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import LINKABLE_TAGS, ChatRequest, is_linkable
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 LinkState: TypeAlias = Literal["unlinked", "resolved", "unresolved"]
 UnresolvedReason: TypeAlias = Literal["missing_target", "wrong_kind", "duplicated_target", "not_an_id"]
@@ -96,6 +101,20 @@ def count_unresolved(links: Sequence[tuple[str, str, str | None]], duplicated_id
         for _, tag, target in links
         if target is not None and tag in LINKABLE_TAGS and _reason(target, kinds, duplicated_ids) is not None
     )
+
+
+def link_problems(stream: ConversationStream) -> tuple[int, int]:
+    """How many request links are unresolved and how many event IDs more than one entry has: the counts
+    ``check_report`` gives, without the rest of the report (what ``conversations`` lists).
+
+    >>> from turnmark.core import ChatRequest, ChatResponse, ConversationStream, sequential_ids
+    >>> ts = "2026-01-02 10:00:00.0"
+    >>> stream = ConversationStream.empty({}, new_id=sequential_ids())
+    >>> link_problems(stream.start_turn(ChatRequest(ts, "Fix it")).push(ChatResponse(ts, "message", "Done.")))
+    (0, 0)
+    """
+    links = resolve_links(stream.entries, stream.duplicated_ids)
+    return sum(1 for link in links if link.state == "unresolved"), len(stream.duplicated_ids)
 
 
 def resolve_links(entries: Sequence[Entry], duplicated_ids: frozenset[str]) -> tuple[Link, ...]:

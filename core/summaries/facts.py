@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from turnmark.core.links.resolution import count_unresolved
+from turnmark.core.links.resolution import count_unresolved, link_problems
 from turnmark.core.stream.light import read_light
 from turnmark.core.stream.turns import TurnFacts
+from turnmark.core.summaries.labels import ensure_first_turn_start, needs_turn_start
 from turnmark.core.summaries.turn_rows import TurnRow, row_of, shows_summary
 from turnmark.core.summaries.waiting import Waiting, waiting_in
 
@@ -55,14 +56,10 @@ class ConversationFacts:
 
 
 def facts_of(stream: ConversationStream) -> ConversationFacts:
-    """The facts of a loaded stream (the long way)."""
-    # Imported here: the light commands never take the long way, and these modules are a tenth of their start-up.
-    from turnmark.core.links.check import link_problems
-    from turnmark.core.summaries.catchup import catchup_stream
-    from turnmark.core.summaries.labels import needs_turn_start
-
+    """The facts of a loaded stream (the long way): the first turn's ID is the one catch-up gives it
+    (``catchup.catchup_stream``: ``ensure_first_turn_start``)."""
     unresolved, duplicated = link_problems(stream)
-    first = catchup_stream(stream).turns()[0].id() if needs_turn_start(stream) else None
+    first = ensure_first_turn_start(stream).turns()[0].id() if needs_turn_start(stream) else None
     turns = tuple(turn.facts() for turn in stream.turns())
     return ConversationFacts(stream.is_legacy, len(stream.entries), turns, unresolved, duplicated, first)
 

@@ -13,10 +13,21 @@ starts a new count for the turns whose transcript it changes, since the
 model would read something else; the other turns keep theirs.
 """
 
-from collections.abc import Iterable, Mapping
+from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.turns import Turn
+from turnmark.core.summaries.fingerprint import turn_fingerprint
 from turnmark.core.summaries.packing import Candidate
+from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
+from turnmark.core.summaries.turn_rows import TurnRow, turn_row
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 GIVE_UP_AFTER = 3
 
@@ -60,3 +71,22 @@ def given_up(memory: JsonObject, candidates: Iterable[Candidate]) -> dict[str, s
         if why is not None:
             found[candidate.turn_id] = why
     return found
+
+
+def turn_rows(
+    stream: ConversationStream, failures: JsonObject | None = None, max_message_chars: int = MAX_MESSAGE_CHARS
+) -> tuple[TurnRow, ...]:
+    """One row per turn; ``failures`` (the failure memory) says which turns catch-up gave up on, and why.
+
+    ``max_message_chars`` is the transcript limit catch-up uses (the remembered fingerprints were
+    taken with it)."""
+    remembered = failures or {}
+    excluded = excluded_ids(stream) if remembered else frozenset()
+
+    def failure(turn: Turn) -> str | None:
+        turn_id = turn.id()
+        if turn_id is None or turn_id not in remembered or turn.summary() is not None:
+            return None
+        return failure_of(remembered, turn_id, turn_fingerprint(turn, excluded, max_message_chars))
+
+    return tuple(turn_row(turn, failure(turn)) for turn in stream.turns())

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Literal
 
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.turns import Turn, TurnFacts
-from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.text.summary_text import normalize_summary
 
 if TYPE_CHECKING:
@@ -104,27 +103,3 @@ def row_of(facts: TurnFacts, failure: str | None = None) -> TurnRow:
         source=facts.source,
         failure=failure,
     )
-
-
-def turn_rows(
-    stream: ConversationStream, failures: JsonObject | None = None, max_message_chars: int = MAX_MESSAGE_CHARS
-) -> tuple[TurnRow, ...]:
-    """One row per turn; ``failures`` (the failure memory) says which turns catch-up gave up on, and why.
-
-    ``max_message_chars`` is the transcript limit catch-up uses (the remembered fingerprints were
-    taken with it)."""
-    # Imported here: the light commands make their rows from facts (``row_of``) and never need these.
-    from turnmark.core.links.exclusion import excluded_ids
-    from turnmark.core.summaries.failures import failure_of
-    from turnmark.core.summaries.fingerprint import turn_fingerprint
-
-    remembered = failures or {}
-    excluded = excluded_ids(stream) if remembered else frozenset()
-
-    def failure(turn: Turn) -> str | None:
-        turn_id = turn.id()
-        if turn_id is None or turn_id not in remembered or turn.summary() is not None:
-            return None
-        return failure_of(remembered, turn_id, turn_fingerprint(turn, excluded, max_message_chars))
-
-    return tuple(turn_row(turn, failure(turn)) for turn in stream.turns())

@@ -34,7 +34,7 @@ with lazy_imports():
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
     from turnmark.core.stream import codec, previews, timestamps
-    from turnmark.core.summaries import transcript, turn_rows
+    from turnmark.core.summaries import failures, transcript
     from turnmark.core.wire import chat
     from turnmark.shell.cli import progress
     from turnmark.shell.storage import config_files, failure_memory
@@ -85,7 +85,7 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
     loaded: LoadedConversation | ReadFacts
     if memory:
         full = read_for_display(settings, ref)
-        rows = turn_rows.turn_rows(full.stream, memory, _transcript_limit(settings, full))
+        rows = failures.turn_rows(full.stream, memory, _transcript_limit(settings, full))
         loaded = full
     else:
         loaded = conversation_files.read_facts(ref, settings.new_id)

@@ -13,11 +13,13 @@ from returns.result import Success
 
 from tests.agreement.workspaces import ConversationShape, conversation_entries, conversation_shapes
 from tests.conftest import REPO, corpus_conversations
-from turnmark.core.links.check import check_report, link_problems
+from turnmark.core.links.check import check_report
+from turnmark.core.links.resolution import link_problems
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.summaries.catchup import catchup_stream, summary_candidates, waiting
-from turnmark.core.summaries.turn_rows import summarized_turns, turn_rows
+from turnmark.core.summaries.failures import turn_rows
+from turnmark.core.summaries.turn_rows import summarized_turns
 
 BASE = b'{"assistant": {"model": {"id": "ollama/qwen3:4b"}}}'
 

@@ -4,7 +4,7 @@ from tests.support.streams import TS, load, message, request, stream_of, turn
 from turnmark.core.links.check import check_report
 from turnmark.core.links.resolution import count_links, resolve_links
 from turnmark.core.stream.conversation_stream import ConversationStream
-from turnmark.core.summaries.turn_rows import turn_rows
+from turnmark.core.summaries.failures import turn_rows
 
 
 def hand_edited() -> ConversationStream:
