@@ -15,9 +15,9 @@ def test_a_module_imported_lazily_runs_when_an_attribute_is_first_read() -> None
         from turnmark.shell.lazy import executed, lazy_imports
         with lazy_imports():
             from turnmark.core.links import check
-        print(executed("turnmark.core.links.check"), executed("turnmark.core.stream.conversation_stream"))
+        print(executed("turnmark.core.links.check"), executed("turnmark.core.links.exclusion"))
         print(callable(check.check_report))
-        print(executed("turnmark.core.links.check"), executed("turnmark.core.stream.conversation_stream"))
+        print(executed("turnmark.core.links.check"), executed("turnmark.core.links.exclusion"))
         """
     )
     assert done.stdout.split("\n") == ["False False", "True", "True True", ""], done.stderr
