@@ -24,11 +24,14 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import TurnStart, is_conversation_event
 from turnmark.core.text.wording import counted
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 @dataclass(frozen=True, slots=True)

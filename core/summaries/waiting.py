@@ -2,11 +2,15 @@
 conversation so that ``summarize --all`` and ``watch`` leave the others unread (``catchup.waiting`` counts them),
 and the one rule it counts by (``wanting``)."""
 
-from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from __future__ import annotations
 
-from turnmark.core.stream.turns import TurnFacts
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
 from turnmark.core.summaries.labels import EXTRACTIVE
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.turns import TurnFacts
 
 
 class Waiting(NamedTuple):

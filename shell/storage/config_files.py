@@ -26,7 +26,7 @@ import stat
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from returns.result import Failure, Result
 
@@ -46,11 +46,13 @@ from turnmark.core.stream.config import (
     name_matches,
     parse_toml,
 )
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.shell.errors import ConfigProblem, FileFault
 from turnmark.shell.storage.files import CONFIG_LIMIT, read_file
 from turnmark.shell.storage.workspace import Workspace
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 T = TypeVar("T")
 

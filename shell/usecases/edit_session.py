@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from returns.result import Failure
 
@@ -50,7 +50,6 @@ from turnmark.core.editing.edit_plan import (
 )
 from turnmark.core.editing.repair import Backfill, apply_repairs, backfill_offer
 from turnmark.core.links.check import check_report
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
 from turnmark.core.text.wording import counted
@@ -69,6 +68,9 @@ from turnmark.shell.storage.undo import saved_with_undo
 from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.usecases.catchup_report import CatchupOptions
 from turnmark.shell.usecases.summarize import catch_up
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 FOLDER_EDITORS = frozenset(
     {

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from turnmark.core.editing.fork import cut_at, fork_metadata, fork_stream, kept_turns
 from turnmark.core.errors import InvalidDocument
 from turnmark.core.stream.codec import decode_document, encode_document
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.turns import find_turn
 from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.storage.conversations import LoadedConversation, create_conversation, refuse_unsavable
 from turnmark.shell.storage.files import METADATA_LIMIT, read_file
 from turnmark.shell.storage.workspace import METADATA, ConversationRef, require_workspace
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from typing import TYPE_CHECKING
 
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import legacy_upgrade
 from turnmark.core.summaries.batching import (
@@ -60,6 +60,9 @@ from turnmark.shell.usecases import listing
 from turnmark.shell.usecases.catchup_files import changed_ns, files_seen
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport, CatchupRun
 from turnmark.shell.usecases.summary_session import Session
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 def catch_up(

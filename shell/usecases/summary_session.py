@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from returns.result import Failure
 
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.config import merge_all
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.summaries.batching import (
@@ -51,6 +51,9 @@ from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.usecases.catchup_files import FilesSeen
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport, CatchupRun
 from turnmark.shell.usecases.summary_writer import SummaryWriter
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 def _open(

@@ -10,8 +10,8 @@ non-blocking lock, only for turns whose fingerprint still matches.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer
@@ -21,6 +21,9 @@ from turnmark.shell.storage.workspace import ConversationRef
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport
 from turnmark.shell.usecases.summary_session import Session
 from turnmark.shell.usecases.tasks import CancelToken
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 class TurnSummaryTask:

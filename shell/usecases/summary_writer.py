@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import TYPE_CHECKING
 
-from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.summaries.catchup import (
     apply_summaries,
@@ -36,6 +36,9 @@ from turnmark.shell.storage.workspace_cache import ConversationRow
 from turnmark.shell.usecases import listing
 from turnmark.shell.usecases.catchup_files import FilesSeen, files_seen
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.conversation_stream import ConversationStream
 
 
 @dataclass
