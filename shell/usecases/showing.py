@@ -86,7 +86,7 @@ def shown_lazily(
     conversation: JsonObject,
     selection: TurnSelection,
     options: ShowOptions,
-    unreadable: Callable[[], Exception] | None = None,
+    unreadable: Callable[[], Exception],
 ) -> Result[ShownStream, TurnSelectionError]:
     """``shown_stream`` of a file read lazily (``shown.plainly_shown``): each turn read as it is written; a turn
     that cannot be read then raises ``unreadable()`` (the error the full read gives), after the turns before
@@ -97,7 +97,7 @@ def shown_lazily(
             conversation,
             chosen,
             heads=partial(shown.lazy_heads, lazy, chosen),
-            turns=turns(chosen) if unreadable is None else _guarded(turns(chosen), unreadable),
+            turns=_guarded(turns(chosen), unreadable),
             total_turns=len(lazy.turns),
             options=options,
         )
