@@ -172,27 +172,32 @@ def read_conversation(
     lock: ConversationLock | None = None,
     *,
     digest: bool = False,
+    hash_events: bool = True,
     follow_links: bool = True,
 ) -> LoadedConversation:
     """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message.
 
     Pass the conversation's held ``lock`` to be able to save what was read, ``digest`` for the SHA-256 of
-    the ``events.json`` read. A big file is read in pieces and never held whole (``_read_in_pieces``; a file
-    up to ``WHOLE_FILE`` keeps its bytes until a save or ``check`` asks for the keys written twice). Without
-    ``follow_links`` a file that is a link is refused (``ConversationError``).
+    the files read (``Digests``; without ``hash_events`` not of ``events.json``, as ``read_facts``). A big
+    file is read in pieces and never held whole (``_read_in_pieces``; a file up to ``WHOLE_FILE`` keeps its
+    bytes until a save or ``check`` asks for the keys written twice). Without ``follow_links`` a file that is
+    a link is refused (``ConversationError``).
     """
     with collector_paused():
-        in_pieces = _read_in_pieces(newest_copy(ref, EVENTS), digest, follow_links)
+        hashed = digest and hash_events
+        in_pieces = _read_in_pieces(newest_copy(ref, EVENTS), hashed, follow_links)
         if in_pieces is not None:
             events_path, read, sha256, base_config = in_pieces
         else:
-            events_path, events, sha256, base_config = _read_files(ref, digest, follow_links)
+            events_path, events, sha256, base_config = _read_files(ref, hashed, follow_links)
             read = _read_entries(events_path, events, base_config)
             del events
         stream = _settled(ref, read, new_id)
         del read
+    if digest and not hash_events:
+        sha256 = ""
     metadata, metadata_error, digests = _metadata_and_digests(ref, sha256, base_config, follow_links)
-    return LoadedConversation(ref, events_path.parent, sha256, stream, metadata, metadata_error, lock, digests)
+    return LoadedConversation(ref, events_path.parent, sha256 or None, stream, metadata, metadata_error, lock, digests)
 
 
 CHUNK = 4 * MIB

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
+from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import legacy_upgrade
 from turnmark.core.summaries.batching import (
@@ -192,13 +193,15 @@ def _planned(
 
 def _read(ref: ConversationRef, new_id: IdSource, report: CatchupReport, *, rows: bool) -> LoadedConversation:
     """The conversation as read; with ``rows``, its workspace-cache row from the same bytes goes in ``report``
-    (that of an unreadable conversation too)."""
+    (that of an unreadable conversation too). As a listing's read, an ``events.json`` settled when looked at
+    is not hashed: the row, and a dry run's stored plan, hold while its identity does."""
     if not rows:
         return read_conversation(ref, new_id)
     checked = now_ns()
     seen = workspace_cache.look(ref)
+    hashed = seen.events is None or not freshness.settled(seen.events, checked)
     try:
-        loaded = read_conversation(ref, new_id, digest=True)
+        loaded = read_conversation(ref, new_id, digest=True, hash_events=hashed)
     except ConversationError as error:
         report.row = workspace_cache.unreadable(ref, seen, checked, str(error))
         raise

@@ -139,13 +139,15 @@ class _Plans:
 
     def inputs(self, ref: ConversationRef, row: ConversationRow | None, locked: bool) -> str | None:
         """The digest of what the conversation's plan is made from (``row``: its files, read when jp held the
-        lock or not); ``None`` when it cannot be trusted (a listing's row that did not hash the bytes)."""
-        if row is None or row.events is None or not row.events.sha256 or row.facts is None:
+        lock or not): its events by their hash, or by their identity when the read trusted that (a settled
+        file, not hashed: a new identity is another plan); ``None`` when it cannot be trusted."""
+        if row is None or row.events is None or row.facts is None:
             return None
         base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
         if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:
             return None
-        return _digest([self.run, row.directory, row.events.sha256, base, locked])
+        events = row.events.sha256 or list(row.events.file)
+        return _digest([self.run, row.directory, events, base, locked])
 
     def known(self, ref: ConversationRef) -> CatchupReport | None:
         locked = is_locked(ref, self.lock_names)
