@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness
+from turnmark.core.search.freshness import FileIdentity, Freshness, combined, freshness, settled
 from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import FileFault
@@ -127,6 +127,13 @@ def look(ref: ConversationRef) -> Look:
         events, metadata = os.fspath(newest_copy(ref, EVENTS)), os.fspath(newest_copy(ref, METADATA))
     base_config = os.path.join(os.path.dirname(events), BASE_CONFIG)
     return Look(events, file_identity(events), metadata, file_identity(metadata), file_identity(base_config))
+
+
+def hashed_when_read(seen: Look, checked: int) -> bool:
+    """Whether a read for a row hashes the ``events.json`` seen at ``checked``: only one too young to be trusted
+    by its identity (``freshness.settled``), so that a later look can verify it by its bytes; a settled one's
+    row holds while its identity does (a new identity is read again)."""
+    return seen.events is None or not settled(seen.events, checked)
 
 
 def decide(row: ConversationRow | None, seen: Look) -> Freshness:

@@ -159,11 +159,12 @@ def _read_documents(
 ) -> tuple[ConversationRow, Sequence[search_index.Indexed]]:
     """Read one conversation for its row and its turns' documents of the ``scopes`` the index keeps, each with
     its digest (a worker process may run it: the IDs a read assigns in memory are derived from the entries,
-    never new)."""
+    never new); a settled ``events.json`` is not hashed, as a listing's read."""
     checked = now_ns()
     seen = workspace_cache.look(ref)
+    hashed = workspace_cache.hashed_when_read(seen, checked)
     try:
-        loaded = read_conversation(ref, random_event_ids(), digest=True)
+        loaded = read_conversation(ref, random_event_ids(), digest=True, hash_events=hashed)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error)), ()
     documents = conversation_documents(loaded.stream, loaded.title, scopes)

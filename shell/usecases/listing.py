@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
-from turnmark.core.search import freshness
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied, reraise_interrupt
 from turnmark.shell.lazy import lazy_imports
@@ -64,7 +63,7 @@ def _read(ref: ConversationRef, checks: bool) -> ConversationRow:
             return row_of(
                 loaded, facts.facts_of(stream), seen, checked, link_check.check_report(stream, stream.doubled_keys)
             )
-        hashed = seen.events is None or not freshness.settled(seen.events, checked)
+        hashed = workspace_cache.hashed_when_read(seen, checked)
         read = conversations.read_facts(ref, new_id, digests=True, hash_events=hashed, ids=False)
         return row_of(read, read.facts, seen, checked)
     except ConversationError as error:

@@ -29,7 +29,6 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
-from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.legacy_upgrade import legacy_upgrade
 from turnmark.core.summaries.batching import (
@@ -199,7 +198,7 @@ def _read(ref: ConversationRef, new_id: IdSource, report: CatchupReport, *, rows
         return read_conversation(ref, new_id)
     checked = now_ns()
     seen = workspace_cache.look(ref)
-    hashed = seen.events is None or not freshness.settled(seen.events, checked)
+    hashed = workspace_cache.hashed_when_read(seen, checked)
     try:
         loaded = read_conversation(ref, new_id, digest=True, hash_events=hashed)
     except ConversationError as error:

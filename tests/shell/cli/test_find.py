@@ -219,9 +219,11 @@ def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(
     events.write_bytes(b"[{")
     reads: list[str] = []
 
-    def counted_read(ref: ConversationRef, new_id: IdSource, digest: bool = False) -> LoadedConversation:
+    def counted_read(
+        ref: ConversationRef, new_id: IdSource, digest: bool = False, hash_events: bool = True
+    ) -> LoadedConversation:
         reads.append(ref.display_id)
-        return read_conversation(ref, new_id, digest=digest)
+        return read_conversation(ref, new_id, digest=digest, hash_events=hash_events)
 
     monkeypatch.setattr(finding, "read_conversation", counted_read)
     for path in (searchable / ".jp" / "conversations").rglob("*.json"):
@@ -319,6 +321,25 @@ def test_watch_keeps_the_index_fresh_as_it_summarizes(run: Run, searchable: Path
     for directory, sha in stored:
         assert sha == hashlib.sha256((Path(directory) / "events.json").read_bytes()).hexdigest(), directory
     assert fallbacks() < before
+
+
+@pytest.mark.parametrize("settled", [False, True])
+def test_the_index_build_hashes_only_what_its_identity_cannot_vouch_for(
+    run: Run, searchable: Path, monkeypatch: pytest.MonkeyPatch, settled: bool
+) -> None:
+    """As a listing's read: an ``events.json`` settled when looked at is trusted by its identity (no hash kept,
+    so only that identity keeps its row), a young one by its bytes (the hash of what it holds)."""
+    if settled:
+        monkeypatch.setattr(freshness, "RACY_NS", 0)
+        for path in (searchable / ".jp" / "conversations").rglob("*.json"):
+            os.utime(path, (1_700_000_000, 1_700_000_000))
+    run("find", "watchdog")
+    with sqlite3.connect(index(searchable)) as connection:
+        stored = connection.execute("SELECT directory, events_sha256 FROM conversations").fetchall()
+    assert stored
+    for directory, sha in stored:
+        held = hashlib.sha256((Path(directory) / "events.json").read_bytes()).hexdigest()
+        assert sha == ("" if settled else held), directory
 
 
 def test_a_deleted_index_is_built_again(run: Run, searchable: Path) -> None:
