@@ -124,8 +124,6 @@ class _Plans:
         self.stored: dict[str, tuple[str, str]] = {}
         self.made: list[tuple[str, str, str]] = []
         self.lock_names = lock_names(workspace)
-        self.asked: dict[str, tuple[str, bool]] = {}
-        """The inputs each conversation's plan was looked up with, and whether jp held it then."""
 
     def load(self, note: Note) -> None:
         try:
@@ -152,8 +150,6 @@ class _Plans:
     def known(self, ref: ConversationRef) -> CatchupReport | None:
         locked = is_locked(ref, self.lock_names)
         inputs = self.inputs(ref, self.rows.get(ref.display_id), locked)
-        if inputs is not None:
-            self.asked[ref.display_id] = (inputs, locked)
         stored = self.stored.get(ref.display_id)
         if inputs is None or stored is None or stored[0] != inputs:
             return None
@@ -163,15 +159,15 @@ class _Plans:
             return None
 
     def remember(self, ref: ConversationRef, report: CatchupReport) -> None:
-        """Keep a plan under the inputs it was looked up with (or, for a conversation the cache lacked, those
-        of the bytes its catch-up read), unless jp took or left the lock meanwhile."""
-        asked = self.asked.get(ref.display_id)
-        if asked is None and report.read_locked is not None:
-            inputs = self.inputs(ref, report.row, report.read_locked)
-            asked = None if inputs is None else (inputs, report.read_locked)
-        if asked is None or report.error is not None or report.skipped is not None or is_locked(ref) != asked[1]:
+        """Keep a plan under the inputs of the bytes its catch-up read (``report.row``: never those the cache
+        row it was looked up with named, which another copy or a change since may not hold), unless jp took or
+        left the lock meanwhile."""
+        if report.read_locked is None or report.error is not None or report.skipped is not None:
             return
-        self.made.append((ref.display_id, asked[0], json.dumps(report.to_json(), ensure_ascii=False)))
+        inputs = self.inputs(ref, report.row, report.read_locked)
+        if inputs is None or is_locked(ref) != report.read_locked:
+            return
+        self.made.append((ref.display_id, inputs, json.dumps(report.to_json(), ensure_ascii=False)))
 
     def save(self, note: Note) -> None:
         if not self.made:

@@ -137,6 +137,41 @@ def test_a_rewritten_base_config_plans_again(settled: Path, planned: list[str]) 
     assert len(planned) == 1
 
 
+def test_a_plan_is_kept_under_the_copy_its_catch_up_read(
+    settled: Path, user_data: Path, planned: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conversation with a user-local copy B beside the workspace's A: when B becomes the newest between the
+    run's lookup (the cache row of A) and the catch-up's read, the plan made from B is not kept under A's
+    inputs, so once A is the newest again (and a listing has read it) its plan is made from A, not shown from B's."""
+    events = next((settled / ".jp" / "conversations").glob("17800000010-*")) / "events.json"
+    copy = user_data / "workspace" / "ws-fx001" / "conversations" / events.parent.name / "events.json"
+    shutil.copytree(events.parent, copy.parent)
+    copy.write_bytes(copy.read_bytes().replace(b"p8q2r4b", b"p8q2r4S"))
+
+    def b_at(seconds: int) -> None:
+        for path in copy.parent.iterdir():
+            os.utime(path, (seconds, seconds))
+
+    b_at(OLD - 100)
+    assert "p8q2r4b" in plan(settled)
+    real = summarize._read
+
+    def b_made_newest(ref, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if ref.id == 17800000010:
+            b_at(OLD + 100)
+        return real(ref, *args, **kwargs)
+
+    monkeypatch.setattr(summarize, "_read", b_made_newest)
+    assert "p8q2r4S" in plan(settled, "--cfg", "conversation.turn_summary.generate.batch_size=1")
+    monkeypatch.setattr(summarize, "_read", real)
+    b_at(OLD - 100)
+    listed = CliRunner().invoke(app, ["--workspace", str(settled), "conversations"], obj=Settings())
+    assert listed.exit_code in (0, 1), listed.output
+    printed = plan(settled, "--cfg", "conversation.turn_summary.generate.batch_size=1")
+    assert "p8q2r4b" in printed
+    assert "p8q2r4S" not in printed
+
+
 def test_another_turnmark_plans_again(settled: Path, planned: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     first = plan(settled)
     monkeypatch.setattr(version, "installed", lambda: "99.0")
