@@ -56,6 +56,12 @@ def plan(workspace: Path, *extra: str) -> str:
     return result.stdout
 
 
+def listed(workspace: Path) -> None:
+    """A listing, which stores a fresh row of each changed conversation (a dry run then looks its plan up by it)."""
+    result = CliRunner().invoke(app, ["--workspace", str(workspace), "conversations"], obj=Settings())
+    assert result.exit_code in (0, 1), result.output
+
+
 def waiting_events(workspace: Path) -> Path:
     """The events of a conversation whose plan is not empty."""
     text = plan(workspace)
@@ -165,11 +171,23 @@ def test_a_plan_is_kept_under_the_copy_its_catch_up_read(
     assert "p8q2r4S" in plan(settled, "--cfg", "conversation.turn_summary.generate.batch_size=1")
     monkeypatch.setattr(summarize, "_read", real)
     b_at(OLD - 100)
-    listed = CliRunner().invoke(app, ["--workspace", str(settled), "conversations"], obj=Settings())
-    assert listed.exit_code in (0, 1), listed.output
+    listed(settled)
     printed = plan(settled, "--cfg", "conversation.turn_summary.generate.batch_size=1")
     assert "p8q2r4b" in printed
     assert "p8q2r4S" not in printed
+
+
+def test_an_edit_in_place_that_keeps_size_and_mtime_plans_again(settled: Path, planned: list[str]) -> None:
+    """A plan stored under a settled file's identity (not hashed) is not shown once the bytes change, even when
+    the size and the modification time are put back: the change time moves."""
+    events = next((settled / ".jp" / "conversations").glob("17800000010-*")) / "events.json"
+    assert "p8q2r4b" in plan(settled)
+    events.write_bytes(events.read_bytes().replace(b"p8q2r4b", b"p8q2r4X"))
+    os.utime(events, (OLD, OLD))
+    listed(settled)
+    printed, read = again(settled, planned)
+    assert read == ["jp-c17800000010"]
+    assert "p8q2r4X" in printed
 
 
 def test_another_turnmark_plans_again(settled: Path, planned: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
