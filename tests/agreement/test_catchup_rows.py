@@ -115,7 +115,8 @@ def test_the_rows_of_the_corpus(tmp_path: Path, user_data: Path) -> None:
 
 def test_the_rows_of_a_settled_workspace(tmp_path: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Files settled before the run: the catch-ups that only read them do not hash them (as a listing), and
-    the plans a dry run stores under their identities are found again."""
+    the rows and plans agree as on young files (that such plans are found again, and not after a change:
+    ``tests/shell/usecases/test_summarize_all.py``)."""
     monkeypatch.setattr(freshness, "RACY_NS", 0)
     root = copy_corpus(tmp_path / "copy")
     for path in (root / ".jp" / "conversations").rglob("*.json"):
