@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import replace
@@ -21,16 +20,14 @@ from pathlib import Path
 
 from returns.result import Success
 
-from turnmark.core.search import freshness
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.wire.models import resolve_summary_model
 from turnmark.shell import entropy, version
-from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import ConfigProblem, FileFault, reraise_interrupt
-from turnmark.shell.storage import cache_db, durability, plan_cache, state_dirs, workspace_cache
+from turnmark.shell.storage import cache_db, durability, plan_cache, state_dirs
 from turnmark.shell.storage.config_files import config_layers, run_layers
 from turnmark.shell.storage.locking import is_locked, lock_names
-from turnmark.shell.storage.workspace import BASE_CONFIG, ConversationRef, Workspace
+from turnmark.shell.storage.workspace import ConversationRef, Workspace
 from turnmark.shell.storage.workspace_cache import ConversationRow
 from turnmark.shell.usecases import listing, parallel, summarize
 from turnmark.shell.usecases.catchup_report import CatchupOptions, CatchupReport, CatchupRun
@@ -136,15 +133,15 @@ class _Plans:
             note(f"{error}; planning without the stored plans")
 
     def inputs(self, ref: ConversationRef, row: ConversationRow | None, locked: bool) -> str | None:
-        """The digest of what the conversation's plan is made from (``row``: its files, read when jp held the
-        lock or not): its events by their hash, or by their identity when the read trusted that (a settled
-        file, not hashed: a new identity is another plan); ``None`` when it cannot be trusted."""
+        """The digest of what the conversation's plan is made from (``row``: the files its read took, when jp
+        held the lock or not): its events by their hash, or by their identity when the read trusted that (a
+        settled file, not hashed: a new identity is another plan), and the hash of the ``base_config.json`` it
+        read (never the file as it is now: one rewritten since is another plan); ``None`` when it cannot be
+        trusted."""
         if row is None or row.events is None or row.facts is None:
             return None
-        base = workspace_cache.file_identity(os.path.join(row.directory, BASE_CONFIG))
-        if base is not None and max(base.mtime_ns, base.ctime_ns) >= now_ns() - freshness.RACY_NS:
-            return None
         events = row.events.sha256 or list(row.events.file)
+        base = row.base_config.sha256 if row.base_config is not None else None
         return _digest([self.run, row.directory, events, base, locked])
 
     def known(self, ref: ConversationRef) -> CatchupReport | None:

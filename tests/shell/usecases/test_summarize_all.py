@@ -190,6 +190,34 @@ def test_an_edit_in_place_that_keeps_size_and_mtime_plans_again(settled: Path, p
     assert "p8q2r4X" in printed
 
 
+def test_a_base_config_rewritten_after_the_read_plans_again(
+    settled: Path, planned: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan is keyed by the ``base_config.json`` its catch-up read, not by the file as it is when the plan is
+    stored: one rewritten in between (settled by then) does not get the old file's plan (review, issue 40)."""
+    events = next((settled / ".jp" / "conversations").glob("17800000040-*")) / "events.json"
+    base_config = events.parent / "base_config.json"
+    smaller = json.loads(base_config.read_bytes())
+    smaller.setdefault("conversation", {})["turn_summary"] = {"generate": {"batch_size": 1}}
+    real = summarize._read
+
+    def rewritten_after(ref, *args, **kwargs):  # type: ignore[no-untyped-def]
+        loaded = real(ref, *args, **kwargs)
+        if ref.id == 17800000040:
+            base_config.write_text(json.dumps(smaller))
+            os.utime(base_config, (OLD + 1, OLD + 1))
+        return loaded
+
+    monkeypatch.setattr(summarize, "_read", rewritten_after)
+    plan(settled)
+    monkeypatch.setattr(summarize, "_read", real)
+    listed(settled)
+    printed, read = again(settled, planned)
+    assert read == ["jp-c17800000040"]
+    shutil.rmtree(cache_path(require_workspace(settled)).parent)
+    assert plan(settled) == printed
+
+
 def test_another_turnmark_plans_again(settled: Path, planned: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     first = plan(settled)
     monkeypatch.setattr(version, "installed", lambda: "99.0")
