@@ -1,9 +1,9 @@
 """Catch-up plans kept in the cache database, so a second ``summarize --all --dry-run`` reads no conversation.
 
 A plan (a dry run's report, as JSON) is stored with a digest of everything it was made from: the
-bytes of ``events.json`` (by the hash the workspace cache verified), the identity of
-``base_config.json``, the run's configuration and options and whether a running ``jp`` held the
-conversation. Different inputs are a miss, never a wrong plan; a conversation's plan goes with its row.
+bytes of ``events.json`` (by the hash the workspace cache verified, or the identity it trusted), those
+of ``base_config.json`` (by their hash), the run's configuration and options and whether a running ``jp``
+held the conversation. Different inputs are a miss, never a wrong plan; a conversation's plan goes with its row.
 """
 
 from __future__ import annotations

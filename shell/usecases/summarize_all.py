@@ -158,13 +158,13 @@ class _Plans:
     def remember(self, ref: ConversationRef, report: CatchupReport) -> None:
         """Keep a plan under the inputs of the bytes its catch-up read (``report.row``: never those the cache
         row it was looked up with named, which another copy or a change since may not hold), unless jp took or
-        left the lock meanwhile."""
+        left the lock meanwhile; its JSON in ASCII (a path that is not UTF-8 reads back as it was)."""
         if report.read_locked is None or report.error is not None or report.skipped is not None:
             return
         inputs = self.inputs(ref, report.row, report.read_locked)
         if inputs is None or is_locked(ref) != report.read_locked:
             return
-        self.made.append((ref.display_id, inputs, json.dumps(report.to_json(), ensure_ascii=False)))
+        self.made.append((ref.display_id, inputs, json.dumps(report.to_json())))
 
     def save(self, note: Note) -> None:
         if not self.made:
