@@ -11,14 +11,17 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.streams import TS, call, message, request, result, stream_of, turn
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.payloads import Payload, ToolCallRequest
+from turnmark.core.summaries import label_text
 from turnmark.core.summaries.extractive import extractive_labels, is_follow_up, stated_task, turn_facts
 from turnmark.core.summaries.gate import refusal
-from turnmark.core.summaries.label_text import VERBS, base_form, imperative, plain, shorten
+from turnmark.core.summaries.label_text import VERBS, base_form, imperative, links_as_text, plain, shorten
 from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.summaries.request import FIXED_PROMPT, MAX_CHARS
 
@@ -372,3 +375,20 @@ def test_no_rule_names_a_word_of_a_benchmark_turn() -> None:
     named = sorted(word for word in distinctive if re.search(rf"(?<![a-z0-9]){word}(?![a-z0-9])", rules))
     assert len(distinctive) > 30
     assert named == [], ", ".join(named)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(alphabet="[]()ab \n\\", max_size=60))
+def test_links_as_text_is_the_link_regex_in_one_pass(text: str) -> None:
+    """The one-pass link rewrite equals the regex it stands for (``_LINK.sub``) on any text of the characters
+    that matter to it."""
+    assert links_as_text(text) == label_text._LINK.sub(r"\1", text)
+
+
+def test_plain_of_a_message_of_many_unclosed_brackets_is_the_regex_result() -> None:
+    """The fuzz probe's hostile message (280,000 characters: one sentence, then ``\\x1b[1m`` over and over): the
+    link regex took about a minute on it; the one-pass rewrite gives what the regex gives on a slice of it."""
+    hostile = "Key the cache by the events.json mtime and size." + "\x1b[1m" * 70_000
+    assert links_as_text(hostile) == hostile
+    sample = hostile[:2_000] + "[a](b) [c]" + hostile[:2_000]
+    assert links_as_text(sample) == label_text._LINK.sub(r"\1", sample)
