@@ -133,7 +133,8 @@ def describe(path: Path, error: StreamError) -> str:
 
 class Digests(NamedTuple):
     """The SHA-256 of the files a read took (``None``: a file that is not there; ``events`` ``""``: not hashed,
-    a listing's read, whose row is then trusted by the file's identity alone)."""
+    a settled file read for a row, which is then trusted by the file's identity alone:
+    ``workspace_cache.hashed_when_read``)."""
 
     events: str
     metadata: str | None

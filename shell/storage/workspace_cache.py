@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class Identity(NamedTuple):
-    """A file as it was read: its identity and the hash of its bytes (``""``: not hashed, a listing's read:
+    """A file as it was read: its identity and the hash of its bytes (``""``: not hashed, ``hashed_when_read``:
     the row holds while the identity does; a new identity is read again, never taken for the same bytes)."""
 
     file: FileIdentity

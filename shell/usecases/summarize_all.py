@@ -132,7 +132,7 @@ class _Plans:
             reraise_interrupt(error)
             note(f"{error}; planning without the stored plans")
 
-    def inputs(self, ref: ConversationRef, row: ConversationRow | None, locked: bool) -> str | None:
+    def inputs(self, row: ConversationRow | None, locked: bool) -> str | None:
         """The digest of what the conversation's plan is made from (``row``: the files its read took, when jp
         held the lock or not): its events by their hash, or by their identity when the read trusted that (a
         settled file, not hashed: a new identity is another plan), and the hash of the ``base_config.json`` it
@@ -146,7 +146,7 @@ class _Plans:
 
     def known(self, ref: ConversationRef) -> CatchupReport | None:
         locked = is_locked(ref, self.lock_names)
-        inputs = self.inputs(ref, self.rows.get(ref.display_id), locked)
+        inputs = self.inputs(self.rows.get(ref.display_id), locked)
         stored = self.stored.get(ref.display_id)
         if inputs is None or stored is None or stored[0] != inputs:
             return None
@@ -161,7 +161,7 @@ class _Plans:
         left the lock meanwhile; its JSON in ASCII (a path that is not UTF-8 reads back as it was)."""
         if report.read_locked is None or report.error is not None or report.skipped is not None:
             return
-        inputs = self.inputs(ref, report.row, report.read_locked)
+        inputs = self.inputs(report.row, report.read_locked)
         if inputs is None or is_locked(ref) != report.read_locked:
             return
         self.made.append((ref.display_id, inputs, json.dumps(report.to_json())))
