@@ -188,13 +188,14 @@ class _Elements:
             offset += len(raws)
 
 
-def _read_file(events: bytes, base_config: bytes | None) -> ReadFile:
+def _read_file(events: bytes, base_config: bytes | None, count_keys: bool) -> ReadFile:
     """Every entry read and checked; a big file one entry at a time, so its decoded document is never held
-    whole next to what is kept."""
+    whole next to what is kept. Without ``count_keys`` a small file's keys written twice are looked for only
+    when asked, from its bytes alone (``KeysWrittenTwice.later``)."""
     if len(events) > WHOLE_FILE:
         return _read_elements(_Elements([events]), base_config)
     elements = _array(decode_document(events, "events.json"))
-    written_keys = sum(map(key_count, elements))
+    written_keys = sum(map(key_count, elements)) if count_keys else None
     read = _read_elements(elements, base_config)
     return replace(read, doubled=KeysWrittenTwice.later(events, written_keys))
 
@@ -338,11 +339,16 @@ class ConversationStream:
         )
 
     @staticmethod
-    def read_json(events: bytes, base_config: bytes | None = None) -> Result[ReadFile, StreamError]:
+    def read_json(
+        events: bytes, base_config: bytes | None = None, *, count_keys: bool = True
+    ) -> Result[ReadFile, StreamError]:
         """The first half of ``from_json``: every entry read and checked. For a file over ``WHOLE_FILE``
-        nothing it returns refers to ``events``, so a caller can let go of them before the IDs are settled."""
+        nothing it returns refers to ``events``, so a caller can let go of them before the IDs are settled.
+        ``count_keys``: count the keys of each entry as it is read, so that the keys written twice
+        (``doubled_keys``, which a save and ``check`` ask for) are found without decoding the file again; a
+        read that asks for neither saves that pass."""
         try:
-            return Success(_read_file(events, base_config))
+            return Success(_read_file(events, base_config, count_keys))
         except RecursionError:
             return Failure(StreamError("an entry is nested too deeply"))
         except InvalidDocument as error:

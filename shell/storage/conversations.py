@@ -175,6 +175,7 @@ def read_conversation(
     digest: bool = False,
     hash_events: bool = True,
     follow_links: bool = True,
+    count_keys: bool = True,
 ) -> LoadedConversation:
     """Read a conversation's stream and metadata, raising ``ConversationError`` with a one-line message.
 
@@ -182,7 +183,9 @@ def read_conversation(
     the files read (``Digests``; without ``hash_events`` not of ``events.json``, as ``read_facts``). A big
     file is read in pieces and never held whole (``_read_in_pieces``; a file up to ``WHOLE_FILE`` keeps its
     bytes until a save or ``check`` asks for the keys written twice). Without ``follow_links`` a file that is
-    a link is refused (``ConversationError``).
+    a link is refused (``ConversationError``). Without ``count_keys`` a small file's keys are not counted as
+    it is read: a read that neither saves nor checks (``find``'s index) spares that pass, and the keys written
+    twice, if asked for, are found by decoding the bytes again (``ConversationStream.read_json``).
     """
     with collector_paused():
         hashed = digest and hash_events
@@ -191,7 +194,7 @@ def read_conversation(
             events_path, read, sha256, base_config = in_pieces
         else:
             events_path, events, sha256, base_config = _read_files(ref, hashed, follow_links)
-            read = _read_entries(events_path, events, base_config)
+            read = _read_entries(events_path, events, base_config, count_keys)
             del events
         stream = _settled(ref, read, new_id)
         del read
@@ -233,11 +236,11 @@ def _read_in_pieces(
     return events_path, read, hasher.hexdigest() if hasher is not None else None, base_config
 
 
-def _read_entries(events_path: Path, events: bytes, base_config: bytes | None) -> ReadFile:
+def _read_entries(events_path: Path, events: bytes, base_config: bytes | None, count_keys: bool = True) -> ReadFile:
     """Every entry of ``events.json`` read and checked (``ConversationStream.read_json``), or
     ``ConversationError``. For a file over ``WHOLE_FILE`` the result holds nothing of ``events``: a caller that
     lets go of its bytes next keeps them out of the peak while the IDs are settled."""
-    result = conversation_stream.ConversationStream.read_json(events, base_config)
+    result = conversation_stream.ConversationStream.read_json(events, base_config, count_keys=count_keys)
     if isinstance(result, Failure):
         raise ConversationError(describe(events_path, result.failure()))
     return result.unwrap()
@@ -282,7 +285,7 @@ def read_facts(
     with collector_paused():
         facts = light_facts(events, base_config, ref.display_id, ids=ids)
         if facts is None:
-            read = _read_entries(events_path, events, base_config)
+            read = _read_entries(events_path, events, base_config, count_keys=False)
             del events
             facts = facts_of(_settled(ref, read, new_id))
             del read

@@ -34,11 +34,34 @@ ALL_SCOPES_KEY = "all_scopes"
 
 
 class Indexed(NamedTuple):
-    """A turn's document as the index keeps it, with its digest (``TurnDocument.digest``, taken where it was
-    made: a worker's)."""
+    """A turn's document as the index stores it (``of``): its row's values, its spans as JSON and its digest
+    (``TurnDocument.digest``), made where the document was made (a worker's: plain values are quick to send)."""
 
-    document: TurnDocument
+    turn_index: int
+    turn_id: str | None
+    id_transient: bool
+    started_at: int | None
+    date: str | None
+    label: str | None
+    label_source: str | None
+    spans: str
     digest: str
+    texts: tuple[str, ...]
+
+    @classmethod
+    def of(cls, document: TurnDocument) -> Indexed:
+        return cls(
+            document.turn_index,
+            document.turn_id,
+            document.id_transient,
+            document.started_at,
+            document.date,
+            document.label,
+            document.label_source,
+            document.spans_json(),
+            document.digest(),
+            document.texts,
+        )
 
 
 def kept_scopes(connection: sqlite3.Connection) -> tuple[str, ...]:
@@ -73,29 +96,23 @@ def _table(scopes: Sequence[str]) -> tuple[str, tuple[str, ...]]:
 
 
 def _write_turn(
-    connection: sqlite3.Connection,
-    conversation: str,
-    document: TurnDocument,
-    digest: str,
-    rowid: int | None,
-    *,
-    every_scope: bool,
+    connection: sqlite3.Connection, conversation: str, turn: Indexed, rowid: int | None, *, every_scope: bool
 ) -> None:
     values = (
-        document.turn_id,
-        int(document.id_transient),
-        document.started_at,
-        document.date,
-        document.label,
-        document.label_source,
-        document.spans_json(),
-        digest,
+        turn.turn_id,
+        int(turn.id_transient),
+        turn.started_at,
+        turn.date,
+        turn.label,
+        turn.label_source,
+        turn.spans,
+        turn.digest,
     )
     if rowid is None:
         cursor = connection.execute(
             "INSERT INTO turns (conversation, turn_index, turn_id, id_transient, started_at, date, label, "
             "label_source, spans, digest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (conversation, document.turn_index, *values),
+            (conversation, turn.turn_index, *values),
         )
         rowid = cursor.lastrowid
     else:
@@ -111,7 +128,7 @@ def _write_turn(
         marks = ", ".join("?" * len(columns))
         connection.execute(
             f"INSERT INTO {table} (rowid, {', '.join(columns)}) VALUES (?, {marks})",
-            (rowid, *document.texts[: len(columns)]),
+            (rowid, *turn.texts[: len(columns)]),
         )
 
 
@@ -126,18 +143,18 @@ def _delete_turns(connection: sqlite3.Connection, rowids: Iterable[int]) -> None
         connection.execute("DELETE FROM turns WHERE id = ?", (rowid,))
 
 
-def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[Indexed]) -> int:
-    """Store a conversation and its turns' documents, all or nothing; the number of turn rows (re)written.
+def record(connection: sqlite3.Connection, row: ConversationRow, turns: Sequence[Indexed]) -> int:
+    """Store a conversation and its turns (``Indexed``), all or nothing; the number of turn rows (re)written.
 
     Inside a transaction the caller opened, it is part of it, undone by the caller's rollback (no savepoint of
     its own: FTS5 writes out its pending rows at every savepoint's end, which made each conversation's
     release cost more than its inserts); else it is one transaction of its own.
     """
     if connection.in_transaction:
-        return _record(connection, row, documents)
+        return _record(connection, row, turns)
     connection.execute("BEGIN IMMEDIATE")
     try:
-        written = _record(connection, row, documents)
+        written = _record(connection, row, turns)
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:  # SQLite rolls back by itself on some errors (disk full, I/O)
@@ -146,7 +163,7 @@ def record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequ
     return written
 
 
-def _record(connection: sqlite3.Connection, row: ConversationRow, documents: Sequence[Indexed]) -> int:
+def _record(connection: sqlite3.Connection, row: ConversationRow, turns: Sequence[Indexed]) -> int:
     written = 0
     every_scope = all_scopes(connection)
     existing = {
@@ -155,10 +172,10 @@ def _record(connection: sqlite3.Connection, row: ConversationRow, documents: Seq
             "SELECT id, turn_index, digest FROM turns WHERE conversation = ?", (row.conversation,)
         )
     }
-    for document, digest in documents:
-        rowid, stored_digest = existing.pop(document.turn_index, (None, None))
-        if digest != stored_digest:
-            _write_turn(connection, row.conversation, document, digest, rowid, every_scope=every_scope)
+    for turn in turns:
+        rowid, stored_digest = existing.pop(turn.turn_index, (None, None))
+        if turn.digest != stored_digest:
+            _write_turn(connection, row.conversation, turn, rowid, every_scope=every_scope)
             written += 1
     _delete_turns(connection, (rowid for rowid, _ in existing.values()))
     workspace_cache.save(connection, row._replace(indexed=True))

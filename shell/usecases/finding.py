@@ -164,13 +164,13 @@ def _read_documents(
     seen = workspace_cache.look(ref)
     hashed = workspace_cache.hashed_when_read(seen, checked)
     try:
-        loaded = read_conversation(ref, random_event_ids(), digest=True, hash_events=hashed)
+        loaded = read_conversation(ref, random_event_ids(), digest=True, hash_events=hashed, count_keys=False)
     except ConversationError as error:
         return workspace_cache.unreadable(ref, seen, checked, str(error)), ()
     documents = conversation_documents(loaded.stream, loaded.title, scopes)
     summarized = sum(1 for document in documents if document.label_source == "summary")
     row = workspace_cache.loaded_row(loaded, seen, checked, turns=len(documents), summarized_turns=summarized)
-    return row, [search_index.Indexed(document, document.digest()) for document in documents]
+    return row, [search_index.Indexed.of(document) for document in documents]
 
 
 def _stale(row: ConversationRow | None, seen: workspace_cache.Look) -> Freshness:
@@ -409,7 +409,7 @@ def scan(
     skipped: list[tuple[str, str]] = []
     for ref in chosen:
         try:
-            loaded = read_conversation(ref, new_id)
+            loaded = read_conversation(ref, new_id, count_keys=False)
         except ConversationError as error:
             skipped.append((ref.display_id, str(error)))
             continue

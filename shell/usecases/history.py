@@ -202,7 +202,7 @@ class History:
             return kept.loaded
         self._kept = None
         try:
-            loaded = conversations.read_conversation(ref, self.new_id, follow_links=False)
+            loaded = conversations.read_conversation(ref, self.new_id, follow_links=False, count_keys=False)
         except (ConversationError, FileFault) as error:
             if workspace_cache.look(ref) == look or tries <= 1:
                 raise NotAnswered(self._relative(str(error))) from error

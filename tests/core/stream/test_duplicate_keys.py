@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -73,12 +74,15 @@ def test_strings_that_look_like_keys_are_read_again_and_are_not_keys() -> None:
     assert fast(events) == duplicate_keys(events) == (DuplicateKey(1, "b", "c"),)
 
 
-def test_a_loaded_stream_carries_the_keys_written_twice() -> None:
+@pytest.mark.parametrize("count_keys", [True, False])
+def test_a_loaded_stream_carries_the_keys_written_twice(count_keys: bool) -> None:
+    """Counted as the file is read or not (a read that never saves: ``find``'s), the keys are found when asked."""
     events = (
         b'[{"type": "config_delta", "timestamp": "2026-01-02 10:00:00.0", "delta": {}},\n'
         b' {"type": "chat_request", "timestamp": "2026-01-02 10:00:01.0", "content": "a", "content": "b"}]'
     )
-    stream = ConversationStream.from_json(events, None, new_id=sequential_ids()).unwrap()
+    read = ConversationStream.read_json(events, None, count_keys=count_keys).unwrap()
+    stream = ConversationStream.from_read(read, new_id=sequential_ids())
     assert stream.doubled_keys == duplicate_keys(events) == (DuplicateKey(1, "content", "(top)"),)
     payload = stream.entries[0].payload
     assert isinstance(payload, ChatRequest)

@@ -12,7 +12,7 @@ from turnmark.shell.storage.workspace_cache import ConversationRow
 
 def indexed() -> list[search_index.Indexed]:
     stream = stream_of(turn("Fix the lock"), request("Why?"), message("Held twice."), turn(), request("And now?"))
-    return [search_index.Indexed(document, document.digest()) for document in conversation_documents(stream, "T")]
+    return [search_index.Indexed.of(document) for document in conversation_documents(stream, "T")]
 
 
 def row() -> ConversationRow:
