@@ -9,9 +9,9 @@ column is traced back to its event.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
@@ -44,9 +44,8 @@ MARK_CLOSE = "\ue001"
 _SEPARATOR = "\n"
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
-    """Where an event's text starts in its scope's column."""
+class Span(NamedTuple):
+    """Where an event's text starts in its scope's column (a tuple: a document makes one per event)."""
 
     offset: int
     event_id: str | None
@@ -116,9 +115,7 @@ class TurnDocument:
         )
 
     def spans_json(self) -> str:
-        return msgspec.json.encode(
-            [[[s.offset, s.event_id, s.excluded] for s in spans] for spans in self.spans]
-        ).decode()
+        return msgspec.json.encode(self.spans).decode()
 
     def digest(self) -> str:
         """Changes whenever anything stored for the turn changes (its row is rewritten only then)."""
@@ -176,30 +173,28 @@ def _nested(value: Json) -> str:
     return f'"{value}"' if isinstance(value, str) else json_text(value)
 
 
-def event_texts(entry: Entry, scopes: Collection[str] = SCOPES) -> Iterator[tuple[str, str]]:
-    """The ``(scope, text)`` pairs an event contributes to ``scopes`` (a text is made only for a scope asked
+def event_text(entry: Entry, scopes: Collection[str] = SCOPES) -> tuple[str, str] | None:
+    """The ``(scope, text)`` an event contributes to ``scopes``, if any (a text is made only for a scope asked
     for: a tool's output is decoded only for ``results``)."""
     payload = entry.payload
     scope = _scope_of(payload)
     if scope is None or scope not in scopes:
-        return
+        return None
+    if isinstance(payload, ChatRequest | ToolCallResponse):
+        return scope, payload.content
+    if isinstance(payload, ChatResponse):
+        return scope, json_text(payload.value)
+    if isinstance(payload, ToolCallRequest):
+        arguments = json_text(payload.arguments) if payload.arguments else ""
+        return scope, f"{payload.name} {arguments}".strip()
     if isinstance(payload, TurnStart):
         summary = normalize_summary(payload.summary) if payload.summary is not None else None
-        if summary:
-            yield scope, summary
-    elif isinstance(payload, ChatRequest):
-        yield scope, payload.content
-    elif isinstance(payload, ChatResponse):
-        yield scope, json_text(payload.value)
-    elif isinstance(payload, ToolCallRequest):
-        arguments = json_text(payload.arguments) if payload.arguments else ""
-        yield scope, f"{payload.name} {arguments}".strip()
-    elif isinstance(payload, ToolCallResponse):
-        yield scope, payload.content
-    elif isinstance(payload, InquiryRequest):
-        yield scope, json_text(payload.question.get("text", payload.question))
-    elif isinstance(payload, InquiryResponse):
-        yield scope, json_text(payload.answer)
+        return (scope, summary) if summary else None
+    if isinstance(payload, InquiryRequest):
+        return scope, json_text(payload.question.get("text", payload.question))
+    if isinstance(payload, InquiryResponse):
+        return scope, json_text(payload.answer)
+    return None
 
 
 def _scope_of(payload: object) -> str | None:
@@ -238,13 +233,16 @@ def turn_document(
     spans: dict[str, list[Span]] = {scope: [] for scope in SCOPES}
     lengths = dict.fromkeys(SCOPES, 0)
     for entry in turn.events():
-        for scope, raw in event_texts(entry, scopes):
-            text = clean(raw)
-            if texts[scope]:
-                lengths[scope] += len(_SEPARATOR)
-            spans[scope].append(Span(lengths[scope], entry.event_id, entry.event_id in excluded))
-            texts[scope].append(text)
-            lengths[scope] += len(text)
+        found = event_text(entry, scopes)
+        if found is None:
+            continue
+        scope, raw = found
+        text = clean(raw)
+        if texts[scope]:
+            lengths[scope] += len(_SEPARATOR)
+        spans[scope].append(Span(lengths[scope], entry.event_id, entry.event_id in excluded))
+        texts[scope].append(text)
+        lengths[scope] += len(text)
     if title and "titles" in scopes:
         texts["titles"].append(clean(title))
         spans["titles"].append(Span(0, None, False))

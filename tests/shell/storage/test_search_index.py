@@ -61,3 +61,16 @@ def test_inside_a_batch_a_failure_is_undone_with_the_batch(monkeypatch: pytest.M
         search_index.record(db.connection, row(), indexed())
     assert turns(db) == 0
     assert workspace_cache.stored(db.connection) == {}
+
+
+def test_the_text_tables_merge_sixteen_segments_at_a_time_and_find_every_turn() -> None:
+    """FTS5 keeps up to ``AUTOMERGE`` segments of a level before merging them (fewer, bigger merges while the
+    index is built); what a search finds is the same (a segment per transaction here, 40 of them)."""
+    db = cache_db.memory_cache()
+    for table in cache_db.FTS_TABLES:
+        [(value,)] = db.connection.execute(f"SELECT v FROM {table}_config WHERE k = 'automerge'").fetchall()
+        assert value == cache_db.AUTOMERGE == 16
+    for number in range(40):
+        search_index.record(db.connection, row()._replace(conversation=f"jp-c{17000000000 + number}"), indexed())
+    [(found,)] = db.connection.execute("SELECT count(*) FROM turns_fts WHERE turns_fts MATCH 'lock'").fetchall()
+    assert found == 40
