@@ -32,6 +32,7 @@ from turnmark.core.stream.payloads import (
     TurnStart,
     Unknown,
 )
+from turnmark.core.stream.quick_init import quick_init
 from turnmark.core.stream.storage_encoding import decode_leaves, decode_string, encode_leaves, encode_string
 from turnmark.core.stream.timestamps import is_timestamp
 
@@ -51,6 +52,7 @@ _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ReadEntry:
     """An entry as read, before the stream settles its ``event_id``."""

@@ -5,6 +5,7 @@ from typing import Literal, TypeAlias
 
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import Payload, is_linkable
+from turnmark.core.stream.quick_init import quick_init
 
 IdOrigin: TypeAlias = Literal["file", "assigned", "repaired", "inserted", "stand_in"]
 """Where an entry's ``event_id`` came from.
@@ -18,6 +19,7 @@ the entry its ID. Every origin but ``file`` is transient until the stream is sav
 """
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Layout:
     """How a loaded entry was written, so an unchanged entry is written back the same way.
@@ -43,6 +45,7 @@ class Layout:
 NO_LAYOUT = Layout()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One element of ``events.json``: its ``event_id``, its payload and its ``request_id``.

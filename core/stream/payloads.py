@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from turnmark.core.stream.json_value import Json, JsonObject
+from turnmark.core.stream.quick_init import quick_init
 
 ResponseVariant: TypeAlias = Literal["message", "reasoning", "data"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TurnStart:
     """Opens a turn; carries the RFD 126 turn summary when one is stored.
@@ -36,6 +38,7 @@ class TurnStart:
     type_tag = "turn_start"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ChatRequest:
     """The user's request: the originating request of the events that answer it.
@@ -58,6 +61,7 @@ class ChatRequest:
     type_tag = "chat_request"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ChatResponse:
     """An assistant answer: a message, reasoning, or structured data (``variant``).
@@ -85,6 +89,7 @@ class ChatResponse:
         return self.value if self.variant == "reasoning" else None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallRequest:
     """A tool call made by the assistant; ``id`` pairs it with its response.
@@ -146,6 +151,7 @@ class _StoredContent:
         self.slot.__set__(instance, value)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallResponse:
     """The output of a tool call (``is_error`` for the error variant).
@@ -216,6 +222,7 @@ _CONTENT_SLOT: Any = vars(ToolCallResponse)["content"]
 setattr(ToolCallResponse, "content", _StoredContent(_CONTENT_SLOT))  # noqa: B010
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class InquiryRequest:
     """A question put to the user or a model while a tool runs.
@@ -248,6 +255,7 @@ class InquiryRequest:
     type_tag = "inquiry_request"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class InquiryResponse:
     """The answer to an inquiry (any JSON value).
@@ -270,6 +278,7 @@ class InquiryResponse:
     type_tag = "inquiry_response"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ConfigDelta:
     """A config change, kept as written: JP never fails on a delta, and neither do we.
@@ -298,6 +307,7 @@ class ConfigDelta:
         return self.fields.get("delta")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ToolCallsPolicy:
     """A compaction's tool-call policy: ``omit``, or ``strip`` of requests and/or responses."""
@@ -317,6 +327,7 @@ class ToolCallsPolicy:
         return " and ".join(part for part, on in parts if on) if self.policy == "strip" else ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Compaction:
     """A non-destructive compaction overlay over turns ``from_turn..=to_turn`` (RFD 064).
@@ -396,6 +407,7 @@ class Compaction:
         return ToolCallsPolicy("strip", bool(policy.get("request")), bool(policy.get("response")))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Unknown:
     """An entry of a ``type`` this version does not know, kept verbatim (minus its ``event_id``).

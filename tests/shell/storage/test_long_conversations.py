@@ -104,8 +104,8 @@ def test_a_big_files_bytes_are_let_go_of_before_its_ids_are_settled(
     )
     held: dict[str, int] = {}
 
-    def measured_read(events: bytes, base_config: bytes | None = None) -> object:
-        result = read_json(events, base_config)
+    def measured_read(events: bytes, base_config: bytes | None = None, **options: bool) -> object:
+        result = read_json(events, base_config, **options)
         held["after the read"] = tracemalloc.get_traced_memory()[0]
         return result
 
