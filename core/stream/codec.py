@@ -406,15 +406,18 @@ def read_entry(obj: Json, index: int) -> ReadEntry:
         written_id = obj.get("event_id")
         request_id = obj.get("request_id")
         raw: tuple[tuple[str, Json], ...] = ()
+        wrappers = ("event_id" in obj) + ("request_id" in obj)
         plain = type(written_id) is str and written_id
-        if not plain or not (
-            (type(request_id) is str and request_id and tag in LINKABLE_TAGS)
-            or (request_id is None and "request_id" not in obj)
+        if wrappers and (
+            not plain
+            or not (
+                (type(request_id) is str and request_id and tag in LINKABLE_TAGS)
+                or (request_id is None and "request_id" not in obj)
+            )
         ):
             written_id, request_id, raw = _wrapper_ids(obj, tag)
         fields = _Reader(obj, index, tag)
         payload = reader(fields)
-        wrappers = ("event_id" in obj) + ("request_id" in obj)
         layout = fields.layout(wrappers)
         return ReadEntry(written_id, request_id, payload, replace(layout, raw=raw) if raw else layout)
     written_id, request_id, raw = _wrapper_ids(obj, tag)
