@@ -16,18 +16,19 @@ T = TypeVar("T")
 
 
 def quick_init(cls: type[T]) -> type[T]:
-    """``cls`` (a frozen dataclass with ``slots=True``, every field set by position, none made by a factory,
-    no ``__post_init__``) with the quick ``__init__``; ``TypeError`` for any other class."""
+    """``cls`` (a frozen dataclass with ``slots=True``, every field its own and set by position, none made by a
+    factory, no ``__post_init__``) with the quick ``__init__``; ``TypeError`` for any other class."""
     params = getattr(cls, "__dataclass_params__", None)
     if params is None or not params.frozen or "__slots__" not in vars(cls) or hasattr(cls, "__post_init__"):
         raise TypeError(f"{cls.__name__}: quick_init takes a frozen dataclass with slots and no __post_init__")
-    names: dict[str, Any] = {}
+    names: dict[str, Any] = {"__name__": cls.__module__}
     parameters: list[str] = []
     body: list[str] = []
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         name = field.name
-        if not field.init or field.kw_only or field.default_factory is not dataclasses.MISSING:
-            raise TypeError(f"{cls.__name__}.{name}: quick_init takes fields set by position, with no factory")
+        own = name in vars(cls) and name != "self"
+        if not own or not field.init or field.kw_only or field.default_factory is not dataclasses.MISSING:
+            raise TypeError(f"{cls.__name__}.{name}: quick_init takes its own fields set by position, with no factory")
         names[f"set_{name}"] = vars(cls)[name].__set__
         if field.default is not dataclasses.MISSING:
             names[f"default_{name}"] = field.default

@@ -9,6 +9,9 @@ from turnmark.core.search.scopes import SCOPES
 from turnmark.core.search.terms import words
 from turnmark.core.stream.payloads import ToolCallRequest
 
+DIGEST = "0292752b2892bdde6f0b92042ee0eb91088f1af4f209bb94c99049e0bd894eb0"
+"""The digest the code before ``Span`` became a tuple gave the pinned turn (2026-12-07)."""
+
 
 def columns(document: object) -> dict[str, str]:
     return dict(zip(SCOPES, document.texts, strict=True))  # type: ignore[attr-defined]
@@ -49,6 +52,18 @@ def test_each_event_goes_to_its_scope_and_the_title_to_every_turn() -> None:
         Span(35, "e000005", False),
         Span(42, "e000006", False),
     )
+    assert all(type(span) is Span for spans in first.spans for span in spans)
+
+
+def test_what_the_index_stores_of_a_turn_is_pinned() -> None:
+    """The spans' JSON and the digest as stored: a change to either rewrites every turn row of every index."""
+    stream = stream_of(turn("Fix the build"), request("Why?"), call(), result(content="ok"), message("Fixed."))
+    [document] = conversation_documents(stream, "Build")
+    assert document.spans_json() == (
+        '[[[0,"e000001",false]],[[0,null,false]],[[0,"e000002",false]],[[0,"e000005",false]],'
+        '[[0,"e000003",false]],[[0,"e000004",false]],[]]'
+    )
+    assert document.digest() == DIGEST
 
 
 def test_excluded_events_are_indexed_and_remembered_as_excluded() -> None:

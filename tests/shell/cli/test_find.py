@@ -219,9 +219,16 @@ def test_an_unreadable_conversation_is_skipped_with_one_line_and_counted(
     events.write_bytes(b"[{")
     reads: list[str] = []
 
-    def counted_read(ref: ConversationRef, new_id: IdSource, **options: bool) -> LoadedConversation:
+    def counted_read(
+        ref: ConversationRef,
+        new_id: IdSource,
+        *,
+        digest: bool = False,
+        hash_events: bool = True,
+        count_keys: bool = True,
+    ) -> LoadedConversation:
         reads.append(ref.display_id)
-        return read_conversation(ref, new_id, **options)
+        return read_conversation(ref, new_id, digest=digest, hash_events=hash_events, count_keys=count_keys)
 
     monkeypatch.setattr(finding, "read_conversation", counted_read)
     for path in (searchable / ".jp" / "conversations").rglob("*.json"):
