@@ -88,9 +88,13 @@ FOLLOW_UP_WORDS = word_set(
 )
 """Words of a request that says nothing by itself ("yes, go ahead", "continue", "thanks")."""
 _ERROR = re.compile(
-    r"^\s*(?:error(?:\[\w+\])?:|warning:|thread '.*' panicked|traceback \(most recent call last\)|\S+\.\w+:\d+)",
+    r"^[^\S\n]*(?:error(?:\[\w+\])?:|warning:|thread '.*' panicked|traceback \(most recent call last\)|\S+\.\w+:\d+)",
     re.IGNORECASE | re.MULTILINE,
 )
+"""A line that opens (after its indent) as an error, a warning, a panic, a traceback or a ``file.ext:line``. The
+indent stops at the line's end: an indent of any whitespace crossed line feeds, so each line of a run of blank
+lines scanned the rest of the run (a message of 140,000 line feeds took minutes); the line it finds and where
+the match ends are the same (``test_offline_labels.py``)."""
 
 
 @lru_cache(maxsize=1024)

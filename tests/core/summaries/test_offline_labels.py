@@ -18,7 +18,7 @@ from tests.support.streams import TS, call, message, request, result, stream_of,
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.payloads import Payload, ToolCallRequest
-from turnmark.core.summaries import label_text
+from turnmark.core.summaries import extractive, label_text
 from turnmark.core.summaries.extractive import extractive_labels, is_follow_up, stated_task, turn_facts
 from turnmark.core.summaries.gate import refusal
 from turnmark.core.summaries.label_text import VERBS, base_form, imperative, links_as_text, plain, shorten
@@ -392,3 +392,40 @@ def test_plain_of_a_message_of_many_unclosed_brackets_is_the_regex_result() -> N
     assert links_as_text(hostile) == hostile
     sample = hostile[:2_000] + "[a](b) [c]" + hostile[:2_000]
     assert links_as_text(sample) == label_text._LINK.sub(r"\1", sample)
+
+
+ANY_INDENT = re.compile(
+    r"^\s*(?:error(?:\[\w+\])?:|warning:|thread '.*' panicked|traceback \(most recent call last\)|\S+\.\w+:\d+)",
+    re.IGNORECASE | re.MULTILINE,
+)
+"""``extractive._ERROR`` as it was before its indent stopped at the line's end (quadratic on blank lines)."""
+
+
+@settings(max_examples=800, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(["\n", " ", "\t", "\r", "\x0b", "\x1c", "\x85", "\u2028", "\u3000", "x", "- ", "`"])
+        | st.sampled_from(["error:", "Warning:", "error[E0432]:", "a.rs:3", "thread 'm' panicked", "1."]),
+        max_size=12,
+    ).map("".join)
+)
+def test_a_pasted_error_is_found_where_the_indent_of_any_whitespace_found_it(text: str) -> None:
+    """The pasted error ``is_follow_up`` and a label look for: found in the same texts, ending at the same place,
+    and the same label line made of it."""
+    new, old = extractive._ERROR.search(text), ANY_INDENT.search(text)
+    assert (new is None) == (old is None)
+    if new is not None and old is not None:
+        assert new.end() == old.end()
+        rest = text[new.end() :].split("\n", 1)[0]
+        assert label_text.clean_line(new.group(0) + rest) == label_text.clean_line(old.group(0) + rest)
+
+
+def test_a_message_of_blank_lines_is_read_in_one_pass() -> None:
+    """The fuzz probe's hostile request (seed 37195818, case 276: 140,000 line feeds): ``summarize`` of it took
+    3.5 minutes in ``is_follow_up``; it is a request that says nothing, and its turn gets no label of it."""
+    hostile = "\n" * 140_000
+    assert extractive._ERROR.search(hostile) is None
+    found = extractive._ERROR.search(hostile + "  error: the lock")
+    assert found is not None
+    assert found.end() == len(hostile) + len("  error:")
+    assert is_follow_up(hostile) is True
