@@ -1,12 +1,17 @@
 """The codec: lossless round trips, JP's variant rules, legacy format, and bad input as typed errors."""
 
 from dataclasses import replace
+from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tests.conftest import REPO, corpus_conversations
 from tests.support.streams import TS, load, raw, request, stream_of
-from turnmark.core.stream.codec import read_payload
+from turnmark.core.errors import InvalidEntry
+from turnmark.core.stream.codec import EVENT_TAGS, read_entry, read_payload, wrapper_ids
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import (
@@ -274,3 +279,57 @@ def test_deep_nesting_is_an_error_not_a_crash() -> None:
     deep = b'[{"type": "inquiry_response", "timestamp": "2026-01-01 00:00:00.0", "id": "q", "answer": ' + b"[" * 5000
     deep += b"]" * 5000 + b"}]"
     assert "nested too deeply" in error_for(deep)
+
+
+WRAPPER_VALUES: list[object] = [msgspec.UNSET, None, "", "e1", 5, 0, [], {}, True, ["e1"]]
+"""What a hand edit may leave in ``event_id`` or ``request_id`` (``UNSET``: no key)."""
+
+
+def wrapper_reading(obj: dict[str, Any]) -> tuple[object, object]:
+    """``read_entry``'s reading of the wrapper IDs, and the long way's (``wrapper_ids`` on whatever is there)."""
+    read = read_entry(obj, 0)
+    tag = obj["type"] if isinstance(obj["type"], str) else ""
+    return (read.written_id, read.request_id, read.layout.raw), wrapper_ids(
+        obj.get("event_id", msgspec.UNSET), obj.get("request_id", msgspec.UNSET), tag
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    kind=st.sampled_from(["turn_start", "chat_request", "chat_response", "tool_call_request", "tool_call_response"]),
+    event_id=st.sampled_from(WRAPPER_VALUES),
+    request_id=st.sampled_from(WRAPPER_VALUES),
+)
+def test_the_wrapper_ids_read_as_the_rule_reads_them(kind: str, event_id: object, request_id: object) -> None:
+    """``read_entry``'s quick ways (plain IDs; no wrapper keys at all, JP's older files) give what
+    ``wrapper_ids`` gives, whatever a hand edit left there (RFD 097/098's letter)."""
+    bodies: dict[str, dict[str, object]] = {
+        "turn_start": {},
+        "chat_request": {"content": "Fix it"},
+        "chat_response": {"message": "Done."},
+        "tool_call_request": {"id": "c1", "name": "fs_read_file", "arguments": {}},
+        "tool_call_response": {"id": "c1", "content": "b2s=", "is_error": False},
+    }
+    obj: dict[str, Any] = {"type": kind, "timestamp": TS, **bodies[kind]}
+    for key, value in (("event_id", event_id), ("request_id", request_id)):
+        if value is not msgspec.UNSET:
+            obj[key] = value
+    fast, rule = wrapper_reading(obj)
+    assert fast == rule
+
+
+def test_every_stored_entry_reads_its_wrapper_ids_as_the_rule_does() -> None:
+    """The same on every element of every fixture and corpus conversation (legacy and current)."""
+    read = 0
+    stored = [*REPO.glob("fixtures/*/.jp/conversations/*/events.json")]
+    for path in [*stored, *(folder / "events.json" for folder in corpus_conversations())]:
+        elements = msgspec.json.decode(path.read_bytes())
+        for obj in elements if isinstance(elements, list) else []:
+            if isinstance(obj, dict) and obj.get("type") in EVENT_TAGS and "timestamp" in obj:
+                try:
+                    fast, rule = wrapper_reading(obj)
+                except InvalidEntry:
+                    continue
+                assert fast == rule, (path, obj.get("type"))
+                read += 1
+    assert read > 100
