@@ -30,7 +30,7 @@ from turnmark.core.stream.entries import IdOrigin
 from turnmark.core.stream.event_ids import UNSETTLED, derived_id, entry_origins, plan_loaded_ids
 from turnmark.core.stream.payloads import LINKABLE_TAGS
 from turnmark.core.stream.storage_encoding import decode_string
-from turnmark.core.stream.timestamps import is_timestamp
+from turnmark.core.stream.timestamps import COMMON_TIMESTAMP, is_timestamp
 from turnmark.core.stream.turns import SOURCE_KEY, Turn, TurnFacts, steps_complete, turn_numbers
 from turnmark.core.text.summary_text import mechanical_summary
 
@@ -352,15 +352,17 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
     links: list[str | None] = []
     odd: set[str] = set()
     stand_ins: set[int] = set()
+    checks, foreigners, common = _CHECKS.get, _FOREIGN.get, COMMON_TIMESTAMP.fullmatch
     for position, entry in enumerate(entries):
         tag, timestamp = entry.type, entry.timestamp
-        if not isinstance(tag, str) or not isinstance(timestamp, str):
+        if type(tag) is not str or type(timestamp) is not str:
             raise _Refused
-        check = _CHECKS.get(tag)
+        check = checks(tag)
         if check is not None:
-            _check(is_timestamp(timestamp))
+            if common(timestamp) is None and not is_timestamp(timestamp):
+                raise _Refused
             check(entry)
-        foreign = _FOREIGN.get(tag)
+        foreign = foreigners(tag)
         if foreign is None or foreign[0](entry) != foreign[1]:
             _every_value(entry)
         elif entry.metadata:
@@ -391,7 +393,7 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
     if ids:
         reserved = {link for link in links if link is not None} | odd
         complete = all(written) and len(set(written)) == len(written)
-        identities = _identities(entries, tags)
+        identities = _identities(entries, tags) if not complete or _request_first(tags) else []
         origins = [] if complete else entry_origins(conversation, identities)
         plan = plan_loaded_ids(written, origins, reserved=reserved)
         first = _first_turn_start(tags, identities, set(plan.ids) | reserved, conversation)

@@ -10,8 +10,11 @@ _TIMESTAMP = re.compile(
     r"(?P<zone>[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)?"
 )
 
-_COMMON = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8]) (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?")
-"""JP's own form on a day every month has: valid without further checks (most timestamps, at load)."""
+COMMON_TIMESTAMP = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8]) (?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d{1,9})?"
+)
+"""JP's own form on a day every month has: valid without further checks (most timestamps, at load; the light
+reader tries it first, as ``is_timestamp`` does)."""
 
 EPOCH = "1970-01-01 00:00:00.0"
 _EARLIEST = (-(2**63), 0)
@@ -37,7 +40,7 @@ def is_timestamp(text: str) -> bool:
 
     The date must exist and the clock be in range, as chrono's parser requires.
     """
-    return _COMMON.fullmatch(text) is not None or _match(text) is not None
+    return COMMON_TIMESTAMP.fullmatch(text) is not None or _match(text) is not None
 
 
 def sort_key(text: str) -> tuple[int, int]:
