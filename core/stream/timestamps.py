@@ -2,7 +2,7 @@
 
 import re
 from collections.abc import Iterable
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 
 _TIMESTAMP = re.compile(
     r"(?P<year>\d{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>0[1-9]|[12]\d|3[01])"
@@ -27,12 +27,30 @@ def _match(text: str) -> re.Match[str] | None:
     naive = match.group("zone") is None
     if naive and (match.group("naive") is None or len(match.group("fraction") or "") > 9):
         return None
-    if int(match.group("day")) > 28:
-        try:
-            datetime(int(match.group("year")), int(match.group("month")), int(match.group("day")))
-        except ValueError:
-            return None
+    day = int(match.group("day"))
+    if day > 28 and day > _days_in_month(int(match.group("year")), int(match.group("month"))):
+        return None
     return match
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+def _days_in_month(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if _leap(year) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+_DAYS_BEFORE_MONTH = (0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
+
+
+def _ordinal(year: int, month: int, day: int) -> int:
+    """``date.toordinal()`` (0001-01-01 is 1), extended to year 0, which chrono reads and ``date`` refuses."""
+    before = year - 1
+    days = before * 365 + before // 4 - before // 100 + before // 400 + _DAYS_BEFORE_MONTH[month]
+    return days + (month > 2 and _leap(year)) + day
 
 
 def is_timestamp(text: str) -> bool:
@@ -48,10 +66,14 @@ def sort_key(text: str) -> tuple[int, int]:
 
     Plain integer arithmetic, so no valid timestamp overflows; invalid ones sort first.
     """
+    if COMMON_TIMESTAMP.fullmatch(text) is not None:
+        day = _ordinal(int(text[:4]), int(text[5:7]), int(text[8:10]))
+        moment = day * 86_400 + int(text[11:13]) * 3600 + int(text[14:16]) * 60 + int(text[17:19])
+        return moment, int(text[20:].ljust(9, "0")) if len(text) > 19 else 0
     match = _match(text)
     if match is None:
         return _EARLIEST
-    day = date(int(match.group("year")), int(match.group("month")), int(match.group("day"))).toordinal()
+    day = _ordinal(int(match.group("year")), int(match.group("month")), int(match.group("day")))
     hours, minutes, seconds = (int(part) for part in match.group("clock").split(":"))
     zone = match.group("zone") or "Z"
     offset = 0 if zone in "Zz" else (1 if zone[0] == "+" else -1) * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)

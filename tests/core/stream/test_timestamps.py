@@ -1,7 +1,12 @@
 """Timestamps: JP's forms accepted, impossible ones refused, ordering total."""
 
-import pytest
+from datetime import date, datetime
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from turnmark.core.stream import timestamps
 from turnmark.core.stream.timestamps import is_timestamp, sort_key
 
 
@@ -56,3 +61,43 @@ def test_ordering_is_by_moment_and_never_raises() -> None:
 def test_extreme_but_valid_timestamps_order_without_overflow(text: str) -> None:
     assert is_timestamp(text)
     assert sort_key(text) > sort_key("invalid")
+
+
+def _long_way(text: str) -> tuple[int, int]:
+    """``sort_key`` by the full pattern alone, its day counted by ``date`` (years 1 to 9999)."""
+    match = timestamps._match(text)
+    if match is None:
+        return timestamps._EARLIEST
+    day = date(int(match.group("year")), int(match.group("month")), int(match.group("day"))).toordinal()
+    hours, minutes, seconds = (int(part) for part in match.group("clock").split(":"))
+    zone = match.group("zone") or "Z"
+    offset = 0 if zone in "Zz" else (1 if zone[0] == "+" else -1) * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
+    moment = day * 86_400 + hours * 3600 + minutes * 60 + seconds - offset
+    return moment, int((match.group("fraction") or "0")[:9].ljust(9, "0"))
+
+
+STAMPS = st.builds(
+    lambda moment, fraction, separator, zone: f"{moment:%Y-%m-%d}{separator}{moment:%H:%M:%S}{fraction}{zone}",
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)),
+    st.sampled_from(["", ".0", ".5", ".531233", ".123456789", ".1234567890"]),
+    st.sampled_from([" ", "T"]),
+    st.sampled_from(["", "Z", "+02:00", "-11:30"]),
+)
+
+
+@settings(max_examples=500, derandomize=True)
+@given(text=STAMPS)
+def test_sort_key_equals_the_long_way(text: str) -> None:
+    """The quick way for JP's common form and the day counted without ``date`` order as ``date`` does."""
+    assert sort_key(text) == _long_way(text)
+
+
+def test_year_zero_reads_and_orders_before_year_one() -> None:
+    """chrono reads year 0 (a leap year); it must neither fail ``sort_key`` nor be refused."""
+    assert is_timestamp("0000-01-01 00:00:00.0")
+    assert is_timestamp("0000-02-29 10:00:00.0")
+    assert not is_timestamp("0100-02-29 10:00:00.0")
+    order = ["0000-01-01 00:00:00.0", "0000-02-29T10:00:00Z", "0000-12-31 23:59:59.9", "0001-01-01 00:00:00.0"]
+    shuffled = [order[2], order[3], order[0], order[1]]
+    assert sorted(shuffled, key=sort_key) == order
+    assert sort_key("0001-01-01 00:00:00.0")[0] - sort_key("0000-01-01 00:00:00.0")[0] == 366 * 86_400

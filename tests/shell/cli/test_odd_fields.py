@@ -191,3 +191,15 @@ def test_no_hand_edit_makes_a_reading_command_refuse(drawn: Drawn) -> None:
         for args in READS:
             code, _, err = tm(root, "--format", "json", *args)
             assert code in (0, 1), (args, code, err, drawn.edits)
+
+
+@pytest.mark.parametrize("stamp", ["0000-01-01 00:00:00.0", "0000-02-29T10:00:00Z"])
+def test_a_year_zero_activity_time_lists_and_is_the_default(stamp: str, tmp_path: Path) -> None:
+    """chrono reads year 0; a metadata.json that says it once made ``conversations`` fail in ``date``."""
+    folder = write(tmp_path, *as_files(two_turns(), "current"))
+    (folder / "metadata.json").write_text(json.dumps({"title": "Zero", "last_activated_at": stamp}))
+    code, out, err = tm(tmp_path, "conversations")
+    assert (code, err) == (0, "")
+    assert f"jp-c{CONV}*  0000-" in out
+    for args in READS:
+        assert tm(tmp_path, *args)[0] in (0, 1), args
