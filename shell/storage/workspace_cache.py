@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -26,6 +26,9 @@ from turnmark.shell.storage import plan_cache
 from turnmark.shell.storage.cache_db import FTS_TABLES
 from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, METADATA_LIMIT, read_file
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, METADATA, ConversationRef, newest_copy
+
+_new = tuple.__new__
+"""Makes a NamedTuple from a tuple without its Python ``__new__`` (a warm listing makes tens of thousands)."""
 
 if TYPE_CHECKING:
     from turnmark.shell.storage.conversations import Digests, LoadedConversation, ReadFacts
@@ -114,19 +117,19 @@ def file_identity(path: str) -> FileIdentity | None:
         status = os.stat(path)
     except OSError:
         return None
-    return FileIdentity(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    return _new(FileIdentity, (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns))
 
 
 def look(ref: ConversationRef) -> Look:
     """Strings, not paths, on the way: a warm listing of a big workspace is mostly this."""
-    directories = ref.directories
-    if len(directories) == 1:
-        folder = os.fspath(directories[0])
-        events, metadata = os.path.join(folder, EVENTS), os.path.join(folder, METADATA)
+    if ref.user_dir is None and ref.workspace_dir is not None:
+        folder = os.fspath(ref.workspace_dir)
+        events, metadata = f"{folder}{os.sep}{EVENTS}", f"{folder}{os.sep}{METADATA}"
+        base_config = f"{folder}{os.sep}{BASE_CONFIG}"
     else:
         events, metadata = os.fspath(newest_copy(ref, EVENTS)), os.fspath(newest_copy(ref, METADATA))
-    base_config = os.path.join(os.path.dirname(events), BASE_CONFIG)
-    return Look(events, file_identity(events), metadata, file_identity(metadata), file_identity(base_config))
+        base_config = os.path.join(os.path.dirname(events), BASE_CONFIG)
+    return _new(Look, (events, file_identity(events), metadata, file_identity(metadata), file_identity(base_config)))
 
 
 def hashed_when_read(seen: Look, checked: int) -> bool:
@@ -323,12 +326,6 @@ def _identity_values(identity: Identity | None) -> tuple[object, ...]:
     return (file.device, file.inode, file.size, file.mtime_ns, file.ctime_ns, identity.sha256)
 
 
-def _identity(values: Sequence[Any]) -> Identity | None:
-    if values[0] is None:
-        return None
-    return Identity(FileIdentity._make(values[:5]), values[5])
-
-
 _TEXT: frozenset[type] = frozenset({str, bytes})
 _OPTIONAL_TEXT: frozenset[type] = frozenset({str, bytes, type(None)})
 _INT: frozenset[type] = frozenset({int})
@@ -373,63 +370,44 @@ def _valid(values: Sequence[Any]) -> bool:
     return not values[_CACHED] or all(values[index] is not None for index in _FACT_COUNTS)
 
 
-_TYPEOF: dict[type, str] = {str: "text", bytes: "blob", int: "integer", float: "real", type(None): "null"}
+def _valid_rows(rows: Iterable[Sequence[Any]]) -> Iterator[Sequence[Any]]:
+    """The rows ``_valid`` keeps, decided once per shape: the rule looks only at each value's type and whether
+    ``cached`` is set, and a cache holds rows of a few shapes."""
+    decided: dict[tuple[object, ...], bool] = {}
+    for values in rows:
+        shape = (not values[_CACHED], *map(type, values))
+        keep = decided.get(shape)
+        if keep is None:
+            keep = decided[shape] = _valid(values)
+        if keep:
+            yield values
 
 
-def _valid_in_sql() -> str:
-    """``_valid`` as an SQL condition, so SQLite leaves out the rows it would refuse (the same rule, checked in C:
-    Python's ``sqlite3`` gives TEXT as str, BLOB as bytes, INTEGER as int, REAL as float, NULL as None)."""
-    columns = _SELECT.split(", ")
-    checks = [
-        f"typeof({column}) IN ({', '.join(repr(_TYPEOF[kind]) for kind in sorted(allowed, key=str))})"
-        for column, allowed in zip(columns, _KINDS, strict=True)
-    ]
-    wholes = []
-    for start in (2, 2 + _WIDTH, 2 + 2 * _WIDTH):
-        group = columns[start : start + _WIDTH]
-        wholes.append(
-            f"(({' AND '.join(f'{c} IS NULL' for c in group)}) OR ({' AND '.join(f'{c} IS NOT NULL' for c in group)}))"
-        )
-    facts = " AND ".join(f"{columns[index]} IS NOT NULL" for index in _FACT_COUNTS)
-    return " AND ".join([*checks, *wholes, f"(NOT {columns[_CACHED]} OR ({facts}))"])
-
-
-_VALID = _valid_in_sql()
+def _identity_at(values: Sequence[Any], start: int) -> Identity | None:
+    if values[start] is None:
+        return None
+    return _new(Identity, (_new(FileIdentity, values[start : start + 5]), values[start + 5]))
 
 
 def _row(values: Sequence[Any]) -> ConversationRow:
-    """A stored row (SQLite gives its integers as ints and its text as str, or as bytes when it was not UTF-8)."""
-    width = _WIDTH
-    events, metadata = _identity(values[2 : 2 + width]), _identity(values[2 + width : 2 + 2 * width])
-    base_config = _identity(values[2 + 2 * width : 2 + 3 * width])
-    rest = values[2 + 3 * width :]
-    checked, title, last, forked, turns, summarized, problem, indexed, cached = rest[:9]
-    facts = None
+    """A stored row (SQLite gives its integers as ints and its text as str, or as bytes when it was not UTF-8);
+    its tuples made by ``tuple.__new__``: a warm listing of a big workspace makes ten a row."""
+    checked, title, last, forked, turns, summarized, problem, indexed, cached = values[20:29]
+    facts = check = None
     if cached:
-        legacy, entries, unresolved, duplicated, metadata_error, before_last, last_waits, extractive = rest[9:17]
-        waiting = Waiting(before_last, bool(last_waits), extractive)
-        facts = Facts(bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error), waiting)
+        legacy, entries, unresolved, duplicated, metadata_error, before_last, last_waits, extractive, check = values[
+            29:38
+        ]
+        waiting = _new(Waiting, (before_last, bool(last_waits), extractive))
+        facts = _new(Facts, (bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error), waiting))
+        check = _read_text(check)
     texts: tuple[Any, ...] = (values[1], title, last, forked, problem)
     if bytes in map(type, texts):
         texts = tuple(_read_text(text) for text in texts)
     directory, title, last, forked, problem = texts
-    return ConversationRow(
-        values[0],
-        directory,
-        events,
-        metadata,
-        checked,
-        title,
-        last,
-        forked,
-        turns,
-        summarized,
-        problem,
-        bool(indexed),
-        facts,
-        _read_text(rest[17]) if facts is not None else None,
-        base_config,
-    )
+    fields = (values[0], directory, _identity_at(values, 2), _identity_at(values, 8), checked, title, last, forked)
+    rest = (turns, summarized, problem, bool(indexed), facts, check, _identity_at(values, 14))
+    return _new(ConversationRow, fields + rest)
 
 
 def stored(
@@ -443,9 +421,9 @@ def stored(
         for conversation in among:
             found.update(stored(connection, conversation))
         return found
-    where, values = (" AND conversation = ?", (only,)) if only is not None else ("", ())
-    rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE {_VALID}{where}", values)
-    return {row.conversation: row for row in map(_readable_row, rows) if row is not None}
+    where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
+    rows = connection.execute(f"SELECT {_SELECT} FROM conversations{where}", values)
+    return {row.conversation: row for row in map(_readable_row, _valid_rows(rows)) if row is not None}
 
 
 def indexed_marks(connection: sqlite3.Connection) -> dict[str, bool]:
@@ -460,8 +438,9 @@ def indexed_marks(connection: sqlite3.Connection) -> dict[str, bool]:
 
 def with_problems(connection: sqlite3.Connection) -> dict[str, ConversationRow]:
     """The rows of the conversations that could not be read, by display ID."""
-    rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE problem IS NOT NULL AND {_VALID}")
-    return {row.conversation: row for row in map(_readable_row, rows) if row is not None and row.problem is not None}
+    rows = connection.execute(f"SELECT {_SELECT} FROM conversations WHERE problem IS NOT NULL")
+    found = map(_readable_row, _valid_rows(rows))
+    return {row.conversation: row for row in found if row is not None and row.problem is not None}
 
 
 def _readable_row(values: Sequence[Any]) -> ConversationRow | None:

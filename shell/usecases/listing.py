@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
+from turnmark.core.stream.quick_init import quick_init
 from turnmark.shell.clock import now_ns
+from turnmark.shell.collector import collector_paused
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied, reraise_interrupt
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import cache_db, workspace_cache
@@ -32,7 +34,8 @@ Note = Callable[[str], None]
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
+@quick_init
+@dataclass(frozen=True, slots=True)
 class Listed:
     """A conversation as listed: its row (with ``facts``, or a ``problem`` when it cannot be read)."""
 
@@ -175,20 +178,22 @@ class _Kept:
 
 
 def _kept(db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], *, checks: bool) -> _Kept:
-    rows = workspace_cache.stored(db.connection) if db is not None else {}
-    kept = _Kept({}, {}, [], [], set(rows))
-    for ref in refs:
-        row = rows.get(ref.display_id)
-        report = _stored_report(row, checks)
-        still = workspace_cache.kept(ref, row, _usable(row, checks, report))
-        if still is None:
-            kept.unread.append(ref)
-            continue
-        kept.found[ref.display_id] = still[0]
-        if report is not None:
-            kept.reports[ref.display_id] = report
-        if still[1]:
-            kept.written.append(still)
+    with collector_paused():
+        rows = workspace_cache.stored(db.connection) if db is not None else {}
+        kept = _Kept({}, {}, [], [], set(rows))
+        for ref in refs:
+            name = ref.display_id
+            row = rows.get(name)
+            report = _stored_report(row, checks)
+            still = workspace_cache.kept(ref, row, _usable(row, checks, report))
+            if still is None:
+                kept.unread.append(ref)
+                continue
+            kept.found[name] = still[0]
+            if report is not None:
+                kept.reports[name] = report
+            if still[1]:
+                kept.written.append(still)
     return kept
 
 
@@ -213,8 +218,11 @@ def _listed(
     except (KeyboardInterrupt, WorkerDied):
         _store(db, written, set(), note)
         raise
-    _store(db, written, known.stored - {ref.display_id for ref in refs}, note)
-    return [Listed(ref, found[ref.display_id], known.reports.get(ref.display_id)) for ref in refs]
+    names = [ref.display_id for ref in refs]
+    _store(db, written, known.stored.difference(names), note)
+    reports = known.reports
+    with collector_paused():
+        return [Listed(ref, found[name], reports.get(name)) for ref, name in zip(refs, names, strict=True)]
 
 
 def _cached(

@@ -1,13 +1,16 @@
-"""The workspace cache's rows read back (issue 40): SQLite leaves out the rows of the wrong types in bulk, by the
-same rule ``_valid`` states in Python (the long way), on rows of every type in every column."""
+"""The workspace cache's rows read back (issue 40): ``stored`` leaves out the rows of the wrong types deciding once
+per shape of row, by the rule ``_valid`` states for one row (the long way), on rows of every type in every column."""
 
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from turnmark.core.search.freshness import FileIdentity
+from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.storage import cache_db, workspace_cache
 
 VALUES = st.one_of(
@@ -25,9 +28,50 @@ def _typical(number: int) -> list[object]:
     return values
 
 
+def _text(value: object) -> str | None:
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else None if value is None else str(value)
+
+
+def _identity(values: tuple[object, ...]) -> workspace_cache.Identity | None:
+    return None if values[0] is None else workspace_cache.Identity(FileIdentity(*values[:5]), values[5])  # type: ignore[arg-type]
+
+
+def _long_row(values: tuple[Any, ...]) -> workspace_cache.ConversationRow:
+    """A stored row made by the named tuples' own constructors, column by column."""
+    named = dict(zip(COLUMNS, values, strict=True))
+    facts = None
+    if named["cached"]:
+        waiting = Waiting(named["waiting_before_last"], bool(named["waiting_last"]), named["waiting_extractive"])
+        facts = workspace_cache.Facts(
+            bool(named["legacy"]),
+            named["entries"],
+            named["unresolved_links"],
+            named["duplicated_ids"],
+            _text(named["metadata_error"]),
+            waiting,
+        )
+    return workspace_cache.ConversationRow(
+        conversation=named["conversation"],
+        directory=_text(named["directory"]),  # type: ignore[arg-type]
+        events=_identity(values[2:8]),
+        metadata=_identity(values[8:14]),
+        checked_ns=named["checked_ns"],
+        title=_text(named["title"]),
+        last_activated_at=_text(named["last_activated_at"]),
+        forked_from=_text(named["forked_from"]),
+        turns=named["turns"],
+        summarized_turns=named["summarized_turns"],
+        problem=_text(named["problem"]),
+        indexed=bool(named["indexed"]),
+        facts=facts,
+        check=_text(named["check_report"]) if facts is not None else None,
+        base_config=_identity(values[14:20]),
+    )
+
+
 @settings(max_examples=200, derandomize=True)
 @given(changes=st.lists(st.tuples(st.integers(0, 9), st.integers(0, len(COLUMNS) - 1), VALUES), max_size=12))
-def test_sqlite_leaves_out_what_the_python_rule_leaves_out(changes: list[tuple[int, int, object]]) -> None:
+def test_stored_leaves_out_what_the_rule_leaves_out_row_by_row(changes: list[tuple[int, int, object]]) -> None:
     connection = sqlite3.connect(":memory:")
     cache_db.create_schema(connection)
     rows = [_typical(number) for number in range(10)]
@@ -47,6 +91,24 @@ def test_sqlite_leaves_out_what_the_python_rule_leaves_out(changes: list[tuple[i
         for values in everything
         if workspace_cache._valid(values) and workspace_cache._readable_row(values) is not None
     }
-    assert set(workspace_cache.stored(connection)) == long_way
+    kept = workspace_cache.stored(connection)
+    assert set(kept) == long_way
+    for values in everything:
+        if values[0] in long_way:
+            assert kept[values[0]] == _long_row(values)
     for name in long_way:
         assert set(workspace_cache.stored(connection, name)) == {name}
+
+
+def test_rows_of_one_shape_are_kept_by_their_cached_mark() -> None:
+    """Two rows whose values have the same types, a fact missing from both: kept when not ``cached``, left out
+    when ``cached`` (a shape is the types and the mark, not the types alone)."""
+    connection = sqlite3.connect(":memory:")
+    cache_db.create_schema(connection)
+    cached, entries = COLUMNS.index("cached"), COLUMNS.index("entries")
+    rows = [_typical(number) for number in range(4)]
+    for number, row in enumerate(rows):
+        row[cached], row[entries] = number % 2, None
+    marks = ", ".join("?" * len(COLUMNS))
+    connection.executemany(f"INSERT INTO conversations ({workspace_cache._SELECT}) VALUES ({marks})", rows)
+    assert set(workspace_cache.stored(connection)) == {"jp-c0", "jp-c2"}
