@@ -18,8 +18,8 @@ from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import ArgumentRefused
 from turnmark.core.rendering.shown import minute
+from turnmark.core.stream.conversation_ids import display_id, parse_conversation_id
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.stream.metadata import display_id, parse_conversation_id
 from turnmark.core.text.summary_text import one_line, truncate
 from turnmark.core.text.terminal import visible
 

@@ -7,14 +7,18 @@ entries or deleting others leaves the ID of an entry that stays unchanged.
 IDs for entries created in memory come from an injected ``IdSource``.
 """
 
+from __future__ import annotations
+
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from turnmark.core.errors import IdSourceExhausted
-from turnmark.core.stream.entries import IdOrigin
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.entries import IdOrigin
 
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_LENGTH = 7

@@ -1,10 +1,5 @@
-"""Conversation identity and ``metadata.json`` (jp-format §1.2, §1.4).
+"""A conversation's ``metadata.json`` (jp-format §1.4); its ID and folder name are ``conversation_ids``'."""
 
-A conversation ID is a UTC time in deciseconds since the epoch, displayed as
-``jp-c<deciseconds>``; its directory is ``<deciseconds>[-<title slug>]``.
-"""
-
-import re
 from dataclasses import dataclass
 
 from returns.result import Failure, Result, Success
@@ -13,27 +8,6 @@ from turnmark.core.errors import InvalidDocument, StreamError
 from turnmark.core.stream.codec import decode_document
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.timestamps import is_timestamp
-
-_DISPLAY = re.compile(r"jp-c(\d+)(?:-[0-9a-z]+)?")
-
-
-def parse_conversation_id(text: str) -> int | None:
-    """``17727484633`` or ``jp-c17727484633`` → the ID; anything else → ``None``."""
-    text = text.strip()
-    if text.isdigit():
-        return int(text)
-    match = _DISPLAY.fullmatch(text)
-    return int(match.group(1)) if match else None
-
-
-def id_from_dirname(name: str) -> int | None:
-    """The ID a conversation directory name starts with (the part before the first ``-``)."""
-    head = name.split("-", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
-def display_id(conversation_id: int) -> str:
-    return f"jp-c{conversation_id}"
 
 
 @dataclass(frozen=True, slots=True)

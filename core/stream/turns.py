@@ -11,8 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from turnmark.core.stream.conversation_ids import id_from_dirname, parse_conversation_id
 from turnmark.core.stream.entries import Entry
-from turnmark.core.stream.metadata import id_from_dirname, parse_conversation_id
 from turnmark.core.stream.payloads import (
     ChatRequest,
     ChatResponse,

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.stream.turns import Turn, summary_source
 from turnmark.core.summaries.fingerprint import transcript_fingerprint, turn_fingerprint
-from turnmark.core.summaries.labels import EXTRACTIVE, USER, ensure_first_turn_start, label_turns
+from turnmark.core.summaries.labels import ensure_first_turn_start, label_turns
 from turnmark.core.summaries.packing import Candidate, Packing, estimate_tokens, pack, request_budget
+from turnmark.core.summaries.sources import EXTRACTIVE, USER
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS, turn_transcript
 from turnmark.core.summaries.waiting import Waiting, waiting_in, wanting
 

@@ -23,11 +23,6 @@ from turnmark.core.text.summary_text import normalize_summary
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
 
-USER = "user"
-"""The source of a summary the user set (``turnmark summary set``)."""
-EXTRACTIVE = "builtin/extractive"
-"""The offline summarizer's model ID, the source of the summaries it writes."""
-
 
 def needs_turn_start(stream: ConversationStream) -> bool:
     """The first turn has requests but no ``turn_start`` to hold its summary (older conversations).

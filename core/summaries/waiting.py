@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from turnmark.core.summaries.labels import EXTRACTIVE
+from turnmark.core.summaries.sources import EXTRACTIVE
 
 if TYPE_CHECKING:
     from turnmark.core.stream.turns import TurnFacts

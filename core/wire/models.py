@@ -15,7 +15,7 @@ from returns.result import Failure, Result, Success
 from turnmark.core.errors import ConfigError
 from turnmark.core.stream.config import lookup
 from turnmark.core.stream.json_value import Json, JsonObject
-from turnmark.core.summaries.labels import EXTRACTIVE
+from turnmark.core.summaries.sources import EXTRACTIVE
 
 BUILTIN = "builtin"
 PROVIDERS = ("ollama", "openai", "llamacpp", "openrouter", "anthropic", BUILTIN)

@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from turnmark.core.stream.conversation_ids import display_id, id_from_dirname, parse_conversation_id
 from turnmark.core.stream.json_value import JsonObject
-from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id
 from turnmark.shell.errors import FileFault, WorkspaceError
 from turnmark.shell.storage.files import SMALL_FILE_LIMIT, read_file
 

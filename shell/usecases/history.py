@@ -24,9 +24,9 @@ from turnmark.core.links.exclusion import excluded_ids
 from turnmark.core.rendering import history_tools
 from turnmark.core.rendering.history_tools import ConversationItem, Hit, ToolAnswer, TurnItem
 from turnmark.core.rendering.shown import turn_time
+from turnmark.core.stream.conversation_ids import display_id
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.json_value import Json
-from turnmark.core.stream.metadata import display_id
 from turnmark.core.stream.turns import Turn, find_turn
 from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.summaries.transcript import turn_transcript

@@ -28,9 +28,9 @@ from turnmark.core.summaries.catchup import (
 from turnmark.core.summaries.extractive import extractive_labels
 from turnmark.core.summaries.failures import counted, forgotten, given_up
 from turnmark.core.summaries.gate import FoldedIds, folded_ids
-from turnmark.core.summaries.labels import EXTRACTIVE
 from turnmark.core.summaries.packing import Packing
 from turnmark.core.summaries.request import SummaryAnswer, SummaryRequest, build_summary_request, parse_summaries
+from turnmark.core.summaries.sources import EXTRACTIVE
 from turnmark.core.summaries.transcript import MAX_MESSAGE_CHARS
 from turnmark.core.wire.models import ModelSpec, resolve_summary_model
 from turnmark.shell.collector import collector_paused

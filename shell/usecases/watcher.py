@@ -41,8 +41,8 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserverVFS
 
 from turnmark.core.search.freshness import FileIdentity
+from turnmark.core.stream.conversation_ids import id_from_dirname
 from turnmark.core.stream.event_ids import IdSource
-from turnmark.core.stream.metadata import id_from_dirname
 from turnmark.core.summaries.schedule import Action, Step, after_exception, next_step, report_notices
 from turnmark.core.text.wording import counted
 from turnmark.shell.clock import monotonic, now_epoch

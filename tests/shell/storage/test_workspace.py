@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from turnmark.core.stream.metadata import display_id, id_from_dirname, parse_conversation_id, parse_metadata
+from turnmark.core.stream.conversation_ids import display_id, id_from_dirname, parse_conversation_id
+from turnmark.core.stream.metadata import parse_metadata
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.storage.selection import pick_conversation
 from turnmark.shell.storage.workspace import find_workspace
