@@ -59,7 +59,16 @@ class OutputFormat(enum.StrEnum):
 
 
 def _random_event_ids() -> IdSource:
-    return entropy.random_event_ids()
+    """The operating system's event IDs, the source made at the first draw: most commands draw none, and do
+    not import the stream's ID code."""
+    made: list[IdSource] = []
+
+    def draw() -> str:
+        if not made:
+            made.append(entropy.random_event_ids())
+        return made[0]()
+
+    return draw
 
 
 def _http_settings() -> HttpSettings:
