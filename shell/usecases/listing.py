@@ -296,8 +296,10 @@ def known(workspace: Workspace, note: Note) -> Known:
         lambda db: _kept(db, refs, checks=False),
         lambda error, when: note(f"{error}; working without the workspace cache{when} (slower)"),
     )
-    listed = {ref.display_id: Listed(ref, kept.found[ref.display_id]) for ref in refs if ref.display_id in kept.found}
-    return Known(listed, kept.unread, kept.written, kept.stored - {ref.display_id for ref in refs})
+    names = [ref.display_id for ref in refs]
+    found = kept.found
+    listed = {name: Listed(ref, found[name]) for ref, name in zip(refs, names, strict=True) if name in found}
+    return Known(listed, kept.unread, kept.written, kept.stored.difference(names))
 
 
 def store(workspace: Workspace, known: Known, rows: Sequence[ConversationRow], note: Note) -> None:
