@@ -30,7 +30,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, corpus_conversations
+from bench.common import REPO, corpus_conversations, with_bytecode
 from turnmark.core.search.scopes import DEFAULT_SCOPES
 from turnmark.core.search.terms import parse_query
 from turnmark.shell.entropy import random_event_ids
@@ -102,6 +102,7 @@ def change_one(directory: Path, round_number: int) -> None:
 
 
 def main() -> None:
+    with_bytecode()
     parser = argparse.ArgumentParser()
     parser.add_argument("--conversations", type=int, default=10_000)
     parser.add_argument("--word", default="tokenizer", help="a word in few conversations (grep reads the others whole)")

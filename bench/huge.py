@@ -31,6 +31,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import with_bytecode
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.shell.collector import collector_paused
@@ -274,6 +275,7 @@ def measure_load_save(megabytes: float, repeat: int) -> None:
 
 
 def main() -> None:
+    with_bytecode()
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=200)
     parser.add_argument("--load-save-megabytes", type=float, default=100)

@@ -27,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import with_bytecode
 from bench.find import generate
 from bench.huge import CONVERSATION_ID, long_workspace
 
@@ -144,6 +145,7 @@ def measure_read(megabytes: float, repeat: int) -> None:
 
 
 def main() -> None:
+    with_bytecode()
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--conversations", type=int, default=10_000)
     parser.add_argument("--megabytes", type=float, default=200)

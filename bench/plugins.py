@@ -18,6 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.common import with_bytecode  # noqa: E402
 from tests.shell.plugins.host import BIN, Host, init_message, plugin_env  # noqa: E402
 
 TARGET = 1.2
@@ -39,6 +40,7 @@ def best_pair(root: Path, env: dict[str, str], conversation: str, tries: int) ->
 
 
 def main() -> None:
+    with_bytecode()
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--tries", type=int, default=9)
     options = parser.parse_args()

@@ -16,6 +16,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.common import with_bytecode  # noqa: E402
+
 TURNMARK = Path(sys.executable).with_name("turnmark")
 
 
@@ -39,6 +43,7 @@ def best(command: list[str], runs: int = 7) -> float:
 
 
 def main() -> None:
+    with_bytecode()
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch) / "ws"
         shutil.copytree(REPO / "fixtures" / "workspace", workspace)

@@ -26,6 +26,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.common import with_bytecode  # noqa: E402
+
 TURNMARK = Path(sys.executable).with_name("turnmark")
 TS = "2026-07-01 10:00:00.0"
 SETTLE = 0.5
@@ -157,6 +161,7 @@ def memory(root: Path, environment: dict[str, str], conversations: int) -> float
 
 
 def main() -> None:
+    with_bytecode()
     quick = "--quick" in sys.argv
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)

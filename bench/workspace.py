@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import with_bytecode
 from bench.find import change_one, generate
 from turnmark.core.search.freshness import RACY_NS
 from turnmark.shell.storage.cache_db import cache_path
@@ -122,6 +123,7 @@ def offline_summaries(root: Path, count: int) -> None:
 
 
 def main() -> None:
+    with_bytecode()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", default="2000,10000", help="workspace sizes, comma-separated")
     parser.add_argument("--repeat", type=int, default=2)
