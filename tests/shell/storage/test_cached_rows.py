@@ -112,3 +112,26 @@ def test_rows_of_one_shape_are_kept_by_their_cached_mark() -> None:
     marks = ", ".join("?" * len(COLUMNS))
     connection.executemany(f"INSERT INTO conversations ({workspace_cache._SELECT}) VALUES ({marks})", rows)
     assert set(workspace_cache.stored(connection)) == {"jp-c0", "jp-c2"}
+
+
+def test_text_that_is_not_utf8_leaves_out_its_row_only() -> None:
+    """Python's sqlite3 refuses a whole query over one text value that is not UTF-8 (a crafted file's): the
+    rows with one are left out, in any column, and the others kept; the row is then replaced when saved."""
+    connection = sqlite3.connect(":memory:")
+    cache_db.create_schema(connection)
+    rows = [_typical(number) for number in range(6)]
+    rows[1][2] = None  # a half identity: left out by the rule, as before
+    marks = ", ".join("?" * len(COLUMNS))
+    connection.executemany(f"INSERT INTO conversations ({workspace_cache._SELECT}) VALUES ({marks})", rows)
+    for conversation, column in (("jp-c2", "turns"), ("jp-c3", "title"), ("jp-c4", "conversation")):
+        connection.execute(
+            f"UPDATE conversations SET {column} = CAST(x'ff' AS TEXT) WHERE conversation = ?", (conversation,)
+        )
+    connection.execute("UPDATE conversations SET problem = 'unreadable' WHERE conversation IN ('jp-c0', 'jp-c3')")
+    assert set(workspace_cache.stored(connection)) == {"jp-c0", "jp-c5"}
+    assert set(workspace_cache.stored(connection, "jp-c2")) == set()
+    assert set(workspace_cache.with_problems(connection)) == {"jp-c0"}
+    assert isinstance(connection.execute("SELECT title FROM conversations LIMIT 1").fetchone()[0], str)
+    replacement = workspace_cache.stored(connection, "jp-c5")["jp-c5"]._replace(conversation="jp-c2")
+    workspace_cache.save(connection, replacement)
+    assert set(workspace_cache.stored(connection)) == {"jp-c0", "jp-c2", "jp-c5"}
