@@ -355,6 +355,8 @@ _KINDS: tuple[frozenset[type], ...] = (
 )
 """The Python types each column of ``_SELECT`` may come back as (declared by the schema, not enforced by SQLite)."""
 _WIDTH = len(_IDENTITY)
+_EVENTS, _METADATA, _BASE_CONFIG = 2, 2 + _WIDTH, 2 + 2 * _WIDTH
+"""Where each file's identity starts among the columns."""
 _CACHED = len(_COMMON) + 1
 _FACT_COUNTS = (_CACHED + 1, _CACHED + 2, _CACHED + 3, _CACHED + 4, _CACHED + 6, _CACHED + 7, _CACHED + 8)
 
@@ -363,7 +365,7 @@ def _valid(values: Sequence[Any]) -> bool:
     """Each value of its column's type, a file's identity whole or absent, a ``cached`` row's facts all there."""
     if len(values) != len(_KINDS) or not all(type(value) in kinds for value, kinds in zip(values, _KINDS, strict=True)):
         return False
-    for start in (2, 2 + _WIDTH, 2 + 2 * _WIDTH):
+    for start in (_EVENTS, _METADATA, _BASE_CONFIG):
         present = [value is not None for value in values[start : start + _WIDTH]]
         if any(present) and not all(present):
             return False
@@ -386,18 +388,21 @@ def _valid_rows(rows: Iterable[Sequence[Any]]) -> Iterator[Sequence[Any]]:
 def _identity_at(values: Sequence[Any], start: int) -> Identity | None:
     if values[start] is None:
         return None
-    return _new(Identity, (_new(FileIdentity, values[start : start + 5]), values[start + 5]))
+    return _new(Identity, (_new(FileIdentity, values[start : start + _WIDTH - 1]), values[start + _WIDTH - 1]))
 
 
 def _row(values: Sequence[Any]) -> ConversationRow:
     """A stored row (SQLite gives its integers as ints and its text as str, or as bytes when it was not UTF-8);
     its tuples made by ``tuple.__new__``: a warm listing of a big workspace makes ten a row."""
-    checked, title, last, forked, turns, summarized, problem, indexed, cached = values[20:29]
+    checked, title, last, forked, turns, summarized, problem, indexed, cached = values[
+        _BASE_CONFIG + _WIDTH : _CACHED + 1
+    ]
     facts = check = None
     if cached:
-        legacy, entries, unresolved, duplicated, metadata_error, before_last, last_waits, extractive, check = values[
-            29:38
-        ]
+        facts_and_check = values[_CACHED + 1 : _CACHED + 2 + len(_FACTS)]
+        legacy, entries, unresolved, duplicated, metadata_error, before_last, last_waits, extractive, check = (
+            facts_and_check
+        )
         waiting = _new(Waiting, (before_last, bool(last_waits), extractive))
         facts = _new(Facts, (bool(legacy), entries, unresolved, duplicated, _read_text(metadata_error), waiting))
         check = _read_text(check)
@@ -405,8 +410,9 @@ def _row(values: Sequence[Any]) -> ConversationRow:
     if bytes in map(type, texts):
         texts = tuple(_read_text(text) for text in texts)
     directory, title, last, forked, problem = texts
-    fields = (values[0], directory, _identity_at(values, 2), _identity_at(values, 8), checked, title, last, forked)
-    rest = (turns, summarized, problem, bool(indexed), facts, check, _identity_at(values, 14))
+    events, metadata = _identity_at(values, _EVENTS), _identity_at(values, _METADATA)
+    fields = (values[0], directory, events, metadata, checked, title, last, forked)
+    rest = (turns, summarized, problem, bool(indexed), facts, check, _identity_at(values, _BASE_CONFIG))
     return _new(ConversationRow, fields + rest)
 
 
