@@ -24,9 +24,9 @@ import functools
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES
 from turnmark.shell.errors import FileFault, reraise_interrupt
@@ -336,6 +336,41 @@ class CacheDb:
                 raise
             self.rebuild(str(error))
             return action()
+
+
+class _NotUtf8:
+    """A stored text value that is not UTF-8: of no type turnmark writes, so the row holding it is refused."""
+
+    def __repr__(self) -> str:
+        return "NOT_UTF8"
+
+
+NOT_UTF8 = _NotUtf8()
+
+
+def _text_or_refused(data: bytes) -> str | _NotUtf8:
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return NOT_UTF8
+
+
+def fetched(connection: sqlite3.Connection, query: str, values: Sequence[object] = ()) -> list[Any]:
+    """The rows of ``query``. Python's ``sqlite3`` refuses a whole query when one text value is not UTF-8 (only a
+    crafted or damaged file holds one: turnmark writes such text as bytes), so it is asked again with each such
+    value read as ``NOT_UTF8``: the reader's type checks then refuse just those rows, which are read again and
+    replaced."""
+    try:
+        return connection.execute(query, values).fetchall()
+    except sqlite3.OperationalError as error:
+        if "decode to UTF-8" not in str(error):
+            raise
+        before = connection.text_factory
+        connection.text_factory = _text_or_refused
+        try:
+            return connection.execute(query, values).fetchall()
+        finally:
+            connection.text_factory = before
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from turnmark.core.search.documents import MARK_CLOSE, MARK_OPEN, Span, TurnDocu
 from turnmark.core.search.scopes import LIGHT_SCOPES, SCOPES, WEIGHTS, index_columns
 from turnmark.shell.errors import BadRows
 from turnmark.shell.storage import workspace_cache
-from turnmark.shell.storage.cache_db import FTS_TABLES
+from turnmark.shell.storage.cache_db import FTS_TABLES, fetched
 from turnmark.shell.storage.workspace_cache import ConversationRow
 
 
@@ -227,7 +227,8 @@ def search(
     table, columns = _table(scopes)
     where, values = _filters(since, conversations)
     weights = ", ".join(str(WEIGHTS[scope]) for scope in columns)
-    rows = connection.execute(
+    rows = fetched(
+        connection,
         "SELECT t.id, t.conversation, c.title, t.turn_index, t.turn_id, t.id_transient, t.date, t.label, "
         f"t.label_source, t.spans, bm25({table}, {weights}) AS score"
         + _from(table).replace(" WHERE", " JOIN conversations AS c ON c.conversation = t.conversation WHERE")
@@ -284,9 +285,10 @@ def highlighted(
     table, columns = _table(scopes)
     selected = ", ".join(f"highlight({table}, {columns.index(scope)}, ?, ?)" for scope in shown)
     markers = [MARK_OPEN, MARK_CLOSE] * len(shown)
-    row = connection.execute(
-        f"SELECT {selected} FROM {table} WHERE {table} MATCH ? AND rowid = ?", (*markers, match, rowid)
-    ).fetchone()
+    found = fetched(
+        connection, f"SELECT {selected} FROM {table} WHERE {table} MATCH ? AND rowid = ?", (*markers, match, rowid)
+    )
+    row = found[0] if found else None
     if row and not all(isinstance(text, str) for text in row):
         conversation = connection.execute("SELECT conversation FROM turns WHERE id = ?", (rowid,)).fetchone()
         raise BadRows(frozenset({str(conversation[0]) if conversation else ""}))

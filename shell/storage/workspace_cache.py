@@ -23,7 +23,7 @@ from turnmark.core.summaries.waiting import Waiting
 from turnmark.shell.clock import now_ns
 from turnmark.shell.errors import FileFault
 from turnmark.shell.storage import plan_cache
-from turnmark.shell.storage.cache_db import FTS_TABLES
+from turnmark.shell.storage.cache_db import FTS_TABLES, fetched
 from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, METADATA_LIMIT, read_file
 from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, METADATA, ConversationRef, newest_copy
 
@@ -428,37 +428,8 @@ def stored(
             found.update(stored(connection, conversation))
         return found
     where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
-    rows = _fetched(connection, f"SELECT {_SELECT} FROM conversations{where}", values)
+    rows = fetched(connection, f"SELECT {_SELECT} FROM conversations{where}", values)
     return {row.conversation: row for row in map(_readable_row, _valid_rows(rows)) if row is not None}
-
-
-class _NotUtf8:
-    """A stored text value that is not UTF-8: of no column's type, so ``_valid`` leaves its row out."""
-
-
-_NOT_UTF8 = _NotUtf8()
-
-
-def _text_or_refused(data: bytes) -> str | _NotUtf8:
-    try:
-        return data.decode()
-    except UnicodeDecodeError:
-        return _NOT_UTF8
-
-
-def _fetched(connection: sqlite3.Connection, query: str, values: Sequence[object] = ()) -> list[Sequence[Any]]:
-    """The rows of ``query``. Python's ``sqlite3`` refuses a whole query when one text value is not UTF-8 (only
-    a crafted or damaged file holds one: rows are written with such text as bytes), so it is asked again with
-    each such value read as ``_NOT_UTF8``: only those rows are left out, and read again and replaced."""
-    try:
-        return connection.execute(query, values).fetchall()
-    except sqlite3.OperationalError:
-        before = connection.text_factory
-        connection.text_factory = _text_or_refused
-        try:
-            return connection.execute(query, values).fetchall()
-        finally:
-            connection.text_factory = before
 
 
 def indexed_marks(connection: sqlite3.Connection) -> dict[str, bool]:
@@ -473,7 +444,7 @@ def indexed_marks(connection: sqlite3.Connection) -> dict[str, bool]:
 
 def with_problems(connection: sqlite3.Connection) -> dict[str, ConversationRow]:
     """The rows of the conversations that could not be read, by display ID."""
-    rows = _fetched(connection, f"SELECT {_SELECT} FROM conversations WHERE problem IS NOT NULL")
+    rows = fetched(connection, f"SELECT {_SELECT} FROM conversations WHERE problem IS NOT NULL")
     found = map(_readable_row, _valid_rows(rows))
     return {row.conversation: row for row in found if row is not None and row.problem is not None}
 

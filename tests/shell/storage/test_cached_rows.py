@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -135,3 +136,18 @@ def test_text_that_is_not_utf8_leaves_out_its_row_only() -> None:
     replacement = workspace_cache.stored(connection, "jp-c5")["jp-c5"]._replace(conversation="jp-c2")
     workspace_cache.save(connection, replacement)
     assert set(workspace_cache.stored(connection)) == {"jp-c0", "jp-c2", "jp-c5"}
+
+
+def test_fetched_reads_text_that_is_not_utf8_as_not_utf8_and_nothing_else_differs() -> None:
+    connection = sqlite3.connect(":memory:")
+    connection.execute("CREATE TABLE t (a TEXT, b INTEGER)")
+    connection.executemany("INSERT INTO t VALUES (?, ?)", [("é", 1), ("x", 2)])
+    assert cache_db.fetched(connection, "SELECT a, b FROM t ORDER BY b") == [("é", 1), ("x", 2)]
+    connection.execute("UPDATE t SET a = CAST(x'ff' AS TEXT) WHERE b = 2")
+    assert cache_db.fetched(connection, "SELECT a, b FROM t WHERE b >= ? ORDER BY b", (1,)) == [
+        ("é", 1),
+        (cache_db.NOT_UTF8, 2),
+    ]
+    assert connection.text_factory is str
+    with pytest.raises(sqlite3.OperationalError, match="no such column"):
+        cache_db.fetched(connection, "SELECT c FROM t")
