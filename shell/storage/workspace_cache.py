@@ -209,7 +209,8 @@ def verified(row: ConversationRow, seen: Look, now: int) -> ConversationRow | No
 
 def kept(ref: ConversationRef, row: ConversationRow | None, usable: bool) -> tuple[ConversationRow, bool] | None:
     """``row`` when the conversation's files are still the ones it was taken from, with whether it was touched
-    (the same bytes under a new identity: write the identity back); ``None``: read the conversation. A row
+    (the same bytes under a new identity, or in a folder renamed since: write them back); ``None``: read the
+    conversation. A row
     that is not ``usable`` for the caller (taken by the other reader) is never kept, nor one that names a file
     (``_names_a_file``) of a conversation whose folder was renamed since."""
     if row is None or not usable:
@@ -219,6 +220,8 @@ def kept(ref: ConversationRef, row: ConversationRow | None, usable: bool) -> tup
         return None
     decision = decide(row, seen)
     if decision is Freshness.SAME:
+        if row.directory != seen.directory:
+            return row._replace(directory=seen.directory), True
         return row, False
     if decision is Freshness.VERIFY:
         same = verified(row, seen, now_ns())

@@ -183,6 +183,19 @@ def test_a_renamed_conversation_is_listed_under_its_new_id_and_a_deleted_one_is_
     assert kept == set(after)
 
 
+def test_a_folder_renamed_is_listed_where_it_is_now_without_a_read(settled: Path, reads: Reads) -> None:
+    """A rename keeps the files' identities (their change time too): the row is kept, under its new folder."""
+    listed(settled)
+    reads.clear()
+    folder = directory_of(settled, "17800000010")
+    moved = folder.rename(folder.with_name("17800000010-renamed"))
+    after = listed(settled)
+    assert after["jp-c17800000010"]["directory"] == str(moved)
+    assert listed(settled) == after, "the new folder written back"
+    assert reads == []
+    assert after == fresh_listing(settled)
+
+
 def test_a_listing_hashes_only_the_events_too_young_to_trust_by_their_identity(settled: Path) -> None:
     future = 4_000_000_000
     young = directory_of(settled, "17800000010") / "events.json"
