@@ -58,7 +58,7 @@ class Http:
     def _pause(self, attempt: int, response: httpx.Response | None) -> None:
         delay = min(self.settings.backoff * 2**attempt, self.settings.backoff_cap)
         after = response.headers.get("retry-after") if response is not None else None
-        if after and after.replace(".", "", 1).isdigit():
+        if after and after.isascii() and after.replace(".", "", 1).isdigit():
             delay = min(float(after), self.settings.backoff_cap)
         time.sleep(delay)
 

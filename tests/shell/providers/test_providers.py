@@ -91,6 +91,14 @@ def test_429_and_5xx_are_retried(server: ModelServer, name: str) -> None:
     assert len(server.posts()) == 3
 
 
+@pytest.mark.parametrize("after", ["\u00b2", "1.\u00b2", "soon"])
+def test_a_retry_after_that_is_not_a_number_is_not_waited_for(server: ModelServer, after: str) -> None:
+    """``str.isdigit`` also takes a superscript two (Latin-1 ``\\xb2``), which ``float`` refuses."""
+    server.queue.append(Behaviour(status=429, headers={"retry-after": after}))
+    assert "Summary of" in provider_for("openai", server).complete(REQUEST)
+    assert len(server.posts()) == 2
+
+
 @pytest.mark.parametrize("name", list(MODELS))
 def test_retries_are_bounded(server: ModelServer, name: str) -> None:
     server.queue.extend([Behaviour(status=500)] * 5)

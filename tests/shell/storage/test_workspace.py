@@ -8,7 +8,7 @@ from turnmark.core.stream.conversation_ids import display_id, id_from_dirname, p
 from turnmark.core.stream.metadata import parse_metadata
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.storage.selection import pick_conversation
-from turnmark.shell.storage.workspace import find_workspace
+from turnmark.shell.storage.workspace import find_workspace, list_conversations
 
 
 @pytest.mark.parametrize(
@@ -72,3 +72,12 @@ def test_an_empty_workspace_has_no_default(tmp_path: Path, user_data: Path) -> N
     (tmp_path / ".jp" / "conversations").mkdir(parents=True)
     with pytest.raises(WorkspaceError, match="no conversations in"):
         pick_conversation(tmp_path, None)
+
+
+def test_a_folder_named_with_digits_that_are_not_ascii_is_not_a_conversation(workspace: Path) -> None:
+    """``²`` passes ``str.isdigit`` and fails ``int``: such a folder once made every listing a traceback."""
+    conversations = workspace / ".jp" / "conversations"
+    before = [ref.id for ref in list_conversations(find_workspace(workspace))]  # type: ignore[arg-type]
+    for name in ("\u00b2-title", "\u0663", "1\u00b2-x"):
+        (conversations / name).mkdir()
+    assert [ref.id for ref in list_conversations(find_workspace(workspace))] == before  # type: ignore[arg-type]
