@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated
 
@@ -33,10 +32,10 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
-    from turnmark.core.stream import codec, previews, timestamps
+    from turnmark.core.stream import codec, previews
     from turnmark.core.summaries import failures, transcript
     from turnmark.core.wire import chat
-    from turnmark.shell.cli import progress
+    from turnmark.shell.cli import listing_layout, progress
     from turnmark.shell.storage import config_files, failure_memory
     from turnmark.shell.storage import conversations as conversation_files
     from turnmark.shell.usecases import listing
@@ -47,8 +46,7 @@ if TYPE_CHECKING:
     from turnmark.core.summaries.turn_rows import TurnRow
     from turnmark.shell.cli.common import Settings
     from turnmark.shell.storage.conversations import LoadedConversation, ReadFacts
-    from turnmark.shell.storage.workspace import ConversationRef, Workspace
-    from turnmark.shell.usecases.listing import Listed
+    from turnmark.shell.storage.workspace import ConversationRef
 
     Checked = tuple[dict[str, object], CheckReport] | dict[str, object]
 
@@ -243,7 +241,7 @@ def _checked(
     with progress.reading("reading conversations") as on_read:
         found = listing.list_workspace(workspace, note, checks=True, jobs=settings.jobs, on_read=on_read)
     for listed in found:
-        row = _listing_json(workspace, listed)
+        row: dict[str, object] = dict(listing_layout.listing_json(workspace, listed))
         report = listed.report()
         if row["error"] is not None or report is None:
             chrome(f"error: {row['error']}")
@@ -376,30 +374,6 @@ def project(
 # conversations --------------------------------------------------------------------------------------
 
 
-def _listing_json(workspace: Workspace, listed: Listed) -> dict[str, object]:
-    ref, row = listed.ref, listed.row
-    if row.problem is not None or row.facts is None:
-        return {"id": ref.display_id, "dirname": ref.dirname, "error": row.problem}
-    facts = row.facts
-    root = f"{workspace.root}{os.sep}"
-    return {
-        "id": ref.display_id,
-        "dirname": os.path.basename(row.directory),
-        "title": row.title,
-        "format": "legacy" if facts.legacy else "current",
-        "path": row.directory.removeprefix(root) if row.directory.startswith(root) else row.directory,
-        "last_activated_at": row.last_activated_at,
-        "forked_from": row.forked_from,
-        "turns": row.turns,
-        "summarized_turns": row.summarized_turns,
-        "entries": facts.entries,
-        "unresolved_links": facts.unresolved_links,
-        "duplicated_ids": facts.duplicated_ids,
-        "metadata_error": facts.metadata_error,
-        "error": None,
-    }
-
-
 @app.command()
 def conversations(ctx: typer.Context, output_format: FormatOption = None) -> None:
     """List the workspace's conversations: ID, turns, summarized turns, link problems, title.
@@ -408,51 +382,19 @@ def conversations(ctx: typer.Context, output_format: FormatOption = None) -> Non
     """
     settings = settings_of(ctx)
     workspace = settings.workspace_root()
-    rows: list[dict[str, object]] = []
-    errors = 0
+    as_json = settings.resolve_format(output_format) is OutputFormat.json
+    layout = listing_layout.ListingLayout(workspace)
     with progress.reading("reading conversations") as on_read:
-        found = listing.list_workspace(workspace, note, jobs=settings.jobs, on_read=on_read)
-    for listed in found:
-        row = _listing_json(workspace, listed)
-        if row["error"] is not None:
-            chrome(f"error: {row['error']}")
-        elif row["metadata_error"]:
-            warn(str(row["metadata_error"]))
-        errors += 1 if row["error"] is not None or row["metadata_error"] else 0
-        rows.append(row)
-    default = timestamps.most_recently_active(
-        (str(row["last_activated_at"]), listed.ref.id)
-        for row, listed in zip(rows, found, strict=True)
-        if row["error"] is None and not row["metadata_error"]
-    )
-    for row, listed in zip(rows, found, strict=True):
-        row["default"] = listed.ref.id == default
-    if settings.resolve_format(output_format) is OutputFormat.json:
-        emit_json({"workspace": str(workspace.root), "conversations": rows})
+        printed = listing.printed_listing(
+            workspace, note, layout, text_only=not as_json, jobs=settings.jobs, on_read=on_read
+        )
+    rows = printed.rows or []
+    for row in rows:
+        if row.chrome is not None:
+            chrome(row.chrome)
+    if as_json:
+        emit_json({"workspace": str(workspace.root), "conversations": layout.json_rows(rows)})
     else:
-        header = f"{'ID':<17} {'ACTIVE':<10} {'TURNS':>5} {'SUMMARIZED':>10}  {'LINKS':<24} TITLE"
-        lines = [header, *map(_conversation_line, rows)]
-        if default is not None:
-            lines.append("* the conversation a command takes when CONV is not given (the most recently active)")
-        emit_line("\n".join(lines))
-    if errors:
+        emit_line(printed.text if printed.text is not None else layout.text(rows))
+    if any(row.chrome is not None for row in rows):
         raise typer.Exit(2)
-
-
-def _conversation_line(row: dict[str, object]) -> str:
-    marked = f"{row['id']}{'*' if row.get('default') else ''}"
-    if row.get("error"):
-        return f"{marked:<17} {'-':<10} {'-':>5} {'-':>10}  {'unreadable':<24} {row['dirname']}"
-    unresolved, duplicated = row["unresolved_links"], row["duplicated_ids"]
-    problems = []
-    if unresolved:
-        problems.append(f"{unresolved} unresolved")
-    if duplicated:
-        problems.append(f"{duplicated} dup IDs")
-    links = ", ".join(problems) or "ok"
-    summarized = f"{row['summarized_turns']}/{row['turns']}"
-    title = "(metadata.json unreadable)" if row["metadata_error"] else row["title"] or ""
-    if row.get("forked_from"):
-        title = f"⑂ {row['forked_from']}  {title}"
-    active = str(row["last_activated_at"] or "-")[:10]
-    return f"{marked:<17} {active:<10} {row['turns']!s:>5} {summarized:>10}  {links:<24} {title}"

@@ -36,7 +36,7 @@ from turnmark.shell.storage.workspace import Workspace
 
 NAME = "cache.sqlite3"
 SIDE_FILES = ("-wal", "-shm", "-journal")
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 FTS_TABLES = ("turns_fts", "turns_all_fts")
 """``find``'s text, one row per turn (rowid: ``turns.id``): the default scopes, and all of them."""
 T = TypeVar("T")
@@ -86,11 +86,18 @@ SCHEMA = (
         UNIQUE (conversation, turn_index)
     )""",
     "CREATE INDEX turns_started_at ON turns (started_at)",
+    """CREATE TABLE listing (
+        root TEXT PRIMARY KEY,
+        layout TEXT NOT NULL,
+        looks BLOB NOT NULL,
+        rows BLOB NOT NULL,
+        text TEXT
+    )""",
     f"CREATE VIRTUAL TABLE {FTS_TABLES[0]} USING fts5({', '.join(LIGHT_SCOPES)}, {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE {FTS_TABLES[1]} USING fts5({', '.join(SCOPES)}, {_TOKENIZE})",
     *(f"INSERT INTO {table} ({table}, rank) VALUES ('automerge', {AUTOMERGE})" for table in FTS_TABLES),
 )
-"""Schema version 6 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
+"""Schema version 7 (docs/architecture.md describes it): change it only with ``SCHEMA_VERSION``."""
 
 
 class CacheBusy(FileFault):

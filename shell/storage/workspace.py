@@ -169,8 +169,9 @@ def newest_copy(ref: ConversationRef, name: str) -> Path:
     return _newest(ref.directories, names) / name
 
 
-def _live_dirs(conversations: Path) -> dict[int, Path]:
-    found: dict[int, Path] = {}
+def _live_dirs(conversations: Path) -> dict[int, str]:
+    """Each conversation's folder (a string: a big workspace has thousands) by ID; the first name wins."""
+    found: dict[int, str] = {}
     try:
         with os.scandir(conversations) as entries:
             children = sorted(entries, key=lambda entry: entry.name)
@@ -180,18 +181,37 @@ def _live_dirs(conversations: Path) -> dict[int, Path]:
         conversation_id = id_from_dirname(child.name)
         if child.name.startswith(".") or conversation_id is None or not child.is_dir():
             continue
-        found.setdefault(conversation_id, conversations / child.name)
+        found.setdefault(conversation_id, child.path)
     return found
 
 
-def list_conversations(workspace: Workspace) -> list[ConversationRef]:
-    """Every live conversation (dot-directories such as ``.archive`` and ``.trash`` skipped), by ID."""
+Folder = tuple[int, str | None, str | None]
+"""A conversation's ID, its workspace folder and its user-local folder (``None`` where it has no copy)."""
+
+
+def conversation_folders(workspace: Workspace) -> list[Folder]:
+    """Every live conversation's folders (dot-directories such as ``.archive`` and ``.trash`` skipped), by ID."""
     in_workspace = _live_dirs(workspace.conversations_dir)
     in_silo = _live_dirs(workspace.user_silo / "conversations") if workspace.user_silo else {}
     return [
-        ConversationRef(conversation_id, in_workspace.get(conversation_id), in_silo.get(conversation_id), workspace)
+        (conversation_id, in_workspace.get(conversation_id), in_silo.get(conversation_id))
         for conversation_id in sorted(in_workspace.keys() | in_silo.keys())
     ]
+
+
+def ref_of(folder: Folder, workspace: Workspace) -> ConversationRef:
+    conversation_id, in_workspace, in_silo = folder
+    return ConversationRef(
+        conversation_id,
+        None if in_workspace is None else Path(in_workspace),
+        None if in_silo is None else Path(in_silo),
+        workspace,
+    )
+
+
+def list_conversations(workspace: Workspace) -> list[ConversationRef]:
+    """Every live conversation (``conversation_folders``), by ID."""
+    return [ref_of(folder, workspace) for folder in conversation_folders(workspace)]
 
 
 def conversation_at(path: Path) -> ConversationRef | None:

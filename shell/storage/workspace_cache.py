@@ -25,7 +25,16 @@ from turnmark.shell.errors import FileFault
 from turnmark.shell.storage import plan_cache
 from turnmark.shell.storage.cache_db import FTS_TABLES, fetched
 from turnmark.shell.storage.files import BASE_CONFIG_LIMIT, EVENTS_LIMIT, METADATA_LIMIT, read_file
-from turnmark.shell.storage.workspace import BASE_CONFIG, EVENTS, METADATA, ConversationRef, newest_copy
+from turnmark.shell.storage.workspace import (
+    BASE_CONFIG,
+    EVENTS,
+    METADATA,
+    ConversationRef,
+    Folder,
+    Workspace,
+    newest_copy,
+    ref_of,
+)
 
 _new = tuple.__new__
 """Makes a NamedTuple from a tuple without its Python ``__new__`` (a warm listing makes tens of thousands)."""
@@ -120,16 +129,30 @@ def file_identity(path: str) -> FileIdentity | None:
     return _new(FileIdentity, (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns))
 
 
+def _look_in(folder: str) -> Look:
+    events, metadata = f"{folder}{os.sep}{EVENTS}", f"{folder}{os.sep}{METADATA}"
+    base_config = f"{folder}{os.sep}{BASE_CONFIG}"
+    return _new(Look, (events, file_identity(events), metadata, file_identity(metadata), file_identity(base_config)))
+
+
 def look(ref: ConversationRef) -> Look:
     """Strings, not paths, on the way: a warm listing of a big workspace is mostly this."""
     if ref.user_dir is None and ref.workspace_dir is not None:
-        folder = os.fspath(ref.workspace_dir)
-        events, metadata = f"{folder}{os.sep}{EVENTS}", f"{folder}{os.sep}{METADATA}"
-        base_config = f"{folder}{os.sep}{BASE_CONFIG}"
-    else:
-        events, metadata = os.fspath(newest_copy(ref, EVENTS)), os.fspath(newest_copy(ref, METADATA))
-        base_config = os.path.join(os.path.dirname(events), BASE_CONFIG)
+        return _look_in(os.fspath(ref.workspace_dir))
+    events, metadata = os.fspath(newest_copy(ref, EVENTS)), os.fspath(newest_copy(ref, METADATA))
+    base_config = os.path.join(os.path.dirname(events), BASE_CONFIG)
     return _new(Look, (events, file_identity(events), metadata, file_identity(metadata), file_identity(base_config)))
+
+
+def looks(folders: Sequence[Folder], workspace: Workspace) -> list[tuple[int, Look]]:
+    """``look`` of each conversation of ``workspace`` by its ``folders`` (``conversation_folders``), with its ID,
+    without making its ``ConversationRef`` (a warm listing of 10,000 conversations is mostly its 30,000 stats)."""
+    return [
+        (folder[0], _look_in(folder[1]))
+        if folder[2] is None and folder[1] is not None
+        else (folder[0], look(ref_of(folder, workspace)))
+        for folder in folders
+    ]
 
 
 def hashed_when_read(seen: Look, checked: int) -> bool:
@@ -150,6 +173,12 @@ def decide(row: ConversationRow | None, seen: Look) -> Freshness:
             freshness(row.base_config.file if row.base_config else None, checked, seen.base_config),
         ]
     )
+
+
+def holds(row: ConversationRow, seen: Look) -> bool:
+    """Whether a listing that looks again and finds ``seen`` keeps ``row`` as it is, unread and untouched."""
+    usable = row.problem is not None or row.facts is not None
+    return usable and row.directory == seen.directory and decide(row, seen) is Freshness.SAME
 
 
 def sha(data: bytes | None) -> str:
@@ -433,6 +462,11 @@ def stored(
     where, values = (" WHERE conversation = ?", (only,)) if only is not None else ("", ())
     rows = fetched(connection, f"SELECT {_SELECT} FROM conversations{where}", values)
     return {row.conversation: row for row in map(_readable_row, _valid_rows(rows)) if row is not None}
+
+
+def stored_names(connection: sqlite3.Connection) -> set[str]:
+    """Every conversation the cache has a row for, whatever the row's other values."""
+    return {name for (name,) in fetched(connection, "SELECT conversation FROM conversations") if type(name) is str}
 
 
 def indexed_marks(connection: sqlite3.Connection) -> dict[str, bool]:

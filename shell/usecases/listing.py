@@ -9,19 +9,28 @@ be used (a link, a read-only disk, another writer holding it) costs a slower run
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
+from turnmark.core.stream.conversation_ids import display_id
 from turnmark.core.stream.quick_init import quick_init
 from turnmark.shell.clock import now_ns
 from turnmark.shell.collector import collector_paused
 from turnmark.shell.errors import ConversationError, FileFault, WorkerDied, reraise_interrupt
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.storage import cache_db, workspace_cache
-from turnmark.shell.storage.workspace import ConversationRef, Workspace, list_conversations
-from turnmark.shell.storage.workspace_cache import ConversationRow, Facts
+from turnmark.shell.storage import cache_db, listing_snapshot, workspace_cache
+from turnmark.shell.storage.listing_snapshot import PrintedRow
+from turnmark.shell.storage.workspace import (
+    ConversationRef,
+    Folder,
+    Workspace,
+    conversation_folders,
+    list_conversations,
+    ref_of,
+)
+from turnmark.shell.storage.workspace_cache import ConversationRow, Facts, Look
 from turnmark.shell.usecases import parallel
 
 with lazy_imports():
@@ -177,10 +186,17 @@ class _Kept:
     """Every conversation the cache had a row for."""
 
 
-def _kept(db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], *, checks: bool) -> _Kept:
+def _kept(db: cache_db.CacheDb | None, refs: Sequence[ConversationRef], *, checks: bool, some: bool = False) -> _Kept:
+    """``some``: ``refs`` are a few of the workspace's conversations (their rows fetched one by one)."""
     with collector_paused():
-        rows = workspace_cache.stored(db.connection) if db is not None else {}
-        kept = _Kept({}, {}, [], [], set(rows))
+        if db is None:
+            rows: dict[str, ConversationRow] = {}
+        elif some:
+            rows = workspace_cache.stored(db.connection, among=[ref.display_id for ref in refs])
+        else:
+            rows = workspace_cache.stored(db.connection)
+        names = workspace_cache.stored_names(db.connection) if db is not None and some else set(rows)
+        kept = _Kept({}, {}, [], [], names)
         for ref in refs:
             name = ref.display_id
             row = rows.get(name)
@@ -205,8 +221,10 @@ def _listed(
     checks: bool,
     jobs: int | None,
     on_read: parallel.OnRead,
+    alive: Collection[str] | None = None,
 ) -> list[Listed]:
-    known = _kept(db, refs, checks=checks)
+    """``alive``: every conversation of the workspace when ``refs`` are a few of them."""
+    known = _kept(db, refs, checks=checks, some=alive is not None and len(refs) <= _FEW)
     found, written, unread = known.found, known.written, known.unread
     on_read(0, len(unread))
     reads = parallel.each(partial(_read, checks=checks), unread, jobs, parallel.QUICK)
@@ -219,10 +237,14 @@ def _listed(
         _store(db, written, set(), note)
         raise
     names = [ref.display_id for ref in refs]
-    _store(db, written, known.stored.difference(names), note)
+    _store(db, written, known.stored.difference(names if alive is None else alive), note)
     reports = known.reports
     with collector_paused():
         return [Listed(ref, found[name], reports.get(name)) for ref, name in zip(refs, names, strict=True)]
+
+
+_FEW = 64
+"""Up to this many conversations' rows are fetched one by one rather than all at once."""
 
 
 def _cached(
@@ -270,6 +292,117 @@ def list_workspace(
         lambda db: _listed(db, refs, note, checks=checks, jobs=jobs, on_read=on_read),
         lambda error, when: note(f"{error}; listing without the workspace cache{when} (slower)"),
     )
+
+
+class Layout(Protocol):
+    """How ``conversations`` prints a listing (the CLI's); ``version`` names it in the listing's snapshot and
+    changes whenever what it prints for the same rows does."""
+
+    version: str
+
+    def row(self, listed: Listed) -> PrintedRow: ...
+
+    def text(self, rows: Sequence[PrintedRow]) -> str: ...
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A listing as printed: its ``text`` (``None`` when a row prints on stderr too, or ``rows`` were not asked
+    for) and its ``rows`` (``None`` when only the text was asked for and the snapshot had it)."""
+
+    text: str | None
+    rows: list[PrintedRow] | None
+
+
+def printed_listing(
+    workspace: Workspace,
+    note: Note,
+    layout: Layout,
+    *,
+    text_only: bool = False,
+    jobs: int | None = None,
+    on_read: parallel.OnRead = parallel.no_progress,
+) -> Printed:
+    """``list_workspace`` as ``layout`` prints it, through the listing's snapshot (``storage/listing_snapshot.py``):
+    when every conversation's files look as they did, what was printed then (with ``text_only``, its text alone);
+    else the rows of the conversations whose files look the same are taken from it, the others listed
+    (``list_workspace``'s way), and the snapshot kept again."""
+    folders = conversation_folders(workspace)
+    seen = workspace_cache.looks(folders, workspace)
+    return _cached(
+        workspace,
+        note,
+        lambda db: _printed(
+            db,
+            workspace=workspace,
+            folders=folders,
+            seen=seen,
+            layout=layout,
+            note=note,
+            text_only=text_only,
+            jobs=jobs,
+            on_read=on_read,
+        ),
+        lambda error, when: note(f"{error}; listing without the workspace cache{when} (slower)"),
+    )
+
+
+def _printed(
+    db: cache_db.CacheDb | None,
+    *,
+    workspace: Workspace,
+    folders: Sequence[Folder],
+    seen: Sequence[tuple[int, Look]],
+    layout: Layout,
+    note: Note,
+    text_only: bool,
+    jobs: int | None,
+    on_read: parallel.OnRead,
+) -> Printed:
+    root = str(workspace.root)
+    looks = listing_snapshot.digest(seen)
+    snapshot = None if db is None or looks is None else listing_snapshot.read(db.connection, root, layout.version)
+    if snapshot is not None and snapshot.looks == looks and text_only and snapshot.text is not None:
+        on_read(0, 0)
+        return Printed(snapshot.text, None)
+    before = listing_snapshot.rows(db.connection, root, layout.version) if db is not None and snapshot else None
+    if before is not None and [(kept.conversation, kept.look) for kept in before] == seen:
+        on_read(0, 0)
+        return Printed(None, [kept.row for kept in before])
+    earlier = {kept.conversation: kept for kept in before or ()}
+    rows: dict[int, listing_snapshot.Kept] = {}
+    changed: list[Folder] = []
+    for folder, (conversation, look) in zip(folders, seen, strict=True):
+        before_row = earlier.get(conversation)
+        if before_row is not None and before_row.look == look:
+            rows[conversation] = before_row
+        else:
+            changed.append(folder)
+    refs = [ref_of(folder, workspace) for folder in changed]
+    alive = [display_id(conversation) for conversation, _ in seen] if rows else None
+    at = dict(seen)
+    for listed in _listed(db, refs, note, checks=False, jobs=jobs, on_read=on_read, alive=alive):
+        look = at[listed.ref.id]
+        holds = workspace_cache.holds(listed.row, look)
+        rows[listed.ref.id] = listing_snapshot.Kept(listed.ref.id, look if holds else None, layout.row(listed))
+    kept = [rows[conversation] for conversation, _ in seen]
+    printed = [item.row for item in kept]
+    text = None if any(row.chrome is not None for row in printed) else layout.text(printed)
+    if db is not None:
+        _keep(db, root, layout.version, kept, text)
+    return Printed(text, printed)
+
+
+def _keep(db: cache_db.CacheDb, root: str, layout: str, kept: list[listing_snapshot.Kept], text: str | None) -> None:
+    """Keep the listing's snapshot. It only saves time: a cache another process is writing, or one that cannot
+    be written, keeps the one it has (the next listing tries again)."""
+    try:
+        with db.writing(wait=0), cache_db.batch(db.connection):
+            listing_snapshot.write(db.connection, root, layout, kept, text)
+    except (cache_db.CacheBusy, sqlite3.OperationalError) as error:
+        reraise_interrupt(error)
+        if isinstance(error, sqlite3.OperationalError) and cache_db.damaged(error):
+            raise
 
 
 @dataclass(frozen=True)

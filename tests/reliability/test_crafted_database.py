@@ -24,6 +24,7 @@ TIMEOUT = 60.0
 """Seconds a run may take before it counts as hung (a clean one takes under one)."""
 COMMANDS = (
     ("conversations",),
+    ("--format", "text", "conversations"),
     ("find", "retry"),
     ("check", "--all"),
     ("summarize", "--all", "--dry-run", "--model", "builtin/extractive"),
@@ -158,6 +159,17 @@ def plans_text_not_utf8(connection: sqlite3.Connection) -> None:
     connection.execute("UPDATE plans SET report = CAST(x'c3' AS TEXT) WHERE rowid % 2 = 1")
 
 
+def listing_snapshot_garbled(connection: sqlite3.Connection) -> None:
+    """The listing's snapshot: its looks and rows not what turnmark writes (one that claims every file looks the
+    same, one that does not decode)."""
+    connection.execute("UPDATE listing SET rows = x'00', looks = x'00'")
+
+
+def listing_text_not_utf8(connection: sqlite3.Connection) -> None:
+    """The listing's snapshot: the text it printed, not UTF-8; its layout another type."""
+    connection.execute("UPDATE listing SET text = CAST(x'ff' AS TEXT), layout = CAST(x'c3' AS TEXT)")
+
+
 def turn_id_text_key(connection: sqlite3.Connection) -> None:
     _retyped(connection, "turns", "id INTEGER PRIMARY KEY", "id TEXT PRIMARY KEY", copy=False)
     _unindexed(connection)
@@ -184,9 +196,11 @@ CASES: dict[str, Callable[[sqlite3.Connection], None]] = {
         text_not_utf8,
         turns_text_not_utf8,
         plans_text_not_utf8,
+        listing_snapshot_garbled,
+        listing_text_not_utf8,
     )
 }
-HEALED = {"text_not_utf8", "turns_text_not_utf8", "plans_text_not_utf8"}
+HEALED = {"text_not_utf8", "turns_text_not_utf8", "plans_text_not_utf8", "listing_text_not_utf8"}
 """Cases whose bad rows the first round replaces: the second round uses the cache again, without a note."""
 UNUSED = re.compile(r"without the (workspace cache|index file|stored plans)")
 
@@ -198,7 +212,8 @@ def tally() -> Iterator[Tally]:
         "a view running a recursive query that never ends, `turns.spans` not JSON, `checked_ns` declared or "
         "stored as text, `conversation INTEGER PRIMARY KEY`, `turns.id TEXT PRIMARY KEY`, stored plans with an "
         "extra key or a wrongly typed plan row, `check --all`'s stored reports not JSON, with an extra key, values "
-        "of other types or an unknown reason, text that is not UTF-8 in the rows, the turn rows and the stored plans",
+        "of other types or an unknown reason, text that is not UTF-8 in the rows, the turn rows, the stored plans "
+        "and the listing's snapshot, a snapshot that does not decode",
         "each command's exit and stdout those of the clean run, twice; no traceback; no hang (60 s guard); rows "
         "of text that is not UTF-8 replaced, the cache used again",
     )
@@ -209,7 +224,8 @@ def tally() -> Iterator[Tally]:
 def _run_all(workspace: Path, env: dict[str, str]) -> list[tuple[int, str, str]]:
     outcomes = []
     for command in COMMANDS:
-        done = run_turnmark(workspace, env, ("--format", "json", *command), TIMEOUT)
+        options = () if command[0] == "--format" else ("--format", "json")
+        done = run_turnmark(workspace, env, (*options, *command), TIMEOUT)
         outcomes.append((done.returncode, done.stdout, done.stderr))
     return outcomes
 

@@ -5,7 +5,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from turnmark.core.stream.conversation_ids import display_id, id_from_dirname, parse_conversation_id
+from turnmark.core.stream.conversation_ids import id_from_dirname, parse_conversation_id
 
 
 @given(st.text())
