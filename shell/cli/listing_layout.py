@@ -127,6 +127,15 @@ class ListingLayout:
         return "\n".join(lines)
 
     @staticmethod
+    def fits(row: PrintedRow) -> bool:
+        """A readable conversation's values (no error) or an unreadable one's (an error): what ``text`` and
+        ``json_rows`` take."""
+        values = row.values
+        if len(values) == len(KEYS):
+            return values[-1] is None
+        return len(values) == len(UNREADABLE_KEYS) and values[-1] is not None
+
+    @staticmethod
     def json_rows(rows: Sequence[PrintedRow]) -> list[dict[str, Value]]:
         default = _default(rows)
         return [{**_json(row.values), "default": row.values[0] == default} for row in rows]

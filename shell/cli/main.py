@@ -36,6 +36,27 @@ __all__ = [
 ]
 
 
+VALUE_OPTIONS = frozenset({"--workspace", "-w", "--cfg", "-c", "--format", "-F", "--jobs", "-j"})
+"""The app's own options that take the next word as their value (``tests/shell/cli/test_named_commands.py``
+holds them to the app's)."""
+
+
+def _command_word(words: Sequence[str]) -> str | None:
+    """The word that names the command: the first that is neither an option nor an option's value (``None``
+    when there is none, or help is asked for before it)."""
+    value_next = False
+    for word in words:
+        if value_next:
+            value_next = False
+        elif word in ("--help", "-h", "--"):
+            return None
+        elif word.startswith("-"):
+            value_next = word in VALUE_OPTIONS
+        else:
+            return word
+    return None
+
+
 def _name(command: typer.models.CommandInfo) -> str:
     return command.name or (command.callback.__name__ if command.callback else "").replace("_", "-")
 
@@ -47,17 +68,18 @@ def _group_name(group: typer.models.TyperInfo) -> str | None:
 
 @contextmanager
 def _only_named(words: Sequence[str]) -> Iterator[None]:
-    """The app with only the commands ``words`` name (typer builds every registered command's parameters on
-    each run, a tenth of a short run's start-up); with all of them when none is named (``--help``, a mistyped
-    name: the usage error lists them), when ``demo`` is (it runs the others) or a shell asks for completions."""
+    """The app with only the command ``words`` name (typer builds every registered command's parameters on each
+    run, a tenth of a short run's start-up); with all of them when it names none (``--help`` first, a mistyped
+    name: the usage error lists them), when it is ``demo`` (it runs the others) or a shell asks for completions."""
     commands, groups = list(app.registered_commands), list(app.registered_groups)
-    named = set(words)
-    kept = [command for command in commands if _name(command) in named]
-    if not kept or "demo" in named or any(key.endswith("_COMPLETE") for key in os.environ):
+    named = _command_word(words)
+    kept = [command for command in commands if _name(command) == named]
+    kept_groups = [group for group in groups if _group_name(group) == named]
+    if not (kept or kept_groups) or named == "demo" or any(key.endswith("_COMPLETE") for key in os.environ):
         yield
         return
     app.registered_commands[:] = kept
-    app.registered_groups[:] = [group for group in groups if _group_name(group) in named]
+    app.registered_groups[:] = kept_groups
     try:
         yield
     finally:

@@ -121,11 +121,19 @@ class Look(NamedTuple):
         return Path(self.directory, BASE_CONFIG)
 
 
+UNSEEN = FileIdentity(-1, -1, -1, 2**62, 2**62)
+"""A file that is there but cannot be looked at (a loop of links, a file where a folder should be): changed since
+anything stored, and never settled, so a row is never kept by it (the read says why it cannot be read)."""
+
+
 def file_identity(path: str) -> FileIdentity | None:
+    """``None`` for a file that is not there."""
     try:
         status = os.stat(path)
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError:
+        return UNSEEN
     return _new(FileIdentity, (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns))
 
 
@@ -144,13 +152,11 @@ def look(ref: ConversationRef) -> Look:
     return _new(Look, (events, file_identity(events), metadata, file_identity(metadata), file_identity(base_config)))
 
 
-def looks(folders: Sequence[Folder], workspace: Workspace) -> list[tuple[int, Look]]:
-    """``look`` of each conversation of ``workspace`` by its ``folders`` (``conversation_folders``), with its ID,
-    without making its ``ConversationRef`` (a warm listing of 10,000 conversations is mostly its 30,000 stats)."""
+def looks(folders: Sequence[Folder], workspace: Workspace) -> list[Look]:
+    """``look`` of each conversation of ``workspace`` by its ``folders`` (``conversation_folders``), without making
+    its ``ConversationRef`` (a warm listing of 10,000 conversations is mostly its 30,000 stats)."""
     return [
-        (folder[0], _look_in(folder[1]))
-        if folder[2] is None and folder[1] is not None
-        else (folder[0], look(ref_of(folder, workspace)))
+        _look_in(folder[1]) if folder[2] is None and folder[1] is not None else look(ref_of(folder, workspace))
         for folder in folders
     ]
 

@@ -274,6 +274,10 @@ def _cached(
     return use(None)
 
 
+def _listing_without_cache(note: Note, error: BaseException, when: str) -> None:
+    note(f"{error}; listing without the workspace cache{when} (slower)")
+
+
 def list_workspace(
     workspace: Workspace,
     note: Note,
@@ -290,7 +294,7 @@ def list_workspace(
         workspace,
         note,
         lambda db: _listed(db, refs, note, checks=checks, jobs=jobs, on_read=on_read),
-        lambda error, when: note(f"{error}; listing without the workspace cache{when} (slower)"),
+        partial(_listing_without_cache, note),
     )
 
 
@@ -303,6 +307,9 @@ class Layout(Protocol):
     def row(self, listed: Listed) -> PrintedRow: ...
 
     def text(self, rows: Sequence[PrintedRow]) -> str: ...
+
+    def fits(self, row: PrintedRow) -> bool:
+        """Whether ``row`` (from a snapshot) has the shape this layout prints (else it is listed again)."""
 
 
 @dataclass(frozen=True)
@@ -328,14 +335,13 @@ def printed_listing(
     else the rows of the conversations whose files look the same are taken from it, the others listed
     (``list_workspace``'s way), and the snapshot kept again."""
     folders = conversation_folders(workspace)
-    seen = workspace_cache.looks(folders, workspace)
+    seen = list(zip(folders, workspace_cache.looks(folders, workspace), strict=True))
     return _cached(
         workspace,
         note,
         lambda db: _printed(
             db,
             workspace=workspace,
-            folders=folders,
             seen=seen,
             layout=layout,
             note=note,
@@ -343,7 +349,7 @@ def printed_listing(
             jobs=jobs,
             on_read=on_read,
         ),
-        lambda error, when: note(f"{error}; listing without the workspace cache{when} (slower)"),
+        partial(_listing_without_cache, note),
     )
 
 
@@ -351,8 +357,7 @@ def _printed(
     db: cache_db.CacheDb | None,
     *,
     workspace: Workspace,
-    folders: Sequence[Folder],
-    seen: Sequence[tuple[int, Look]],
+    seen: Sequence[tuple[Folder, Look]],
     layout: Layout,
     note: Note,
     text_only: bool,
@@ -360,36 +365,38 @@ def _printed(
     on_read: parallel.OnRead,
 ) -> Printed:
     root = str(workspace.root)
-    looks = listing_snapshot.digest(seen)
+    looks = listing_snapshot.digest(root, seen)
     snapshot = None if db is None or looks is None else listing_snapshot.read(db.connection, root, layout.version)
     if snapshot is not None and snapshot.looks == looks and text_only and snapshot.text is not None:
         on_read(0, 0)
         return Printed(snapshot.text, None)
     before = listing_snapshot.rows(db.connection, root, layout.version) if db is not None and snapshot else None
-    if before is not None and [(kept.conversation, kept.look) for kept in before] == seen:
-        on_read(0, 0)
-        return Printed(None, [kept.row for kept in before])
-    earlier = {kept.conversation: kept for kept in before or ()}
+    earlier = {kept.folder[0]: kept for kept in before or () if layout.fits(kept.row)}
     rows: dict[int, listing_snapshot.Kept] = {}
     changed: list[Folder] = []
-    for folder, (conversation, look) in zip(folders, seen, strict=True):
-        before_row = earlier.get(conversation)
-        if before_row is not None and before_row.look == look:
-            rows[conversation] = before_row
+    for folder, look in seen:
+        kept = earlier.get(folder[0])
+        if kept is not None and kept.folder == folder and kept.look == look:
+            rows[folder[0]] = kept
         else:
             changed.append(folder)
-    refs = [ref_of(folder, workspace) for folder in changed]
-    alive = [display_id(conversation) for conversation, _ in seen] if rows else None
+    if not changed and before is not None and len(before) == len(seen):
+        on_read(0, 0)
+        return Printed(None, [rows[folder[0]].row for folder, _ in seen])
+    alive = [display_id(folder[0]) for folder, _ in seen] if rows else None
     at = dict(seen)
-    for listed in _listed(db, refs, note, checks=False, jobs=jobs, on_read=on_read, alive=alive):
-        look = at[listed.ref.id]
+    refs = [ref_of(folder, workspace) for folder in changed]
+    for listed, folder in zip(
+        _listed(db, refs, note, checks=False, jobs=jobs, on_read=on_read, alive=alive), changed, strict=True
+    ):
+        look = at[folder]
         holds = workspace_cache.holds(listed.row, look)
-        rows[listed.ref.id] = listing_snapshot.Kept(listed.ref.id, look if holds else None, layout.row(listed))
-    kept = [rows[conversation] for conversation, _ in seen]
-    printed = [item.row for item in kept]
+        rows[folder[0]] = listing_snapshot.Kept(folder, look if holds else None, layout.row(listed))
+    kept_rows = [rows[folder[0]] for folder, _ in seen]
+    printed = [item.row for item in kept_rows]
     text = None if any(row.chrome is not None for row in printed) else layout.text(printed)
     if db is not None:
-        _keep(db, root, layout.version, kept, text)
+        _keep(db, root, layout.version, kept_rows, text)
     return Printed(text, printed)
 
 

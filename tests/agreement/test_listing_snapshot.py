@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from tests.agreement.cli import Cli
 from tests.agreement.test_cache import CHANGES, _events, no_cache, settle
@@ -35,6 +37,7 @@ from tests.support.hand_edits import Drawn, hand_edited
 from turnmark.core.search import freshness
 from turnmark.shell.storage import workspace_cache
 from turnmark.shell.storage.cache_db import cache_path
+from turnmark.shell.storage.listing_snapshot import Kept
 from turnmark.shell.storage.workspace import require_workspace
 
 Printed = tuple[tuple[int, str, str], tuple[int, str, str]]
@@ -69,15 +72,18 @@ def rows_read() -> Iterator[list[str]]:
         workspace_cache.stored = real
 
 
-def agree(what: str, cli: Cli) -> None:
-    """The listing as the cache has it, then again (every row from the snapshot, no row fetched), equals the
-    long way's."""
+def agree(what: str, cli: Cli, *, unseen: bool = False) -> None:
+    """The listing as the cache has it, then again (every row from the snapshot, no row fetched; with ``unseen``,
+    a file that cannot be looked at keeps its conversation's row looked up), equals the long way's."""
     with no_cache():
         long_way = printed(cli)
     assert printed(cli) == long_way, f"{what}: with the cache, not as the long way"
     with rows_read() as fetches:
         assert printed(cli) == long_way, f"{what}: from the snapshot, not as the long way"
-    assert fetches == [], f"{what}: the second listing fetched rows ({fetches}) instead of using the snapshot"
+    if unseen:
+        assert fetches == ["some", "some"], f"{what}: the conversation that cannot be looked at is looked up"
+    else:
+        assert fetches == [], f"{what}: the second listing fetched rows ({fetches}) instead of using the snapshot"
 
 
 def _database(root: Path) -> sqlite3.Connection:
@@ -129,16 +135,37 @@ def snapshot_of_another_layout(root: Path) -> None:
         connection.execute("UPDATE listing SET layout = 'another'")
 
 
-MORE_CHANGES: tuple[Callable[[Path], None], ...] = (
+def rows_of_another_shape(root: Path) -> None:
+    """A snapshot whose rows decode but whose values are not the layout's (a crafted file)."""
+    with _database(root) as connection:
+        (blob,) = connection.execute("SELECT rows FROM listing").fetchone()
+        kept = msgspec.msgpack.decode(blob, type=list[Kept])
+        cut = [Kept(item.folder, item.look, replace(item.row, values=item.row.values[:5])) for item in kept]
+        connection.execute("UPDATE listing SET rows = ?, text = NULL", (msgspec.msgpack.encode(cut),))
+
+
+def loop_a_link_where_a_file_is_absent(root: Path) -> bool:
+    """A link to itself where a legacy conversation has no ``base_config.json``: not absent, unreadable (``True``:
+    such a conversation was found)."""
+    for folder in conversation_folders(root):
+        if (folder / "events.json").is_file() and not os.path.lexists(folder / "base_config.json"):
+            (folder / "base_config.json").symlink_to("base_config.json")
+            return True
+    return False
+
+
+MORE_CHANGES: tuple[Callable[[Path], object], ...] = (
     retitle_one,
     touch_without_a_change,
     add_a_conversation,
     add_a_base_config,
     forget_the_rows,
     garble_the_snapshot,
+    rows_of_another_shape,
     snapshot_of_another_layout,
     make_one_unreadable,
     break_a_metadata_file,
+    loop_a_link_where_a_file_is_absent,
 )
 
 
@@ -148,8 +175,8 @@ def agree_through_changes(root: Path) -> None:
     for change in (*CHANGES, *MORE_CHANGES):
         if not conversation_folders(root):
             break
-        change(root)
-        agree(f"after {change.__name__}", cli)
+        unseen = change(root)
+        agree(f"after {change.__name__}", cli, unseen=unseen is True)
 
 
 @pytest.fixture(autouse=True)
@@ -234,3 +261,40 @@ def test_a_folder_name_that_is_not_utf8_lists_the_long_way(tmp_path: Path, user_
         with rows_read() as fetches:
             assert printed(cli) == long_way
         assert fetches == ["all", "all"], "text and JSON, each the long way"
+
+
+def test_an_unreadable_conversation_s_user_local_folder_renamed_is_named_where_it_is_now(
+    tmp_path: Path, user_data: Path
+) -> None:
+    """An unreadable conversation is listed by its folder's name (the user-local copy's when there is one): a
+    rename of that folder changes no look of the copy read, but the folders are part of a row's key."""
+    root = tmp_path / "ws"
+    folder = root / ".jp" / "conversations" / "17800000030-work"
+    folder.mkdir(parents=True)
+    (root / ".jp" / ".id").write_text("w1\n")
+    (folder / "events.json").write_text("{broken")
+    (folder / "metadata.json").write_text('{"title": "t"}')
+    local = user_data / "workspace" / "ws-w1" / "conversations" / "17800000030-local"
+    local.mkdir(parents=True)
+    settle(root)
+    cli = Cli(root)
+    agree("both copies", cli)
+    local.rename(local.with_name("17800000030-renamed"))
+    agree("the user-local folder renamed", cli)
+    assert "17800000030-renamed" in printed(cli)[0][1]
+
+
+def test_a_workspace_whose_path_is_not_utf8_lists_the_long_way(tmp_path: Path, user_data: Path) -> None:
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/ws\xff"))
+    (root / ".jp" / "conversations").mkdir(parents=True)
+    cli = Cli(root)
+    with no_cache():
+        long_way = printed(cli)
+    assert long_way[0][0] == 0
+    assert printed(cli) == printed(cli) == long_way
+    copy_fixture("workspace", tmp_path / "fixture")
+    shutil.copytree(tmp_path / "fixture" / ".jp" / "conversations", root / ".jp" / "conversations", dirs_exist_ok=True)
+    settle(root)
+    with no_cache():
+        long_way = printed(cli)
+    assert printed(cli) == printed(cli) == long_way
