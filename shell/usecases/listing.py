@@ -334,8 +334,9 @@ def printed_listing(
     when every conversation's files look as they did, what was printed then (with ``text_only``, its text alone);
     else the rows of the conversations whose files look the same are taken from it, the others listed
     (``list_workspace``'s way), and the snapshot kept again."""
-    folders = conversation_folders(workspace)
-    seen = list(zip(folders, workspace_cache.looks(folders, workspace), strict=True))
+    with collector_paused():
+        folders = conversation_folders(workspace)
+        seen = list(zip(folders, workspace_cache.looks(folders, workspace), strict=True))
     return _cached(
         workspace,
         note,
