@@ -33,6 +33,7 @@ from tests.agreement.workspaces import (
     copy_fixture,
     first_difference,
     workspace_shapes,
+    write_hand_edited,
     write_workspace,
 )
 from tests.support.hand_edits import Drawn, hand_edited
@@ -257,11 +258,5 @@ def test_hand_edited_conversations_show_the_same_with_and_without_the_cache(draw
     cache must notice is noticed."""
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "ws"
-        for number, conversation in enumerate(drawn):
-            folder = root / ".jp" / "conversations" / f"{17_900_000_000 + number * 10}-edited-{number}"
-            folder.mkdir(parents=True)
-            (folder / "events.json").write_bytes(conversation.events)
-            if conversation.base_config is not None:
-                (folder / "base_config.json").write_bytes(conversation.base_config)
-            (folder / "metadata.json").write_text(f'{{"title": "Edited {number}"}}\n')
+        write_hand_edited(root, drawn)
         agree_through_changes(settle(root), ("fix", "thing"))

@@ -31,6 +31,7 @@ from tests.agreement.workspaces import (
     copy_corpus,
     copy_fixture,
     workspace_shapes,
+    write_hand_edited,
     write_workspace,
 )
 from tests.support.hand_edits import Drawn, hand_edited
@@ -207,13 +208,7 @@ def test_a_generated_workspace_lists_the_same_from_the_snapshot(shapes: list[Con
 def test_hand_edited_conversations_list_the_same_from_the_snapshot(drawn: list[Drawn]) -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch) / "ws"
-        for number, conversation in enumerate(drawn):
-            folder = root / ".jp" / "conversations" / f"{17_900_000_000 + number * 10}-edited-{number}"
-            folder.mkdir(parents=True)
-            (folder / "events.json").write_bytes(conversation.events)
-            if conversation.base_config is not None:
-                (folder / "base_config.json").write_bytes(conversation.base_config)
-            (folder / "metadata.json").write_text(f'{{"title": "Edited {number}"}}\n')
+        write_hand_edited(root, drawn)
         agree_through_changes(settle(root))
 
 

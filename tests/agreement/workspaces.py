@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import REPO, corpus_root
 from tests.support.copies import writable_copy
+from tests.support.hand_edits import Drawn
 
 FIXTURE_WORKSPACES = ("workspace", "legacy-workspace", "repair-workspace", "show-workspace")
 WORKSPACE_ID = "agree01"
@@ -254,4 +255,17 @@ def write_workspace(root: Path, shapes: list[ConversationShape], user_data: Path
             (folder / "events.json").write_text(json.dumps(entries, indent=2) + "\n")
     for path in [*root.rglob("*.json"), *user_data.rglob("*.json")]:
         os.utime(path, (OLD, OLD))
+    return root
+
+
+def write_hand_edited(root: Path, drawn: list[Drawn]) -> Path:
+    """A workspace at ``root`` of the hand-edited conversations ``drawn`` (``tests/support/hand_edits.py``), one
+    folder each with a title."""
+    for number, conversation in enumerate(drawn):
+        folder = root / ".jp" / "conversations" / f"{17_900_000_000 + number * 10}-edited-{number}"
+        folder.mkdir(parents=True)
+        (folder / "events.json").write_bytes(conversation.events)
+        if conversation.base_config is not None:
+            (folder / "base_config.json").write_bytes(conversation.base_config)
+        (folder / "metadata.json").write_text(f'{{"title": "Edited {number}"}}\n')
     return root
