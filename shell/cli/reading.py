@@ -95,8 +95,8 @@ def turns(ctx: typer.Context, conversation: ConversationArgument = None, output_
         return
     title = f"  {loaded.title}" if loaded.title else ""
     chrome(f"{loaded.ref.display_id}{title} ({counted(len(rows), 'turn')})")
-    for row in rows:
-        emit_line(_turn_line(row))
+    if rows:
+        emit_line("\n".join(map(_turn_line, rows)))
     if any(row.label_source != "summary" for row in rows):
         chrome("~ no summary stored: the first line of the turn's request is shown instead")
     if any(row.id_transient for row in rows):
