@@ -88,6 +88,18 @@ def format_timestamp(moment: datetime) -> str:
     return f"{utc.strftime('%Y-%m-%d %H:%M:%S')}.{fraction}"
 
 
+def activity_key(last_activated_at: str, conversation: int) -> tuple[int, int, int]:
+    """What orders conversations by their last activity (``most_recently_active``): the moment, then the ID."""
+    moment, nanoseconds = sort_key(last_activated_at)
+    return moment, nanoseconds, conversation
+
+
+def latest_active(keys: Iterable[tuple[int, int, int]]) -> int | None:
+    """The conversation whose ``activity_key`` is the latest, ``None`` among none."""
+    latest = max(keys, default=None)
+    return latest[2] if latest is not None else None
+
+
 def most_recently_active(dated: Iterable[tuple[str, int]]) -> int | None:
     """The conversation a command takes when ``CONV`` is not given: the latest ``last_activated_at``, the higher
     ID on a tie, among ``(last_activated_at, conversation ID)`` of the conversations whose metadata reads.
@@ -98,5 +110,4 @@ def most_recently_active(dated: Iterable[tuple[str, int]]) -> int | None:
     >>> most_recently_active([]) is None
     True
     """
-    latest = max(((sort_key(at), conversation) for at, conversation in dated), default=None)
-    return latest[1] if latest is not None else None
+    return latest_active(activity_key(at, conversation) for at, conversation in dated)

@@ -96,9 +96,9 @@ def _line(values: dict[str, Value], default: bool = False) -> str:
 
 def _default(rows: Sequence[PrintedRow]) -> str | None:
     """The display ID of the conversation a command takes when ``CONV`` is not given
-    (``timestamps.most_recently_active``)."""
-    latest = max((row.candidate for row in rows if row.candidate is not None), default=None)
-    return None if latest is None else display_id(latest[2])
+    (``timestamps.most_recently_active``, from each row's ``activity_key``)."""
+    latest = timestamps.latest_active(row.candidate for row in rows if row.candidate is not None)
+    return None if latest is None else display_id(latest)
 
 
 class ListingLayout:
@@ -116,8 +116,7 @@ class ListingLayout:
             return PrintedRow(kept, line, None, f"error: {values['error']}")
         if values["metadata_error"]:
             return PrintedRow(kept, line, None, f"warning: {values['metadata_error']}")
-        moment, nanoseconds = timestamps.sort_key(str(values["last_activated_at"]))
-        return PrintedRow(kept, line, (moment, nanoseconds, listed.ref.id), None)
+        return PrintedRow(kept, line, timestamps.activity_key(str(values["last_activated_at"]), listed.ref.id), None)
 
     def text(self, rows: Sequence[PrintedRow]) -> str:
         default = _default(rows)

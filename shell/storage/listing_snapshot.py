@@ -34,7 +34,7 @@ class PrintedRow(msgspec.Struct, array_like=True, frozen=True):
     line: str
     """Its text line, not marked as the default."""
     candidate: tuple[int, int, int] | None
-    """When it may be the default conversation: its last activity's ``timestamps.sort_key`` and its ID."""
+    """When it may be the default conversation: its ``timestamps.activity_key``."""
     chrome: str | None
     """The error or warning printed on stderr for it."""
 
