@@ -44,15 +44,15 @@ UNREADABLE_KEYS = ("id", "dirname", "error")
 """An unreadable one's."""
 
 
-def listing_json(workspace: Workspace, listed: Listed) -> dict[str, Value]:
-    """A conversation's JSON object in the listing (``check --all`` takes its head from it too)."""
+def _values(workspace: Workspace, listed: Listed) -> tuple[Value, ...]:
+    """A conversation's JSON values in the order of ``KEYS`` (``UNREADABLE_KEYS`` for one that cannot be read)."""
     ref, row = listed.ref, listed.row
     if row.problem is not None or row.facts is None:
-        return {"id": ref.display_id, "dirname": ref.dirname, "error": row.problem}
+        return ref.display_id, ref.dirname, row.problem
     facts = row.facts
     root = f"{workspace.root}{os.sep}"
     path = row.directory.removeprefix(root) if row.directory.startswith(root) else row.directory
-    values = (
+    return (
         ref.display_id,
         os.path.basename(row.directory),
         row.title,
@@ -68,11 +68,15 @@ def listing_json(workspace: Workspace, listed: Listed) -> dict[str, Value]:
         facts.metadata_error,
         None,
     )
-    return dict(zip(KEYS, values, strict=True))
 
 
 def _json(values: tuple[Value, ...]) -> dict[str, Value]:
     return dict(zip(KEYS if len(values) == len(KEYS) else UNREADABLE_KEYS, values, strict=True))
+
+
+def listing_json(workspace: Workspace, listed: Listed) -> dict[str, Value]:
+    """A conversation's JSON object in the listing (``check --all`` takes its head from it too)."""
+    return _json(_values(workspace, listed))
 
 
 def _line(values: dict[str, Value], default: bool = False) -> str:
@@ -110,8 +114,9 @@ class ListingLayout:
         self.workspace = workspace
 
     def row(self, listed: Listed) -> PrintedRow:
-        values = listing_json(self.workspace, listed)
-        kept, line = tuple(values.values()), _line(values)
+        kept = _values(self.workspace, listed)
+        values = _json(kept)
+        line = _line(values)
         if values["error"] is not None:
             return PrintedRow(kept, line, None, f"error: {values['error']}")
         if values["metadata_error"]:
