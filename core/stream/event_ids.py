@@ -13,7 +13,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from turnmark.core.errors import IdSourceExhausted
 
@@ -136,6 +136,25 @@ class IdPlan:
     """``(entry index, the duplicated ID it carried)`` for each regenerated entry."""
 
 
+_FILE: tuple[IdOrigin] = ("file",)
+
+
+def _derived(origins: list[str], used: set[str]) -> list[str]:
+    """An ID derived from each origin, in order, none ``used`` nor equal to an earlier one: each steps to its
+    next attempt past a collision (all at their first attempt when nothing collides, as nearly always)."""
+    firsts = [derived_id(origin) for origin in origins]
+    if len(set(firsts)) == len(firsts) and used.isdisjoint(firsts):
+        return firsts
+    derived: list[str] = []
+    for origin in origins:
+        attempt = 0
+        while (new := derived_id(origin, attempt)) in used:
+            attempt += 1
+        used.add(new)
+        derived.append(new)
+    return derived
+
+
 UNSETTLED = ""
 """What a plan without ``derive`` gives an entry it would derive an ID for: never an event ID, and never a
 link's target (an empty ``request_id`` binds nothing)."""
@@ -157,30 +176,31 @@ def plan_loaded_ids(
     entries keep a written ID, such as the listing's counts) each of those is ``UNSETTLED`` instead, and
     ``origins`` is not read.
     """
+    if None not in written and "" not in written and len(set(written)) == len(written):
+        kept: tuple[IdOrigin, ...] = _FILE * len(written)
+        return IdPlan(tuple(cast(list[str], written)), kept, frozenset(), ())
     counts = Counter(identifier for identifier in written if identifier)
     duplicated = frozenset(identifier for identifier, count in counts.items() if count > 1)
-    used: set[str] = set(counts) | set(reserved)
     seen: set[str] = set()
     ids: list[str] = []
     kinds: list[IdOrigin] = []
     repairs: list[tuple[int, str]] = []
+    fresh: list[int] = []
     for index, identifier in enumerate(written):
         if identifier and identifier not in seen:
             seen.add(identifier)
             ids.append(identifier)
             kinds.append("file")
             continue
-        if derive:
-            attempt = 0
-            while (new := derived_id(origins[index], attempt)) in used:
-                attempt += 1
-            used.add(new)
-            ids.append(new)
-        else:
-            ids.append(UNSETTLED)
+        ids.append(UNSETTLED)
+        fresh.append(index)
         if identifier:
             kinds.append("repaired")
             repairs.append((index, identifier))
         else:
             kinds.append("assigned")
+    if derive:
+        derived = _derived([origins[index] for index in fresh], set(counts) | set(reserved))
+        for index, new in zip(fresh, derived, strict=True):
+            ids[index] = new
     return IdPlan(tuple(ids), tuple(kinds), duplicated, tuple(repairs))

@@ -20,7 +20,7 @@ import codecs
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 from msgspec import UnsetType
@@ -31,7 +31,7 @@ from turnmark.core.stream.event_ids import UNSETTLED, derived_id, entry_origins,
 from turnmark.core.stream.payloads import LINKABLE_TAGS
 from turnmark.core.stream.storage_encoding import decode_string
 from turnmark.core.stream.timestamps import COMMON_TIMESTAMP, is_timestamp
-from turnmark.core.stream.turns import SOURCE_KEY, Turn, TurnFacts, steps_complete, turn_numbers
+from turnmark.core.stream.turns import SOURCE_KEY, Turn, TurnFacts, steps_complete
 from turnmark.core.text.summary_text import mechanical_summary
 
 UNSET: Any = msgspec.UNSET
@@ -77,6 +77,87 @@ class _Entry(msgspec.Struct, forbid_unknown_fields=True):
 
 class _AnyEntry(_Entry, forbid_unknown_fields=False):
     """An ``_Entry`` of a file with keys ``_Entry`` does not name (skipped here; ``_entries`` checks them)."""
+
+
+class _Kind(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, kw_only=True):
+    """An element of the common kinds, with only its kind's keys, typed as ``_Entry`` types them or narrower (what
+    msgspec then checks, ``_quick_tags`` need not): the quick read of a file. An element of another kind, with
+    another key, or a narrower type refused, and the file is read by ``_Entry`` instead: slower, never different
+    (``tests/agreement/test_light_reader.py`` holds both ways equal). Its fields are ``_Entry``'s of the same
+    name, but for a request's ``content``, decoded."""
+
+    type: ClassVar[str]
+    timestamp: str
+    event_id: Any = UNSET
+    request_id: Any = UNSET
+    metadata: dict[str, Any] | UnsetType = UNSET
+
+
+class _TurnStart(_Kind, tag="turn_start"):
+    type = "turn_start"
+    summary: str | UnsetType | None = UNSET
+
+
+class _ChatRequest(_Kind, tag="chat_request"):
+    type = "chat_request"
+    content: str
+    author: str | UnsetType | None = UNSET
+    schema: dict[str, Any] | UnsetType | None = UNSET
+
+
+class _ChatResponse(_Kind, tag="chat_response"):
+    type = "chat_response"
+    message: msgspec.Raw = NONE
+    reasoning: msgspec.Raw = NONE
+    data: msgspec.Raw = NONE
+
+
+class _ToolCallRequest(_Kind, tag="tool_call_request"):
+    type = "tool_call_request"
+    id: str
+    name: str
+    arguments: dict[str, Any] | UnsetType = UNSET
+
+
+class _ToolCallResponse(_Kind, tag="tool_call_response"):
+    type = "tool_call_response"
+    id: str
+    is_error: bool
+    content: msgspec.Raw
+
+
+class _InquiryRequest(_Kind, tag="inquiry_request"):
+    type = "inquiry_request"
+    id: str
+    source: dict[str, Any]
+    question: dict[str, Any]
+
+
+class _InquiryResponse(_Kind, tag="inquiry_response"):
+    type = "inquiry_response"
+    id: str
+    answer: msgspec.Raw
+
+
+class _ConfigDelta(_Kind, tag="config_delta"):
+    type = "config_delta"
+    delta: msgspec.Raw = NONE
+
+
+_KINDS = msgspec.json.Decoder(
+    list[
+        _TurnStart
+        | _ChatRequest
+        | _ChatResponse
+        | _ToolCallRequest
+        | _ToolCallResponse
+        | _InquiryRequest
+        | _InquiryResponse
+        | _ConfigDelta
+    ]
+)
+Element = Any
+"""An element as read: an ``_Entry``, or a ``_Kind`` of the quick read (the same fields its kind has)."""
 
 
 _ENTRIES = msgspec.json.Decoder(list[_Entry])
@@ -227,19 +308,64 @@ def _read_as_written(raw: msgspec.Raw) -> bool:
     return True
 
 
-def _entries(events: bytes) -> list[_Entry]:
-    """The elements of ``events.json`` as the light reader reads them (the values of keys ``_Entry`` does not
-    name checked here, the others as ``_settle`` reads each entry), or ``_Refused`` where the full reader could
-    refuse what is left undecoded (a number out of range). The text of the strings it skips is not looked at:
-    the facts need none of it (``read_lazily``, whose turns are decoded later, checks it)."""
+def _entries(events: bytes) -> tuple[list[Element], list[str] | None]:
+    """The elements of ``events.json`` as the light reader reads them, and their kinds when they are checked
+    already (the quick read: ``_quick_tags``); else ``_settle`` checks each as it reads it, the values of keys
+    ``_Entry`` does not name checked here. ``_Refused`` where the full reader could refuse what is left undecoded
+    (a number out of range). The text of the strings it skips is not looked at: the facts need none of it
+    (``read_lazily``, whose turns are decoded later, checks it)."""
     try:
-        return _ENTRIES.decode(events)
+        kinds: list[Element] = _KINDS.decode(events)
     except msgspec.ValidationError:
-        entries: list[_Entry] = list(_ANY_ENTRIES.decode(events))
+        pass
+    else:
+        tags = _quick_tags(kinds)
+        if tags is not None:
+            return kinds, tags
+    try:
+        return _ENTRIES.decode(events), None
+    except msgspec.ValidationError:
+        entries: list[Element] = list(_ANY_ENTRIES.decode(events))
     for element in _KEYS.decode(events):
         for key, value in element.items():
             _check(key in _NAMED or _read_as_written(value))
-    return entries
+    return entries, None
+
+
+def _config_delta(entry: _ConfigDelta) -> None:
+    _check(_read_as_written(entry.delta))
+
+
+_QUICK_CHECKS: dict[type[_Kind], Callable[[Any], None]] = {
+    _ChatResponse: _chat_response,
+    _ToolCallRequest: _tool_call_request,
+    _ToolCallResponse: _tool_call_response,
+    _InquiryRequest: _inquiry_request,
+    _InquiryResponse: _inquiry_response,
+    _ConfigDelta: _config_delta,
+}
+"""What ``_settle`` checks of an element that msgspec did not, per kind of the quick read (``_every_value`` of a
+``config_delta``: it has no other undecoded value and no arguments); metadata is checked for every kind."""
+
+
+def _quick_tags(elements: list[_Kind]) -> list[str] | None:
+    """The kinds of the quick read's elements, each checked as ``_settle`` checks an ``_Entry`` (in bulk: its
+    timestamp when it is an event's, its values), or ``None`` when one is not as the checks want (the file is
+    then read by ``_Entry``, which says whether it is refused)."""
+    checks = _QUICK_CHECKS.get
+    try:
+        for element in elements:
+            check = checks(type(element))
+            if check is not None:
+                check(element)
+        _check(all(_shallow(metadata) for element in elements if (metadata := element.metadata)))
+        stamps = [element.timestamp for element in elements]
+        if not all(map(COMMON_TIMESTAMP.fullmatch, stamps)):
+            events = (stamp for stamp, element in zip(stamps, elements, strict=True) if element.type in _CHECKS)
+            _check(all(map(is_timestamp, events)))
+    except _Refused:
+        return None
+    return [element.type for element in elements]
 
 
 _UNDECODED = ("content", "message", "reasoning", "data", "answer", "delta")
@@ -259,16 +385,16 @@ _FOREIGN = {
 """Per event kind, the getter of the undecoded fields it does not have, and what it gives when none is there."""
 
 
-def _every_value(entry: _Entry) -> None:
+def _every_value(entry: Element) -> None:
     """Every value of ``entry`` is one the full reader reads: each undecoded one (``_read_as_written``), and its
     metadata and arguments ``_shallow``. What ``_settle`` asks of an entry with an undecoded field its kind does
     not have (its own are read by its check), or of a kind without a check."""
     for name in _UNDECODED:
-        _check(_read_as_written(getattr(entry, name)))
-    _check(_shallow(entry.metadata) and _shallow(entry.arguments))
+        _check(_read_as_written(getattr(entry, name, NONE)))
+    _check(_shallow(entry.metadata) and _shallow(getattr(entry, "arguments", UNSET)))
 
 
-def _elements(entries: list[_Entry], base_config: bytes | None) -> tuple[list[_Entry], bool]:
+def _elements(entries: list[Element], base_config: bytes | None) -> tuple[list[Element], bool]:
     """The entries after a legacy head (or an interrupted upgrade's: each read as ``_every_value`` reads an
     entry), and whether the file is legacy."""
     if base_config is not None:
@@ -326,8 +452,14 @@ _SLICE = 1 << 20
 
 
 def _read(events: bytes, base_config: bytes | None, conversation: str, ids: bool) -> LightStream:
-    entries, legacy = _elements(_entries(events), base_config)
-    return _settle(entries, legacy, conversation, ids).stream
+    read, tags = _entries(events)
+    entries, legacy = _elements(read, base_config)
+    return _settle(entries, legacy, conversation, ids, tags=_after_head(tags, entries)).stream
+
+
+def _after_head(tags: list[str] | None, entries: list[Element]) -> list[str] | None:
+    """The checked kinds of ``entries``, the elements left after ``_elements`` took a legacy head."""
+    return None if tags is None else tags[len(tags) - len(entries) :]
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,16 +476,23 @@ class _Settled:
     tags: list[str]
 
 
-def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, facts: bool = True) -> _Settled:
-    """The light read's facts of ``entries``; without ``facts`` its turns left out (``LazyTurns`` works each
-    out when it is asked for)."""
+def _plain(event_ids: list[Any], request_ids: list[Any], tags: list[str]) -> bool:
+    """Every ``event_id`` is a non-empty string, and every ``request_id`` absent or a non-empty string on a kind
+    that links (JP's own writing: ``_written_ids`` then reads each as it is written)."""
+    return (
+        set(map(type, event_ids)) == {str}
+        and "" not in event_ids
+        and set(map(type, request_ids)) <= {str, UnsetType}
+        and "" not in request_ids
+        and all(tag in LINKABLE_TAGS for tag, linked in zip(tags, request_ids, strict=True) if linked is not UNSET)
+    )
+
+
+def _checked_tags(entries: list[_Entry]) -> list[str]:
+    """The kinds of ``entries``, each checked as the full reader checks it, or ``_Refused``."""
     tags: list[str] = []
-    written: list[str | None] = []
-    links: list[str | None] = []
-    odd: set[str] = set()
-    stand_ins: set[int] = set()
     checks, foreigners, common = _CHECKS.get, _FOREIGN.get, COMMON_TIMESTAMP.fullmatch
-    for position, entry in enumerate(entries):
+    for entry in entries:
         tag, timestamp = entry.type, entry.timestamp
         if type(tag) is not str or type(timestamp) is not str:
             raise _Refused
@@ -368,7 +507,25 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
         elif entry.metadata:
             _check(_shallow(entry.metadata))
         tags.append(tag)
-        event_id, request_id = entry.event_id, entry.request_id
+    return tags
+
+
+def _written_ids(
+    entries: list[Element], tags: list[str]
+) -> tuple[list[str | None], list[str | None], set[int], set[str]]:
+    """Each entry's written ``event_id`` and request link as ``codec.wrapper_ids`` reads them, the positions
+    whose ``event_id`` a derived one stands in for, and the odd ``request_id`` values (every ID taken)."""
+    event_ids = [entry.event_id for entry in entries]
+    request_ids = [entry.request_id for entry in entries]
+    if event_ids.count(UNSET) == len(entries) and request_ids.count(UNSET) == len(entries):
+        return [None] * len(entries), [None] * len(entries), set(), set()
+    if _plain(event_ids, request_ids, tags):
+        return event_ids, [None if request_id is UNSET else request_id for request_id in request_ids], set(), set()
+    written: list[str | None] = []
+    links: list[str | None] = []
+    stand_ins: set[int] = set()
+    odd: set[str] = set()
+    for position, (tag, event_id, request_id) in enumerate(zip(tags, event_ids, request_ids, strict=True)):
         if event_id is UNSET and request_id is UNSET:
             written.append(None)
             links.append(None)
@@ -390,6 +547,23 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
                 stand_ins.add(position)
             elif isinstance(value, str) and value:
                 odd.add(value)
+    return written, links, stand_ins, odd
+
+
+def _settle(
+    entries: list[Element],
+    legacy: bool,
+    conversation: str,
+    ids: bool,
+    *,
+    facts: bool = True,
+    tags: list[str] | None = None,
+) -> _Settled:
+    """The light read's facts of ``entries`` (whose kinds are ``tags`` when they are checked already); without
+    ``facts`` its turns left out (``LazyTurns`` works each out when it is asked for)."""
+    if tags is None:
+        tags = _checked_tags(entries)
+    written, links, stand_ins, odd = _written_ids(entries, tags)
     if ids:
         reserved = {link for link in links if link is not None} | odd
         complete = all(written) and len(set(written)) == len(written)
@@ -400,10 +574,14 @@ def _settle(entries: list[_Entry], legacy: bool, conversation: str, ids: bool, f
     else:
         plan = plan_loaded_ids(written, [], derive=False)
         first = UNSETTLED if _request_first(tags) else None
-    origin_of: list[IdOrigin] = [
-        "stand_in" if origin == "assigned" and position in stand_ins else origin
-        for position, origin in enumerate(plan.origins)
-    ]
+    origin_of: Sequence[IdOrigin] = (
+        [
+            "stand_in" if origin == "assigned" and position in stand_ins else origin
+            for position, origin in enumerate(plan.origins)
+        ]
+        if stand_ins
+        else plan.origins
+    )
     spans = _spans(tags)
     turns = (
         tuple(_turn(number, span, entries, tags, ids=plan.ids, origins=origin_of) for number, span in enumerate(spans))
@@ -444,7 +622,7 @@ class LazyTurns:
     turns: tuple[LightTurn, ...]
     compactions: int
     _elements: list[msgspec.Raw]
-    _entries: list[_Entry]
+    _entries: list[Element]
     _tags: list[str]
     _offset: int
     _settled: _Settled
@@ -475,8 +653,9 @@ def read_lazily(events: bytes, base_config: bytes | None, conversation: str = ""
     try:
         _check(_utf8(events))
         elements = _ELEMENTS.decode(events)
-        entries, legacy = _elements(_entries(events), base_config)
-        settled = _settle(entries, legacy, conversation, ids=True, facts=False)
+        read, tags = _entries(events)
+        entries, legacy = _elements(read, base_config)
+        settled = _settle(entries, legacy, conversation, ids=True, facts=False, tags=_after_head(tags, entries))
     except _REFUSALS:
         return None
     offset = len(elements) - len(entries)
@@ -500,7 +679,7 @@ def _request_first(tags: list[str]) -> bool:
     return request is not None and tags[request] == "chat_request"
 
 
-def _identities(entries: list[_Entry], tags: list[str]) -> list[tuple[str, str]]:
+def _identities(entries: list[Element], tags: list[str]) -> list[tuple[str, str]]:
     """What each entry's derived ID is made from: its timestamp as written (a string), and its kind."""
     return [
         (entry.timestamp if type(entry.timestamp) is str else "", tag) for entry, tag in zip(entries, tags, strict=True)
@@ -508,51 +687,40 @@ def _identities(entries: list[_Entry], tags: list[str]) -> list[tuple[str, str]]
 
 
 def _spans(tags: list[str]) -> tuple[range, ...]:
-    """The entries of each turn, grouped by JP's rule (``turns.turn_numbers``); none without an event."""
-    if not any(tag in EVENTS for tag in tags):
+    """The entries of each turn, grouped by JP's rule (``turns.turn_numbers``); none without an event.
+
+    Once an event has come, every turn holds one (it opens with a ``turn_start``): each later ``turn_start``
+    opens the next turn, and the first turn begins at the file's start."""
+    first = next((position for position, tag in enumerate(tags) if tag in EVENTS), None)
+    if first is None:
         return ()
-    numbers = turn_numbers((tag in EVENTS, tag == "turn_start") for tag in tags)
-    spans: list[range] = []
-    start = 0
-    for position in range(1, len(tags) + 1):
-        if position == len(tags) or numbers[position] != numbers[start]:
-            spans.append(range(start, position))
-            start = position
-    return tuple(spans)
+    bounds = [0, *(position for position, tag in enumerate(tags[first + 1 :], first + 1) if tag == "turn_start")]
+    bounds.append(len(tags))
+    return tuple(map(range, bounds[:-1], bounds[1:]))
 
 
 def _turn(
     index: int,
     span: range,
-    entries: list[_Entry],
+    entries: list[Element],
     tags: list[str],
     *,
     ids: tuple[str, ...],
     origins: Sequence[IdOrigin],
 ) -> TurnFacts:
-    head: int | None = None
-    first_request: _Entry | None = None
-    requests = events = 0
-    steps: list[tuple[str, str | None, bool]] = []
-    for position in span:
-        tag = tags[position]
-        if tag not in EVENTS:
-            continue
-        entry = entries[position]
-        if not events and tag == "turn_start":
-            head = position
-        events += 1
-        if tag == "chat_request":
-            requests += 1
-            if first_request is None:
-                first_request = entry
-        steps.append(_step(entry, tag))
+    start, stop = span.start, span.stop
+    kinds = tags[start:stop]
+    events = [(tag, entry) for tag, entry in zip(kinds, entries[start:stop], strict=True) if tag in EVENTS]
+    head = start + kinds.index("turn_start") if events and events[0][0] == "turn_start" else None
+    requests = kinds.count("chat_request")
+    first_request = entries[start + kinds.index("chat_request")] if requests else None
+    steps = [_step(entry, tag) for tag, entry in events]
     summary = source = None
     if head is not None:
-        start = entries[head]
-        summary = start.summary if type(start.summary) is str else None
-        source = _source(start.metadata)
-    fallback = mechanical_summary(_ANY.decode(first_request.content)) if first_request is not None else None
+        opening = entries[head]
+        summary = opening.summary if type(opening.summary) is str else None
+        source = _source(opening.metadata)
+    fallback = mechanical_summary(_request_text(first_request.content)) if first_request is not None else None
     return TurnFacts(
         index,
         ids[head] if head is not None else None,
@@ -561,9 +729,14 @@ def _turn(
         source,
         fallback,
         requests,
-        events,
+        len(events),
         steps_complete(steps),
     )
+
+
+def _request_text(content: str | msgspec.Raw) -> str:
+    """A request's text: the quick read decoded it; an ``_Entry`` holds it undecoded (a JSON string)."""
+    return content if type(content) is str else str(_ANY.decode(content))
 
 
 def _source(metadata: dict[str, Any] | UnsetType) -> str | None:
@@ -574,7 +747,7 @@ def _source(metadata: dict[str, Any] | UnsetType) -> str | None:
 _TOOL_TAGS = frozenset(("tool_call_request", "tool_call_response"))
 
 
-def _step(entry: _Entry, tag: str) -> tuple[str, str | None, bool]:
+def _step(entry: Element, tag: str) -> tuple[str, str | None, bool]:
     if tag in _TOOL_TAGS:
         return tag, entry.id if type(entry.id) is str else None, False
     return tag, None, tag == "chat_response" and not _string(entry.message) and _string(entry.reasoning)

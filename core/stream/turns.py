@@ -21,6 +21,7 @@ from turnmark.core.stream.payloads import (
     TurnStart,
     is_conversation_event,
 )
+from turnmark.core.stream.quick_init import quick_init
 from turnmark.core.text.summary_text import mechanical_summary
 
 
@@ -67,6 +68,7 @@ def steps_complete(steps: Iterable[Step]) -> bool:
     return answered and not any(pending.values())
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TurnFacts:
     """What the listing, ``turns`` and catch-up's planning read of a turn, from a ``Turn`` (``facts``) or from

@@ -64,7 +64,7 @@ def line_start(text: str, limit: int) -> str:
     >>> line_start("Fix  the\\nbuild " * 400, 12) == truncate(one_line("Fix  the\\nbuild " * 400), 12)
     True
     """
-    window = 16 * limit
+    window = 2 * limit
     while window < len(text):
         head = text[:window]
         if "\x1b" in head or "\x9b" in head:
@@ -138,8 +138,13 @@ def mechanical_summary(request_content: str) -> str | None:
 
     Lines end at ``\\n`` only, as in JP (Rust's ``str::lines``).
     """
-    for line in request_content.split("\n"):
-        collapsed = one_line(line)
-        if collapsed:
-            return truncate(collapsed, FALLBACK_MAX_CHARS)
+    start, size = 0, len(request_content)
+    while start <= size:
+        end = request_content.find("\n", start)
+        if end < 0:
+            end = size
+        line = line_start(request_content[start:end], FALLBACK_MAX_CHARS)
+        if line:
+            return line
+        start = end + 1
     return None

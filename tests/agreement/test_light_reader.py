@@ -1,33 +1,47 @@
 """The light reader against the full load (issue 40): the same facts, or both refuse, on every fixture and corpus
 conversation, on generated ones and on hand edits of every kind (issue 39's odd fields), legacy and current; its
-lazy read (``show``'s) gives the same turns, entry for entry."""
+lazy read (``show``'s) gives the same turns, entry for entry; and its quick read (an element of each common kind
+with only its kind's keys) the same as reading every element by ``_Entry``."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from returns.result import Failure
 
+from bench.catchup import long_conversation
 from tests.agreement.workspaces import conversation_entries, conversation_shapes, fixture_folders
-from tests.conftest import corpus_files, corpus_params
+from tests.conftest import corpus_conversations, corpus_files, corpus_params
 from tests.support.hand_edits import Drawn, encode, hand_edited
 from turnmark.core.links.compaction import turn_overlays
 from turnmark.core.links.exclusion import exclude_unresolved
 from turnmark.core.rendering.shown import plainly_shown, turn_time
+from turnmark.core.stream import light as light_reader
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import sequential_ids
-from turnmark.core.stream.light import DEEPEST, LazyTurns, read_lazily
+from turnmark.core.stream.light import DEEPEST, LazyTurns, read_lazily, read_light
 from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
 
 CONVERSATION = "jp-c17800000099"
 
 
+@contextmanager
+def by_entry() -> Iterator[None]:
+    """The light reader without its quick read: every element read by ``_Entry`` (the long way it falls back to)."""
+    with mock.patch.object(light_reader, "_quick_tags", return_value=None):
+        yield
+
+
 def agree(events: bytes, base_config: bytes | None, what: str = "") -> None:
+    agree_quickly(events, base_config, what)
     light = light_facts(events, base_config, CONVERSATION)
     loaded = ConversationStream.from_json(events, base_config, new_id=sequential_ids(), conversation=CONVERSATION)
     lazy = read_lazily(events, base_config, CONVERSATION)
@@ -45,6 +59,21 @@ def agree(events: bytes, base_config: bytes | None, what: str = "") -> None:
     counted = light_facts(events, base_config, CONVERSATION, ids=False)
     assert counted is not None, what
     assert listing_facts(counted) == listing_facts(long_way), what
+
+
+def agree_quickly(events: bytes, base_config: bytes | None, what: str) -> None:
+    """The quick read gives what reading each element by ``_Entry`` gives (or both refuse), IDs settled or not,
+    read whole or lazily."""
+    quick = [read_light(events, base_config, CONVERSATION, ids=ids) for ids in (True, False)]
+    lazy = read_lazily(events, base_config, CONVERSATION)
+    with by_entry():
+        assert [read_light(events, base_config, CONVERSATION, ids=ids) for ids in (True, False)] == quick, what
+        long_way = read_lazily(events, base_config, CONVERSATION)
+    assert (lazy is None) == (long_way is None), what
+    if lazy is not None and long_way is not None:
+        assert (lazy.stream, lazy.turns, lazy.compactions) == (long_way.stream, long_way.turns, long_way.compactions)
+        for turn in lazy.turns:
+            assert (lazy.facts(turn), lazy.turn(turn)) == (long_way.facts(turn), long_way.turn(turn)), what
 
 
 def agree_lazily(lazy: LazyTurns, stream: ConversationStream, what: str) -> None:
@@ -234,3 +263,44 @@ def test_an_upgrade_stopped_between_its_writes() -> None:
     agree(encode([head, request]), json.dumps(delta).encode())
     agree(encode([head, request]), b'{"other": 1}')
     agree(encode([head, request]), b"[]")
+
+
+@pytest.mark.parametrize("legacy", [False, True])
+def test_the_quick_read_is_what_jp_writes_takes(legacy: bool) -> None:
+    """JP's own files (every corpus conversation, a long generated one) take the quick read: the shortcut is the
+    path, not a branch no file reaches."""
+    events, base_config = long_conversation(300, legacy=legacy)
+    assert light_reader._entries(events)[1] is not None
+    agree(events, base_config)
+    for folder in corpus_conversations():
+        assert light_reader._entries(corpus_files(folder)[0])[1] is not None, folder
+
+
+QUICK_OR_NOT = [
+    b'{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x", "message": "m"}',
+    b'{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x", "type": "turn_start"}',
+    b'{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x", "type": "chat_request"}',
+    b'{"type": "chat_request", "timestamp": "2026-01-31 10:00:00.0", "content": "\\u00e9t\\u00e9"}',
+    b'{"type": "chat_request", "timestamp": "2026-01-01T10:00:00Z", "content": "x", "author": null}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "data": {"a": [1]}}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "reasoning": "r", "metadata": {}}',
+    b'{"type": "tool_call_request", "timestamp": "2026-01-01 10:00:00.0", "id": "c", "name": "n", "arguments": {}}',
+    b'{"type": "tool_call_response", "timestamp": "2026-01-01 10:00:00.0", "id": "c", "content": 1, "is_error": true}',
+    b'{"type": "inquiry_request", "timestamp": "2026-01-01 10:00:00.0", "id": "i", "source": {}, '
+    b'"question": {"text": 1}}',
+    b'{"type": "inquiry_response", "timestamp": "2026-01-01 10:00:00.0", "id": "i", "answer": {"x": 1e999}}',
+    b'{"type": "turn_start", "timestamp": "2026-01-01 10:00:00.0", "summary": "s", "event_id": 7}',
+    b'{"type": "turn_start", "timestamp": "2026-01-01 10:00:00.0", "event_id": "t", "request_id": null}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": "m", "request_id": ""}',
+    b'{"type": "config_delta", "timestamp": "not a time", "delta": {"a": 1}}',
+]
+
+
+@pytest.mark.parametrize("entry", QUICK_OR_NOT)
+@pytest.mark.parametrize("legacy", [False, True])
+def test_odd_elements_read_quickly_or_not_read_the_same(entry: bytes, legacy: bool) -> None:
+    """A key of another kind, the tag written twice, a timestamp of another form, a value the checks refuse, an
+    odd ID: the quick read either reads it as ``_Entry`` does or leaves the file to it."""
+    head = b'{"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {}}, ' if legacy else b""
+    opening = b'{"type": "turn_start", "timestamp": "2026-01-01 09:00:00.0", "event_id": "t0"}, '
+    agree(b"[" + head + opening + entry + b"]", None if legacy else b"{}\n", repr(entry))

@@ -15,6 +15,7 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ToolCallResponse
 from turnmark.core.stream.quick_init import quick_init
+from turnmark.core.stream.turns import TurnFacts
 
 
 def frozen_dataclasses(module: ModuleType) -> list[type]:
@@ -28,7 +29,7 @@ def frozen_dataclasses(module: ModuleType) -> list[type]:
     ]
 
 
-QUICK = [cls for module in (payloads, entries, codec) for cls in frozen_dataclasses(module)]
+QUICK = [*(cls for module in (payloads, entries, codec) for cls in frozen_dataclasses(module)), TurnFacts]
 
 
 def twin(cls: type) -> type:
@@ -39,7 +40,7 @@ def twin(cls: type) -> type:
 
 def test_the_load_makes_its_values_quickly() -> None:
     names = {cls.__name__ for cls in QUICK}
-    assert {"ChatRequest", "ToolCallResponse", "Entry", "Layout", "ReadEntry"} <= names
+    assert {"ChatRequest", "ToolCallResponse", "Entry", "Layout", "ReadEntry", "TurnFacts"} <= names
     for cls in QUICK:
         assert "set_" + dataclasses.fields(cls)[0].name in vars(cls)["__init__"].__globals__, cls
 

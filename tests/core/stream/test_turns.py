@@ -1,11 +1,15 @@
 """Turns as JP defines them (§4.2) and RFD 126 Phase 1: turn summaries on turn_start."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.support.streams import TS, call, load, message, raw, request, result, stream_of, turn
+from turnmark.core.stream import light
+from turnmark.core.stream.codec import EVENT_TAGS
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.payloads import TurnStart
-from turnmark.core.stream.turns import mechanical_turn_summary
+from turnmark.core.stream.turns import mechanical_turn_summary, turn_numbers
 from turnmark.core.text.summary_text import mechanical_summary, normalize_summary
 
 
@@ -222,3 +226,14 @@ def test_a_summary_added_to_a_turn_start_with_metadata_goes_before_it() -> None:
     stream = load([{"event_id": "t1", "timestamp": TS, "type": "turn_start", "metadata": {"k": "dg=="}}])
     labelled = stream.set_turn_summary("t1", "Hello").unwrap()
     assert list(raw(labelled)[0]) == ["event_id", "timestamp", "type", "summary", "metadata"]
+
+
+@given(st.lists(st.sampled_from([*EVENT_TAGS, "turn_start", "config_delta", "a_future_kind"]), max_size=40))
+def test_the_light_readers_spans_are_jps_turns(tags: list[str]) -> None:
+    """The light reader cuts turns where ``turn_numbers`` numbers them (JP's rule), and finds none without an
+    event."""
+    numbers = turn_numbers((tag in EVENT_TAGS, tag == "turn_start") for tag in tags)
+    spans = light._spans(tags)
+    assert [number for number, span in enumerate(spans) for _ in span] == (
+        numbers if any(tag in EVENT_TAGS for tag in tags) else []
+    )
