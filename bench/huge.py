@@ -8,6 +8,9 @@ process (or, for load + save, code in this process) and compares it with a basel
   ``--megabytes`` (default 200) conversation / the file's size: <= 2.5x;
 - ``turns`` on it / a Python process that reads and ``msgspec``-decodes the file: <= 3x; ``show`` in every
   format <= 4x, ``show | head -n 50`` <= 3x (issue 40);
+- ``turns`` on another shape, 10,000 short coding turns (``bench/catchup.py``'s generator, 30 MB, five times the
+  entries per megabyte), current and legacy format / the same floor: <= 3x (``--only short``: the runs alternate
+  with the floor's, ``--pairs`` of them, default 10, and the ratio is the median of the pairs');
 - growth from a 1,000-turn to a 10,000-turn conversation for ``turns``, ``check``, ``project``: <= 11x;
 - load + save of a 100 MB conversation / ``msgspec`` decode + encode of the same bytes: <= 3x.
 
@@ -20,6 +23,7 @@ import argparse
 import base64
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,6 +35,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.catchup import long_conversation, make_workspace
 from bench.common import with_bytecode
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
@@ -238,6 +243,26 @@ def _timed_shell(line: str) -> float:
     return time.perf_counter() - start
 
 
+def measure_short(pairs: int) -> None:
+    """``turns`` on 10,000 short turns, current and legacy, against the floor: alternating runs, the median of
+    the pairs' ratios (the machine drifts within a run)."""
+    for legacy in (False, True):
+        with tempfile.TemporaryDirectory(prefix="turnmark-short-") as temporary:
+            root = Path(temporary)
+            make_workspace(root, *long_conversation(10_000, legacy=legacy))
+            events = next(root.glob(".jp/conversations/*/events.json"))
+            floor_args = (sys.executable, "-c", FLOOR, str(events))
+            turns_args = (TURNMARK, "--workspace", str(root), "turns")
+            run_measured(*floor_args), run_measured(*turns_args)
+            timed = [(run_measured(*floor_args)[0], run_measured(*turns_args)[0]) for _ in range(pairs)]
+            floor = statistics.median(seconds for seconds, _ in timed)
+            ours = statistics.median(seconds for _, seconds in timed)
+            ratio = statistics.median(turns / floor for floor, turns in timed)
+            size = events.stat().st_size / 1e6
+            label = f"turns, 10,000 short turns ({size:.0f} MB, {'legacy' if legacy else 'current'}) / floor"
+            row(label, f"{ours:.2f}/{floor:.2f} s", ratio, 3)
+
+
 def measure_growth(repeat: int) -> None:
     times: dict[int, dict[str, float]] = {}
     for turns in (1_000, 10_000):
@@ -280,11 +305,14 @@ def main() -> None:
     parser.add_argument("--megabytes", type=float, default=200)
     parser.add_argument("--load-save-megabytes", type=float, default=100)
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--only", choices=("big", "growth", "load-save"), action="append")
+    parser.add_argument("--pairs", type=int, default=10)
+    parser.add_argument("--only", choices=("big", "short", "growth", "load-save"), action="append")
     options = parser.parse_args()
-    parts = options.only or ["big", "growth", "load-save"]
+    parts = options.only or ["big", "short", "growth", "load-save"]
     if "big" in parts:
         measure_big(options.megabytes, options.repeat)
+    if "short" in parts:
+        measure_short(options.pairs)
     if "growth" in parts:
         measure_growth(options.repeat)
     if "load-save" in parts:

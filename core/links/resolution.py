@@ -95,12 +95,11 @@ def _resolve(index: int, entry: Entry, kinds: dict[str, str], duplicated_ids: fr
 
 def count_unresolved(links: Sequence[tuple[str, str, str | None]], duplicated_ids: frozenset[str]) -> int:
     """How many links do not resolve, from each entry's ``(event_id, type, request_id)`` (the light reader's)."""
+    linked = [target for _, tag, target in links if target is not None and tag in LINKABLE_TAGS]
+    if not linked:
+        return 0
     kinds = {event_id: tag for event_id, tag, _ in links}
-    return sum(
-        1
-        for _, tag, target in links
-        if target is not None and tag in LINKABLE_TAGS and _reason(target, kinds, duplicated_ids) is not None
-    )
+    return sum(1 for target in linked if _reason(target, kinds, duplicated_ids) is not None)
 
 
 def link_problems(stream: ConversationStream) -> tuple[int, int]:

@@ -137,6 +137,7 @@ class IdPlan:
 
 
 _FILE: tuple[IdOrigin] = ("file",)
+_ASSIGNED: tuple[IdOrigin] = ("assigned",)
 
 
 def _derived(origins: list[str], used: set[str]) -> list[str]:
@@ -179,6 +180,9 @@ def plan_loaded_ids(
     if None not in written and "" not in written and len(set(written)) == len(written):
         kept: tuple[IdOrigin, ...] = _FILE * len(written)
         return IdPlan(tuple(cast(list[str], written)), kept, frozenset(), ())
+    if derive and not any(written):
+        assigned: tuple[IdOrigin, ...] = _ASSIGNED * len(written)
+        return IdPlan(tuple(_derived(origins, set(reserved))), assigned, frozenset(), ())
     counts = Counter(identifier for identifier in written if identifier)
     duplicated = frozenset(identifier for identifier, count in counts.items() if count > 1)
     seen: set[str] = set()

@@ -31,7 +31,7 @@ from turnmark.core.stream.event_ids import UNSETTLED, derived_id, entry_origins,
 from turnmark.core.stream.payloads import LINKABLE_TAGS
 from turnmark.core.stream.storage_encoding import decode_string
 from turnmark.core.stream.timestamps import COMMON_TIMESTAMP, is_timestamp
-from turnmark.core.stream.turns import SOURCE_KEY, Turn, TurnFacts, steps_complete
+from turnmark.core.stream.turns import SOURCE_KEY, Step, Turn, TurnFacts, steps_complete
 from turnmark.core.text.summary_text import mechanical_summary
 
 UNSET: Any = msgspec.UNSET
@@ -196,10 +196,10 @@ def _chat_request(entry: _Entry) -> None:
 
 
 def _chat_response(entry: _Entry) -> None:
-    message, reasoning = _string(entry.message), _string(entry.reasoning)
-    _check(message or reasoning or len(entry.data) > 0)
-    _check((message or entry.message is NONE) and (reasoning or entry.reasoning is NONE))
-    _check(entry.data is NONE or _read_as_written(entry.data))
+    message, reasoning, data = entry.message, entry.reasoning, entry.data
+    _check(message is not NONE or reasoning is not NONE or data is not NONE)
+    _check((message is NONE or _string(message)) and (reasoning is NONE or _string(reasoning)))
+    _check(data is NONE or _read_as_written(data))
 
 
 def _tool_call_request(entry: _Entry) -> None:
@@ -699,6 +699,9 @@ def _spans(tags: list[str]) -> tuple[range, ...]:
     return tuple(map(range, bounds[:-1], bounds[1:]))
 
 
+_TOOL_TAGS = frozenset(("tool_call_request", "tool_call_response"))
+
+
 def _turn(
     index: int,
     span: range,
@@ -708,13 +711,20 @@ def _turn(
     ids: tuple[str, ...],
     origins: Sequence[IdOrigin],
 ) -> TurnFacts:
+    """The turn's facts; each event's step as completeness reads it (``turns.Step``: a checked answer's message
+    and reasoning are each a string when they are there, ``_chat_response``)."""
     start, stop = span.start, span.stop
     kinds = tags[start:stop]
-    events = [(tag, entry) for tag, entry in zip(kinds, entries[start:stop], strict=True) if tag in EVENTS]
-    head = start + kinds.index("turn_start") if events and events[0][0] == "turn_start" else None
+    steps: list[Step] = [
+        (tag, entry.id if type(entry.id) is str else None, False)
+        if tag in _TOOL_TAGS
+        else (tag, None, tag == "chat_response" and entry.message is NONE and entry.reasoning is not NONE)
+        for tag, entry in zip(kinds, entries[start:stop], strict=True)
+        if tag in EVENTS
+    ]
+    head = start + kinds.index("turn_start") if steps and steps[0][0] == "turn_start" else None
     requests = kinds.count("chat_request")
     first_request = entries[start + kinds.index("chat_request")] if requests else None
-    steps = [_step(entry, tag) for tag, entry in events]
     summary = source = None
     if head is not None:
         opening = entries[head]
@@ -729,7 +739,7 @@ def _turn(
         source,
         fallback,
         requests,
-        len(events),
+        len(steps),
         steps_complete(steps),
     )
 
@@ -742,15 +752,6 @@ def _request_text(content: str | msgspec.Raw) -> str:
 def _source(metadata: dict[str, Any] | UnsetType) -> str | None:
     source = metadata.get(SOURCE_KEY) if isinstance(metadata, dict) else None
     return decode_string(source) if isinstance(source, str) else None
-
-
-_TOOL_TAGS = frozenset(("tool_call_request", "tool_call_response"))
-
-
-def _step(entry: Element, tag: str) -> tuple[str, str | None, bool]:
-    if tag in _TOOL_TAGS:
-        return tag, entry.id if type(entry.id) is str else None, False
-    return tag, None, tag == "chat_response" and not _string(entry.message) and _string(entry.reasoning)
 
 
 def _first_turn_start(

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from turnmark.core.stream.json_value import JsonObject
+from turnmark.core.stream.quick_init import quick_init
 from turnmark.core.stream.turns import Turn, TurnFacts
 from turnmark.core.text.summary_text import normalize_summary
 
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 LabelSource = Literal["summary", "fallback"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TurnRow:
     """One line of ``turnmark turns``.

@@ -16,6 +16,7 @@ from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ToolCallResponse
 from turnmark.core.stream.quick_init import quick_init
 from turnmark.core.stream.turns import TurnFacts
+from turnmark.core.summaries.turn_rows import TurnRow
 
 
 def frozen_dataclasses(module: ModuleType) -> list[type]:
@@ -29,7 +30,7 @@ def frozen_dataclasses(module: ModuleType) -> list[type]:
     ]
 
 
-QUICK = [*(cls for module in (payloads, entries, codec) for cls in frozen_dataclasses(module)), TurnFacts]
+QUICK = [*(cls for module in (payloads, entries, codec) for cls in frozen_dataclasses(module)), TurnFacts, TurnRow]
 
 
 def twin(cls: type) -> type:
@@ -40,7 +41,7 @@ def twin(cls: type) -> type:
 
 def test_the_load_makes_its_values_quickly() -> None:
     names = {cls.__name__ for cls in QUICK}
-    assert {"ChatRequest", "ToolCallResponse", "Entry", "Layout", "ReadEntry", "TurnFacts"} <= names
+    assert {"ChatRequest", "ToolCallResponse", "Entry", "Layout", "ReadEntry", "TurnFacts", "TurnRow"} <= names
     for cls in QUICK:
         assert "set_" + dataclasses.fields(cls)[0].name in vars(cls)["__init__"].__globals__, cls
 
