@@ -142,8 +142,14 @@ _ASSIGNED: tuple[IdOrigin] = ("assigned",)
 
 def _derived(origins: list[str], used: set[str]) -> list[str]:
     """An ID derived from each origin, in order, none ``used`` nor equal to an earlier one: each steps to its
-    next attempt past a collision (all at their first attempt when nothing collides, as nearly always)."""
-    firsts = [derived_id(origin) for origin in origins]
+    next attempt past a collision (all at their first attempt when nothing collides, as nearly always: those made
+    as ``derived_id`` makes them, without a call each)."""
+    copy, chars = _DERIVING.copy, _DERIVED_CHARS
+    firsts: list[str] = []
+    for origin in origins:
+        hasher = copy()
+        hasher.update(origin.encode())
+        firsts.append(hasher.digest().translate(chars).decode("ascii"))
     if len(set(firsts)) == len(firsts) and used.isdisjoint(firsts):
         return firsts
     derived: list[str] = []

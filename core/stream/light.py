@@ -336,16 +336,25 @@ def _config_delta(entry: _ConfigDelta) -> None:
     _check(_read_as_written(entry.delta))
 
 
+def _quick_tool_call_request(entry: _ToolCallRequest) -> None:
+    _check(entry.arguments is UNSET or _shallow(entry.arguments))
+
+
+def _quick_tool_call_response(entry: _ToolCallResponse) -> None:
+    _check(_string(entry.content))
+
+
 _QUICK_CHECKS: dict[type[_Kind], Callable[[Any], None]] = {
     _ChatResponse: _chat_response,
-    _ToolCallRequest: _tool_call_request,
-    _ToolCallResponse: _tool_call_response,
+    _ToolCallRequest: _quick_tool_call_request,
+    _ToolCallResponse: _quick_tool_call_response,
     _InquiryRequest: _inquiry_request,
     _InquiryResponse: _inquiry_response,
     _ConfigDelta: _config_delta,
 }
-"""What ``_settle`` checks of an element that msgspec did not, per kind of the quick read (``_every_value`` of a
-``config_delta``: it has no other undecoded value and no arguments); metadata is checked for every kind."""
+"""What ``_settle`` checks of an element that msgspec did not, per kind of the quick read (a tool call's ``id``,
+``name`` and ``is_error`` are there, its kind's struct requires them; ``_every_value`` of a ``config_delta``: it has
+no other undecoded value and no arguments); metadata is checked for every kind."""
 
 
 def _quick_tags(elements: list[_Kind]) -> list[str] | None:
@@ -570,7 +579,7 @@ def _settle(
         identities = _identities(entries, tags) if not complete or _request_first(tags) else []
         origins = [] if complete else entry_origins(conversation, identities)
         plan = plan_loaded_ids(written, origins, reserved=reserved)
-        first = _first_turn_start(tags, identities, set(plan.ids) | reserved, conversation)
+        first = _first_turn_start(tags, identities, plan.ids, reserved, conversation)
     else:
         plan = plan_loaded_ids(written, [], derive=False)
         first = UNSETTLED if _request_first(tags) else None
@@ -755,9 +764,10 @@ def _source(metadata: dict[str, Any] | UnsetType) -> str | None:
 
 
 def _first_turn_start(
-    tags: list[str], identities: list[tuple[str, str]], taken: set[str], conversation: str
+    tags: list[str], identities: list[tuple[str, str]], ids: tuple[str, ...], reserved: set[str], conversation: str
 ) -> str | None:
-    """The ID ``ensure_first_turn_start`` gives the first turn when a request comes before any ``turn_start``."""
+    """The ID ``ensure_first_turn_start`` gives the first turn when a request comes before any ``turn_start``
+    (none of the entries' ``ids`` nor a ``reserved`` one: each attempt looked for, the IDs not gathered in a set)."""
     if not _request_first(tags):
         return None
     request = next(p for p, tag in enumerate(tags) if tag == "chat_request")
@@ -765,6 +775,6 @@ def _first_turn_start(
     inserted = (identities[request][0], "turn_start")
     origin = entry_origins(conversation, [*identities[:first_event], inserted])[-1]
     attempt = 0
-    while (identifier := derived_id(origin, attempt)) in taken:
+    while (identifier := derived_id(origin, attempt)) in reserved or identifier in ids:
         attempt += 1
     return identifier

@@ -95,13 +95,13 @@ def turn_row(turn: Turn, failure: str | None = None) -> TurnRow:
 def row_of(facts: TurnFacts, failure: str | None = None) -> TurnRow:
     """A turn's row from its facts (the light reader's, or a ``Turn``'s)."""
     return TurnRow(
-        index=facts.index,
-        id=facts.id,
-        id_transient=facts.id_transient,
-        summary=facts.summary,
-        fallback=facts.fallback,
-        requests=facts.requests,
-        events=facts.events,
-        source=facts.source,
-        failure=failure,
+        facts.index,
+        facts.id,
+        facts.id_transient,
+        facts.summary,
+        facts.fallback,
+        facts.requests,
+        facts.events,
+        facts.source,
+        failure,
     )

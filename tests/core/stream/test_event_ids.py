@@ -237,3 +237,44 @@ def test_a_new_id_never_equals_a_dangling_request_id() -> None:
     )
     pushed = loaded.push(request())
     assert pushed.entries[1].event_id == "e000002"
+
+
+def reference_plan(written: list[str | None], origins: list[str], reserved: set[str]) -> tuple[object, ...]:
+    """RFD 097's rule one entry at a time, as the plan was first written: a written ID kept where it first
+    appears; every other entry's derived, stepping past any ID written, reserved or derived before it."""
+    counts = {identifier: written.count(identifier) for identifier in written if identifier}
+    used, seen = set(counts) | reserved, set()
+    ids, kinds, repairs = [], [], []
+    for index, identifier in enumerate(written):
+        if identifier and identifier not in seen:
+            seen.add(identifier)
+            ids.append(identifier)
+            kinds.append("file")
+            continue
+        attempt = 0
+        while (new := derived_id(origins[index], attempt)) in used:
+            attempt += 1
+        used.add(new)
+        ids.append(new)
+        kinds.append("repaired" if identifier else "assigned")
+        if identifier:
+            repairs.append((index, identifier))
+    duplicated = frozenset(identifier for identifier, count in counts.items() if count > 1)
+    return tuple(ids), tuple(kinds), duplicated, tuple(repairs)
+
+
+ORIGINS = st.sampled_from(["o0", "o1", "o2", "o3", "o0\x001"])
+"""Few origins, so entries share one and their derived IDs collide (``o0\\x001`` is ``o0``'s second attempt)."""
+
+
+@given(
+    st.lists(st.tuples(st.one_of(st.none(), st.just(""), st.sampled_from(["a", "b", "c"])), ORIGINS), max_size=12),
+    st.sets(st.one_of(st.sampled_from(["a", "z"]), ORIGINS.map(derived_id)), max_size=3),
+)
+def test_the_plan_is_the_rule_one_entry_at_a_time(entries: list[tuple[str | None, str]], reserved: set[str]) -> None:
+    """Its shortcuts (every ID written and distinct; none written; every derived ID at its first attempt) give
+    what the rule gives, collisions between derived, written and reserved IDs included."""
+    written = [identifier for identifier, _ in entries]
+    origins = [origin for _, origin in entries]
+    plan = plan_loaded_ids(written, origins, reserved=set(reserved))
+    assert (plan.ids, plan.origins, plan.duplicated, plan.repairs) == reference_plan(written, origins, reserved)
