@@ -310,13 +310,14 @@ def _read_as_written(raw: msgspec.Raw) -> bool:
 
 def _entries(events: bytes) -> tuple[list[Element], list[str] | None]:
     """The elements of ``events.json`` as the light reader reads them, and their kinds when they are checked
-    already (the quick read: ``_quick_tags``); else ``_settle`` checks each as it reads it, the values of keys
-    ``_Entry`` does not name checked here. ``_Refused`` where the full reader could refuse what is left undecoded
+    already (the quick read: ``_quick_tags``; a file it cannot read, a request's text not UTF-8 among them, is
+    read by ``_Entry``); else ``_settle`` checks each as it reads it, the values of keys ``_Entry`` does not name
+    checked here. ``_Refused`` where the full reader could refuse what is left undecoded
     (a number out of range). The text of the strings it skips is not looked at: the facts need none of it
     (``read_lazily``, whose turns are decoded later, checks it)."""
     try:
         kinds: list[Element] = _KINDS.decode(events)
-    except msgspec.ValidationError:
+    except msgspec.DecodeError:
         pass
     else:
         tags = _quick_tags(kinds)

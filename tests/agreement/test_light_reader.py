@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -33,10 +34,17 @@ from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_fac
 CONVERSATION = "jp-c17800000099"
 
 
+class _Unread:
+    """A quick read's decoder that reads nothing (what it cannot read goes to ``_Entry``)."""
+
+    def decode(self, events: bytes) -> object:
+        raise msgspec.ValidationError("the quick read is left out")
+
+
 @contextmanager
 def by_entry() -> Iterator[None]:
     """The light reader without its quick read: every element read by ``_Entry`` (the long way it falls back to)."""
-    with mock.patch.object(light_reader, "_quick_tags", return_value=None):
+    with mock.patch.object(light_reader, "_KINDS", _Unread()):
         yield
 
 
@@ -209,6 +217,8 @@ def test_a_file_the_full_reader_refuses_is_refused(events: bytes, legacy: bool) 
 
 
 NOT_UTF8 = [
+    b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x"}, '
+    b'{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "\xff"}]',
     b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "\xc3\xa9t\xc3\xa9"}, '
     b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": "\xed\xa0\x80"}]',
     b'[{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "x"}, '
