@@ -2,7 +2,10 @@
 
 It decodes each entry into a struct of only the fields those facts come from; the big ones (messages, tool
 outputs) stay undecoded views of the bytes, checked only for their JSON type (a value left undecoded that is not
-a string is decoded once to check it). It reads odd fields exactly as the full reader does
+a string is decoded once to check it). A file of JP's common kinds, each entry with only its kind's keys, is read
+quickly: one struct per kind (``_Kind``), so msgspec checks what each kind requires, the rest checked in bulk
+(``_quick_tags``); any other file, or one the quick read does not vouch for, is read entry by entry (``_Entry``),
+which decides, held equal by test. It reads odd fields exactly as the full reader does
 (``codec.wrapper_ids``: RFD 097/098's letter) and settles IDs with the same plan (``event_ids.plan_loaded_ids``),
 and it checks what the full reader checks, so a file the full reader refuses is not read here: ``read_light``
 gives ``None`` and the caller takes the long way for the error. So does a file it could read only differently
