@@ -5,9 +5,13 @@ and arguments; tool results and reasoning, and the conversation's title, are sea
 ``--in`` names them.
 """
 
-from collections.abc import Sequence
+from __future__ import annotations
 
-from turnmark.core.errors import QueryError
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from turnmark.core.errors import QueryError
 
 SCOPES: tuple[str, ...] = ("summaries", "titles", "requests", "answers", "tools", "results", "reasoning")
 """Every scope, in the order of the index's columns (the schema depends on it)."""
@@ -84,5 +88,7 @@ def parse_scopes(text: str | None) -> tuple[str, ...] | QueryError:
         elif name in SCOPES:
             chosen.add(name)
         else:
+            from turnmark.core.errors import QueryError  # the errors' module, only where a scope is refused
+
             return QueryError(f"unknown scope {name!r}", where, "--in", f"scopes: {', '.join(SCOPES)}")
     return tuple(scope for scope in SCOPES if scope in chosen)
