@@ -19,8 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import best_of, corpus_conversations, corpus_files
 from turnmark.core.links.exclusion import excluded_ids
-from turnmark.core.stream.codec import encode_document, write_entry
+from turnmark.core.stream.codec import write_entry
 from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.json_document import encode_document
 from turnmark.core.summaries.catchup import plan_summaries, summary_candidates
 from turnmark.core.summaries.labels import ensure_first_turn_start
 from turnmark.core.summaries.packing import estimate_tokens

@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from .links.projection import ProviderView as ProviderView
     from .links.projection import ViewEvent as ViewEvent
     from .links.projection import project as project
+    from .links.reasons import UnresolvedReason as UnresolvedReason
     from .links.resolution import Link as Link
-    from .links.resolution import UnresolvedReason as UnresolvedReason
     from .links.resolution import resolve_links as resolve_links
     from .stream.conversation_stream import ConversationStream as ConversationStream
     from .stream.entries import Entry as Entry

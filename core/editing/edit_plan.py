@@ -48,7 +48,8 @@ from turnmark.core.stream.payloads import (
 )
 from turnmark.core.stream.previews import compaction_line, event_line
 from turnmark.core.stream.sanitize import INTERRUPTED
-from turnmark.core.stream.turns import SOURCE_KEY, turn_indices
+from turnmark.core.stream.turn_facts import SOURCE_KEY
+from turnmark.core.stream.turns import turn_indices
 from turnmark.core.text.summary_text import cut_to_width, one_line, width
 
 PLAN_NAME = "CONVERSATION"

@@ -36,8 +36,9 @@ from returns.result import Success
 from turnmark.core.links.check import ODD_READINGS, odd_reading
 from turnmark.core.links.orphans import orphaned_tool_halves
 from turnmark.core.links.resolution import REASON_TEXT, resolve_links
-from turnmark.core.stream.codec import WRAPPER_KEYS, json_text
+from turnmark.core.stream.codec import WRAPPER_KEYS
 from turnmark.core.stream.entries import Entry
+from turnmark.core.stream.json_document import json_text
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import ChatRequest, ToolCallRequest, ToolCallResponse, TurnStart, is_linkable
 from turnmark.core.stream.sanitize import INTERRUPTED

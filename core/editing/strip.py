@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from turnmark.core.stream.codec import encode_document, write_entry
+from turnmark.core.stream.codec import write_entry
+from turnmark.core.stream.json_document import encode_document
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import TurnStart
-from turnmark.core.stream.turns import SOURCE_KEY
+from turnmark.core.stream.turn_facts import SOURCE_KEY
 from turnmark.core.text.wording import counted
 
 if TYPE_CHECKING:

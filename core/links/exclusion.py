@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from turnmark.core.links.resolution import UnresolvedReason, unresolved_links
+from turnmark.core.links.reasons import UnresolvedReason
+from turnmark.core.links.resolution import unresolved_links
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import (

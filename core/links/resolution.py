@@ -8,19 +8,19 @@ A link is never repaired by position and never backfilled: an entry without a
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from turnmark.core.stream.entries import NOT_AN_ID, Entry
+from turnmark.core.links.reasons import UnresolvedReason, unresolved_reason
+from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json
-from turnmark.core.stream.payloads import LINKABLE_TAGS, ChatRequest, is_linkable
+from turnmark.core.stream.payloads import ChatRequest, is_linkable
 
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
 
 LinkState: TypeAlias = Literal["unlinked", "resolved", "unresolved"]
-UnresolvedReason: TypeAlias = Literal["missing_target", "wrong_kind", "duplicated_target", "not_an_id"]
 
 REASON_TEXT: dict[str, str] = {
     "missing_target": "no entry has this event_id; was the request deleted?",
@@ -69,37 +69,15 @@ class Link:
         return self.written if self.reason == "not_an_id" else self.request_id
 
 
-def _reason(target: str, kinds: Mapping[str, str], duplicated_ids: frozenset[str]) -> UnresolvedReason | None:
-    """Why a present link does not bind (``None``: it resolves): the one rule."""
-    if target == NOT_AN_ID:
-        return "not_an_id"
-    if target in duplicated_ids:
-        return "duplicated_target"
-    if target not in kinds:
-        return "missing_target"
-    if kinds[target] != ChatRequest.type_tag:
-        return "wrong_kind"
-    return None
-
-
 def _resolve(index: int, entry: Entry, kinds: dict[str, str], duplicated_ids: frozenset[str]) -> Link:
     target = entry.request_id
     if target is None or not is_linkable(entry.payload):
         return Link(index, entry.event_id, "unlinked")
-    reason = _reason(target, kinds, duplicated_ids)
+    reason = unresolved_reason(target, kinds, duplicated_ids)
     if reason is None:
         return Link(index, entry.event_id, "resolved", target, None, kinds[target])
     written = entry.written("request_id")[1] if reason == "not_an_id" else None
     return Link(index, entry.event_id, "unresolved", target, reason, kinds.get(target), written)
-
-
-def count_unresolved(links: Sequence[tuple[str, str, str | None]], duplicated_ids: frozenset[str]) -> int:
-    """How many links do not resolve, from each entry's ``(event_id, type, request_id)`` (the light reader's)."""
-    linked = [target for _, tag, target in links if target is not None and tag in LINKABLE_TAGS]
-    if not linked:
-        return 0
-    kinds = {event_id: tag for event_id, tag, _ in links}
-    return sum(1 for target in linked if _reason(target, kinds, duplicated_ids) is not None)
 
 
 def link_problems(stream: ConversationStream) -> tuple[int, int]:

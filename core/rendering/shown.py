@@ -22,7 +22,8 @@ from returns.result import Failure, Result, Success
 from turnmark.core.errors import TurnSelectionError
 from turnmark.core.links.compaction import SummaryRun, TurnOverlay, turn_overlays
 from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
-from turnmark.core.links.resolution import REASON_TEXT, count_unresolved
+from turnmark.core.links.reasons import count_unresolved
+from turnmark.core.links.resolution import REASON_TEXT
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.light import LazyTurns, LightTurn
@@ -35,7 +36,8 @@ from turnmark.core.stream.payloads import (
     ToolCallResponse,
 )
 from turnmark.core.stream.previews import telling_argument
-from turnmark.core.stream.turns import NamedTurn, NamedTurnT, Turn, TurnFacts, find_turn, turn_indices
+from turnmark.core.stream.turn_facts import TurnFacts
+from turnmark.core.stream.turns import NamedTurn, NamedTurnT, Turn, find_turn, turn_indices
 from turnmark.core.summaries.turn_rows import LabelSource, row_of
 from turnmark.core.text.indented_json import indented
 from turnmark.core.text.summary_text import one_line, truncate

@@ -7,18 +7,17 @@ new. JSON is pretty-printed with two spaces and a trailing newline, like
 ``serde_json::to_vec_pretty`` (msgspec formats floats the same way).
 """
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 
-from turnmark.core.errors import InvalidDocument, InvalidEntry
-from turnmark.core.stream.entries import NOT_AN_ID, Entry, IdOrigin, Layout
+from turnmark.core.errors import InvalidEntry
+from turnmark.core.stream.entries import Entry, IdOrigin, Layout
 from turnmark.core.stream.json_value import Json, JsonObject
+from turnmark.core.stream.kinds import LINKABLE_TAGS, RawIds, wrapper_ids
 from turnmark.core.stream.payloads import (
-    LINKABLE_TAGS,
     ChatRequest,
     ChatResponse,
     Compaction,
@@ -36,20 +35,7 @@ from turnmark.core.stream.quick_init import quick_init
 from turnmark.core.stream.storage_encoding import decode_leaves, decode_string, encode_leaves, encode_string
 from turnmark.core.stream.timestamps import is_timestamp
 
-EVENT_TAGS = (
-    "turn_start",
-    "chat_request",
-    "chat_response",
-    "tool_call_request",
-    "tool_call_response",
-    "inquiry_request",
-    "inquiry_response",
-)
 WRAPPER_KEYS = ("event_id", "request_id")
-
-RawIds = tuple[tuple[str, Json], ...]
-_decoder = msgspec.json.Decoder()
-_encoder = msgspec.json.Encoder()
 
 
 @quick_init
@@ -68,84 +54,6 @@ class ReadEntry:
         if origin == "assigned" and self.layout.raw and self.layout.raw[0][0] == "event_id":
             origin = "stand_in"
         return Entry(event_id, self.payload, self.request_id, origin, self.layout)
-
-
-# JSON documents ---------------------------------------------------------------------------------
-
-
-def decode_document(data: bytes, document: str) -> Json:
-    """Parse JSON bytes, raising ``StreamError``-ready ``InvalidDocument`` with a line and column."""
-    try:
-        return _decoder.decode(data)
-    except RecursionError:
-        raise InvalidDocument("the JSON is nested too deeply", 1, 1, document) from None
-    except msgspec.DecodeError as error:
-        message = str(error)
-        raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
-
-
-_entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
-
-
-def decode_entries(data: bytes, document: str) -> list[msgspec.Raw] | None:
-    """The elements of a JSON array, each as its bytes (``decode_entry`` decodes one), or ``None`` for a
-    document that is not an array; the errors of ``decode_document``.
-
-    A file read this way is never decoded whole: each entry's values can be dropped as soon as it is read.
-    """
-    try:
-        return _entries_decoder.decode(data)
-    except (msgspec.MsgspecError, RecursionError):
-        pass
-    decode_document(data, document)
-    return None
-
-
-def decode_entry(raw: msgspec.Raw, data: bytes, document: str) -> Json:
-    """One element of ``decode_entries(data, document)``, with the errors ``decode_document`` would give."""
-    try:
-        return _decoder.decode(raw)
-    except (msgspec.MsgspecError, RecursionError):
-        pass
-    decode_document(data, document)
-    return decode_document(bytes(raw), document)
-
-
-def _describe_decode_error(data: bytes, message: str) -> str:
-    if "truncated" in message:
-        return "the JSON ends early (truncated file?)"
-    if "UTF-8" in message:
-        return "invalid UTF-8"
-    text = re.sub(r"\s*\(byte \d+\)$", "", message)
-    return text.replace("JSON is malformed: ", "invalid JSON: ")
-
-
-def _locate(data: bytes, message: str) -> tuple[int, int]:
-    match = re.search(r"\(byte (\d+)\)", message)
-    if match:
-        offset = int(match.group(1))
-    elif "truncated" in message:
-        offset = len(data)
-    else:
-        try:
-            data.decode("utf-8")
-            offset = 0
-        except UnicodeDecodeError as error:
-            offset = error.start
-    before = data[:offset]
-    line = before.count(b"\n") + 1
-    column = offset - (before.rfind(b"\n") + 1) + 1
-    return line, column
-
-
-def json_text(value: Json) -> str:
-    """A value as compact JSON text (how a message names a value as the file has it)."""
-    return _encoder.encode(value).decode()
-
-
-def encode_document(value: Json) -> bytes:
-    """Serialize like JP: two-space pretty JSON, raw UTF-8, one trailing newline."""
-    return msgspec.json.format(_encoder.encode(value), indent=2) + b"\n"
 
 
 # Reading entries ----------------------------------------------------------------------------------
@@ -365,26 +273,6 @@ _EVENT_READERS: dict[str, Callable[[_Reader], Payload]] = {
     "inquiry_request": _inquiry_request,
     "inquiry_response": _inquiry_response,
 }
-
-
-def wrapper_ids(written_id: object, request_id: object, tag: str) -> tuple[str | None, str | None, RawIds]:
-    """An entry's written ``event_id`` and ``request_id`` (``msgspec.UNSET``: absent) as RFD 097/098 read them,
-    and the odd values as written (``Layout.raw``); the light reader reads them by this rule too.
-
-    A missing or empty ``event_id`` is assigned at load (``None`` here); one that is not a string is odd: a
-    derived ID stands in for it. A ``request_id`` that is null, or on a kind that never links, reads as
-    absent; an empty or non-string one on an answer binds nothing (``NOT_AN_ID``). Nothing is refused.
-    """
-    raw: RawIds = ()
-    identifier = written_id if isinstance(written_id, str) and written_id else None
-    if not isinstance(written_id, str) and written_id is not msgspec.UNSET:
-        raw = (("event_id", cast(Json, written_id)),)
-    if request_id is msgspec.UNSET:
-        return identifier, None, raw
-    if tag in LINKABLE_TAGS and isinstance(request_id, str) and request_id:
-        return identifier, request_id, raw
-    reading = NOT_AN_ID if tag in LINKABLE_TAGS and request_id is not None else None
-    return identifier, reading, (*raw, ("request_id", cast(Json, request_id)))
 
 
 def _wrapper_ids(obj: JsonObject, tag: str) -> tuple[str | None, str | None, RawIds]:

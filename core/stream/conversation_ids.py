@@ -25,3 +25,20 @@ def id_from_dirname(name: str) -> int | None:
 
 def display_id(conversation_id: int) -> str:
     return f"jp-c{conversation_id}"
+
+
+def split_turn_reference(text: str) -> tuple[str, str] | None:
+    """``CONV:TURN`` (as ``find --output ids`` prints a hit) as its conversation and turn; ``None`` otherwise.
+
+    >>> from turnmark.core.stream.conversation_ids import split_turn_reference
+    >>> split_turn_reference("jp-c17738348630:p8q2r4b"), split_turn_reference("17738348630-fix-it:3")
+    (('jp-c17738348630', 'p8q2r4b'), ('17738348630-fix-it', '3'))
+    >>> split_turn_reference("p8q2r4b") is None, split_turn_reference("notes:p8q2r4b") is None
+    (True, True)
+    """
+    head, colon, tail = text.strip().rpartition(":")
+    if not colon or not tail.isalnum() or not tail.isascii():
+        return None
+    if parse_conversation_id(head) is None and id_from_dirname(head) is None:
+        return None
+    return head, tail

@@ -20,15 +20,7 @@ from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import InvalidDocument, InvalidEntry, StreamError, TurnSummaryError
 from turnmark.core.stream.builder import TurnBuilder
-from turnmark.core.stream.codec import (
-    ReadEntry,
-    decode_document,
-    decode_entries,
-    decode_entry,
-    encode_document,
-    read_entry,
-    write_entry,
-)
+from turnmark.core.stream.codec import ReadEntry, read_entry, write_entry
 from turnmark.core.stream.duplicate_keys import (
     NONE_WRITTEN_TWICE,
     DuplicateKey,
@@ -39,6 +31,7 @@ from turnmark.core.stream.duplicate_keys import (
 )
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import IdSource, derived_id, entry_origins, fresh_id, plan_loaded_ids
+from turnmark.core.stream.json_document import decode_document, decode_entries, decode_entry, encode_document
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.payloads import (
     ChatRequest,

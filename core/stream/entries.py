@@ -4,6 +4,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, TypeAlias
 
 from turnmark.core.stream.json_value import Json
+from turnmark.core.stream.kinds import NOT_AN_ID
 from turnmark.core.stream.payloads import Payload, is_linkable
 from turnmark.core.stream.quick_init import quick_init
 
@@ -98,11 +99,6 @@ class Entry:
         kept = tuple(item for item in self.layout.raw if item[0] != key)
         origin: IdOrigin = "assigned" if key == "event_id" and self.id_origin == "stand_in" else self.id_origin
         return replace(self, layout=replace(self.layout, raw=kept), id_origin=origin)
-
-
-NOT_AN_ID = ""
-"""The ``request_id`` of a linkable entry whose file value is present but binds nothing (empty, or not a
-string): no entry ever has this ``event_id``, so the link is unresolved (``not_an_id``)."""
 
 
 def unusable_link_reading(payload: Payload, written: Json) -> str | None:

@@ -6,13 +6,13 @@ a string is decoded once to check it). A file of JP's common kinds, each entry w
 quickly: one struct per kind (``_Kind``), so msgspec checks what each kind requires, the rest checked in bulk
 (``_quick_tags``); any other file, or one the quick read does not vouch for, is read entry by entry (``_Entry``),
 which decides, held equal by test. It reads odd fields exactly as the full reader does
-(``codec.wrapper_ids``: RFD 097/098's letter) and settles IDs with the same plan (``event_ids.plan_loaded_ids``),
+(``kinds.wrapper_ids``: RFD 097/098's letter) and settles IDs with the same plan (``event_ids.plan_loaded_ids``),
 and it checks what the full reader checks, so a file the full reader refuses is not read here: ``read_light``
 gives ``None`` and the caller takes the long way for the error. So does a file it could read only differently
 (metadata or arguments nested deeper than ``DEEPEST``, a key of one kind typed as another kind's). The one
 exception, for speed: the text of a string it skips is not looked at, so a message that is not UTF-8 is read
 here (the facts need none of it); ``read_lazily``, whose turns are decoded later, checks the whole file first.
-Its results equal the full load's (``tests/agreement``): the turns' facts (``turns.TurnFacts``), the request
+Its results equal the full load's (``tests/agreement``): the turns' facts (``turn_facts.TurnFacts``), the request
 links to resolve, and what a legacy file lacks; ``read_lazily`` gives each turn's entries as the full load
 makes them, read when asked (``show``).
 """
@@ -23,19 +23,21 @@ import codecs
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from msgspec import UnsetType
 
-from turnmark.core.stream.codec import EVENT_TAGS, read_entry, wrapper_ids
-from turnmark.core.stream.entries import IdOrigin
 from turnmark.core.stream.event_ids import UNSETTLED, derived_id, entry_origins, plan_loaded_ids
-from turnmark.core.stream.payloads import LINKABLE_TAGS
+from turnmark.core.stream.kinds import EVENT_TAGS, LINKABLE_TAGS, wrapper_ids
 from turnmark.core.stream.storage_encoding import decode_string
 from turnmark.core.stream.timestamps import COMMON_TIMESTAMP, is_timestamp
-from turnmark.core.stream.turns import SOURCE_KEY, Step, Turn, TurnFacts, steps_complete
+from turnmark.core.stream.turn_facts import SOURCE_KEY, Step, TurnFacts, steps_complete
 from turnmark.core.text.summary_text import mechanical_summary
+
+if TYPE_CHECKING:
+    from turnmark.core.stream.entries import IdOrigin
+    from turnmark.core.stream.turns import Turn
 
 UNSET: Any = msgspec.UNSET
 NONE = msgspec.Raw()
@@ -526,7 +528,7 @@ def _checked_tags(entries: list[_Entry]) -> list[str]:
 def _written_ids(
     entries: list[Element], tags: list[str]
 ) -> tuple[list[str | None], list[str | None], set[int], set[str]]:
-    """Each entry's written ``event_id`` and request link as ``codec.wrapper_ids`` reads them, the positions
+    """Each entry's written ``event_id`` and request link as ``kinds.wrapper_ids`` reads them, the positions
     whose ``event_id`` a derived one stands in for, and the odd ``request_id`` values (every ID taken)."""
     event_ids = [entry.event_id for entry in entries]
     request_ids = [entry.request_id for entry in entries]
@@ -652,6 +654,9 @@ class LazyTurns:
 
     def turn(self, turn: LightTurn) -> Turn:
         """The turn with its entries, equal to the full load's (``ConversationStream.turns``)."""
+        from turnmark.core.stream.codec import read_entry  # the full reader, only where a turn is shown
+        from turnmark.core.stream.turns import Turn
+
         elements, offset, ids, origins = self._elements, self._offset, self._settled.ids, self._settled.origins
         entries = tuple(
             read_entry(_ANY.decode(elements[position]), position + offset).settled(ids[position], origins[position])

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import InvalidDocument, StreamError
-from turnmark.core.stream.codec import decode_document
+from turnmark.core.stream.json_document import decode_document
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.timestamps import is_timestamp
 

@@ -458,10 +458,6 @@ LINKABLE_TYPES: tuple[type, ...] = (
     InquiryResponse,
 )
 """The five answering families that carry a request link (RFD 098)."""
-LINKABLE_TAGS = frozenset(
-    kind.type_tag for kind in (ChatResponse, ToolCallRequest, ToolCallResponse, InquiryRequest, InquiryResponse)
-)
-"""Their ``type`` tags."""
 
 PROVIDER_VISIBLE_TYPES: tuple[type, ...] = (
     ChatRequest,

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from turnmark.core.stream.codec import WRAPPER_KEYS, json_text
+from turnmark.core.stream.codec import WRAPPER_KEYS
+from turnmark.core.stream.json_document import json_text
 
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import AmbiguousLink, ConversationStream

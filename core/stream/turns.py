@@ -11,7 +11,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from turnmark.core.stream.conversation_ids import id_from_dirname, parse_conversation_id
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.payloads import (
     ChatRequest,
@@ -21,7 +20,7 @@ from turnmark.core.stream.payloads import (
     TurnStart,
     is_conversation_event,
 )
-from turnmark.core.stream.quick_init import quick_init
+from turnmark.core.stream.turn_facts import SOURCE_KEY, Step, TurnFacts, steps_complete
 from turnmark.core.text.summary_text import mechanical_summary
 
 
@@ -44,45 +43,6 @@ def turn_numbers(kinds: Iterable[tuple[bool, bool]]) -> list[int]:
             current_has_event = True
         indices.append(index)
     return indices
-
-
-Step = tuple[str, str | None, bool]
-"""One conversation event of a turn as completeness reads it: its kind, its tool call ``id`` (tool events)
-and whether it is reasoning (a ``chat_response``)."""
-
-
-def steps_complete(steps: Iterable[Step]) -> bool:
-    """The turn ended: its last event (``turn_start`` aside) is an answer that is not reasoning, and every tool
-    call has its result (the one rule; ``catchup.turn_is_complete`` and the light reader use it)."""
-    pending: dict[str, int] = {}
-    last: Step | None = None
-    for step in steps:
-        kind, tool_id, _ = step
-        if kind == "tool_call_request" and tool_id is not None:
-            pending[tool_id] = pending.get(tool_id, 0) + 1
-        elif kind == "tool_call_response" and tool_id is not None and pending.get(tool_id):
-            pending[tool_id] -= 1
-        if kind != "turn_start":
-            last = step
-    answered = last is not None and last[0] == "chat_response" and not last[2]
-    return answered and not any(pending.values())
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class TurnFacts:
-    """What the listing, ``turns`` and catch-up's planning read of a turn, from a ``Turn`` (``facts``) or from
-    the light reader (``core/stream/light.py``), which must agree."""
-
-    index: int
-    id: str | None
-    id_transient: bool
-    summary: str | None
-    source: str | None
-    fallback: str | None
-    requests: int
-    events: int
-    complete: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,27 +205,6 @@ def find_turn(turns: Sequence[NamedTurnT], wanted: str) -> NamedTurnT | None:
     if wanted.isdecimal() and wanted.isascii() and int(wanted) < len(turns):
         return turns[int(wanted)]
     return None
-
-
-def split_turn_reference(text: str) -> tuple[str, str] | None:
-    """``CONV:TURN`` (as ``find --output ids`` prints a hit) as its conversation and turn; ``None`` otherwise.
-
-    >>> from turnmark.core.stream.turns import split_turn_reference
-    >>> split_turn_reference("jp-c17738348630:p8q2r4b"), split_turn_reference("17738348630-fix-it:3")
-    (('jp-c17738348630', 'p8q2r4b'), ('17738348630-fix-it', '3'))
-    >>> split_turn_reference("p8q2r4b") is None, split_turn_reference("notes:p8q2r4b") is None
-    (True, True)
-    """
-    head, colon, tail = text.strip().rpartition(":")
-    if not colon or not tail.isalnum() or not tail.isascii():
-        return None
-    if parse_conversation_id(head) is None and id_from_dirname(head) is None:
-        return None
-    return head, tail
-
-
-SOURCE_KEY = "summary_source"
-"""The ``turn_start`` metadata key that records who wrote the summary."""
 
 
 def summary_source(turn: Turn) -> str | None:

@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from turnmark.core.links.resolution import count_unresolved, link_problems
+from turnmark.core.links.reasons import count_unresolved
 from turnmark.core.stream.light import read_light
-from turnmark.core.stream.turns import TurnFacts
-from turnmark.core.summaries.labels import ensure_first_turn_start, needs_turn_start
+from turnmark.core.stream.turn_facts import TurnFacts
 from turnmark.core.summaries.turn_rows import TurnRow, row_of, shows_summary
 from turnmark.core.summaries.waiting import Waiting, waiting_in
 
@@ -58,6 +57,9 @@ class ConversationFacts:
 def facts_of(stream: ConversationStream) -> ConversationFacts:
     """The facts of a loaded stream (the long way): the first turn's ID is the one catch-up gives it
     (``catchup.catchup_stream``: ``ensure_first_turn_start``)."""
+    from turnmark.core.links.resolution import link_problems  # the long way's modules, only when it is taken
+    from turnmark.core.summaries.labels import ensure_first_turn_start, needs_turn_start
+
     unresolved, duplicated = link_problems(stream)
     first = ensure_first_turn_start(stream).turns()[0].id() if needs_turn_start(stream) else None
     turns = tuple(turn.facts() for turn in stream.turns())

@@ -17,7 +17,7 @@ from returns.result import Failure, Result, Success
 from turnmark.core.errors import TurnSummaryError
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import ChatRequest, TurnStart, is_conversation_event
-from turnmark.core.stream.turns import SOURCE_KEY
+from turnmark.core.stream.turn_facts import SOURCE_KEY
 from turnmark.core.text.summary_text import normalize_summary
 
 if TYPE_CHECKING:

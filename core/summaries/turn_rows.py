@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Literal
 
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.quick_init import quick_init
-from turnmark.core.stream.turns import Turn, TurnFacts
+from turnmark.core.stream.turn_facts import TurnFacts
 from turnmark.core.text.summary_text import normalize_summary
 
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
+    from turnmark.core.stream.turns import Turn
 
 LabelSource = Literal["summary", "fallback"]
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from turnmark.core.summaries.sources import EXTRACTIVE
 
 if TYPE_CHECKING:
-    from turnmark.core.stream.turns import TurnFacts
+    from turnmark.core.stream.turn_facts import TurnFacts
 
 
 class Waiting(NamedTuple):

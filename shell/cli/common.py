@@ -17,7 +17,7 @@ from turnmark.shell.output import chrome, emit_line, note
 from turnmark.shell.settings import HttpSettings, RunSettings
 
 with lazy_imports():
-    from turnmark.core.stream import turns as stream_turns
+    from turnmark.core.stream import conversation_ids
     from turnmark.shell import entropy, version
     from turnmark.shell.storage import conversations, selection
     from turnmark.shell.storage import workspace as workspace_files
@@ -271,13 +271,13 @@ def turn_reference(wanted: str | None) -> tuple[str, str] | None:
     """``CONV:TURN`` split at its last colon, when ``wanted`` may be one (it is not a path that exists)."""
     if wanted is None or Path(wanted).exists():
         return None
-    return stream_turns.split_turn_reference(wanted)
+    return conversation_ids.split_turn_reference(wanted)
 
 
 def pick_turn(settings: Settings, conversation: str | None, turn: str | None) -> tuple[ConversationRef, str | None]:
     """The conversation and turn of a command with a turn option, which may be ``CONV:TURN`` and name both; so
     may ``CONV`` itself, when no turn option is given (``show jp-c17800000010:p8q2r4b``)."""
-    reference = stream_turns.split_turn_reference(turn) if turn is not None else None
+    reference = conversation_ids.split_turn_reference(turn) if turn is not None else None
     if reference is None:
         named, its_turn = _named(settings, conversation)
         return named, turn if turn is not None else its_turn

@@ -32,7 +32,7 @@ with lazy_imports():
     from turnmark.core.links import check as link_check
     from turnmark.core.links import projection as link_projection
     from turnmark.core.links import resolution
-    from turnmark.core.stream import codec, previews
+    from turnmark.core.stream import json_document, previews
     from turnmark.core.summaries import failures, transcript
     from turnmark.core.wire import chat
     from turnmark.shell.cli import listing_layout, progress
@@ -186,7 +186,7 @@ def _odd_field_lines(report: CheckReport) -> list[str]:
     """One line per odd field (an unresolved one is already told by its exclusion)."""
     return [
         f"  {'' if item['reading'] == 'stand_in' else 'warning: '}entry {item['index']} ({item['type']}, event_id "
-        f"{item['event_id']}): {item['key']} {codec.json_text(item['value'])}: {item['meaning']}; "
+        f"{item['event_id']}): {item['key']} {json_document.json_text(item['value'])}: {item['meaning']}; "
         f"to fix: {item['fix']}"
         for item in report.odd_fields
         if item["reading"] != "unresolved"

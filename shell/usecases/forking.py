@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from turnmark.core.editing.fork import cut_at, fork_metadata, fork_stream, kept_turns
 from turnmark.core.errors import InvalidDocument
-from turnmark.core.stream.codec import decode_document, encode_document
+from turnmark.core.stream.json_document import decode_document, encode_document
 from turnmark.core.stream.turns import find_turn
 from turnmark.shell.clock import now_timestamp
 from turnmark.shell.errors import WorkspaceError

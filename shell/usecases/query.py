@@ -24,10 +24,10 @@ from typing import TextIO
 from returns.result import Failure
 
 from turnmark.core.links.projection import project
-from turnmark.core.stream.codec import decode_document, encode_document
 from turnmark.core.stream.config import TURN_SUMMARY, lookup
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import IdSource
+from turnmark.core.stream.json_document import decode_document, encode_document
 from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
 from turnmark.core.stream.payloads import ChatRequest, ChatResponse, Payload, ToolCallRequest, ToolCallResponse
 from turnmark.core.summaries.catchup import catchup_stream, summary_candidates

@@ -23,9 +23,9 @@ from turnmark.core.editing.repair import RepairPlan, apply_repairs, plan_repairs
 from turnmark.core.links.check import check_report
 from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
 from turnmark.core.links.projection import project
-from turnmark.core.stream.codec import encode_document
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_document import encode_document
 from turnmark.core.stream.json_value import Json
 from turnmark.shell.cli.main import Settings, app
 

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from tests.conftest import REPO, corpus_conversations
 from tests.support.streams import TS, load, raw, request, stream_of
 from turnmark.core.errors import InvalidEntry
-from turnmark.core.stream.codec import EVENT_TAGS, read_entry, read_payload, wrapper_ids
+from turnmark.core.stream.codec import read_entry, read_payload
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.kinds import EVENT_TAGS, wrapper_ids
 from turnmark.core.stream.payloads import (
     ChatResponse,
     Compaction,

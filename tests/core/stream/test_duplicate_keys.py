@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from turnmark.core.stream.codec import decode_entries, decode_entry
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.duplicate_keys import (
     DuplicateKey,
@@ -20,6 +19,7 @@ from turnmark.core.stream.duplicate_keys import (
     keys_written,
 )
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_document import decode_entries, decode_entry
 from turnmark.core.stream.payloads import ChatRequest
 
 TEXT = st.text(alphabet='ab":\\ é\n{}', max_size=8)

@@ -15,7 +15,7 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.payloads import ToolCallResponse
 from turnmark.core.stream.quick_init import quick_init
-from turnmark.core.stream.turns import TurnFacts
+from turnmark.core.stream.turn_facts import TurnFacts
 from turnmark.core.summaries.turn_rows import TurnRow
 
 

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from tests.support.streams import TS, call, load, message, raw, request, result, stream_of, turn
 from turnmark.core.stream import light
-from turnmark.core.stream.codec import EVENT_TAGS
 from turnmark.core.stream.conversation_stream import ConversationStream
+from turnmark.core.stream.kinds import EVENT_TAGS
 from turnmark.core.stream.payloads import TurnStart
 from turnmark.core.stream.turns import mechanical_turn_summary, turn_numbers
 from turnmark.core.text.summary_text import mechanical_summary, normalize_summary

@@ -9,7 +9,8 @@ from turnmark.core.stream.config import assignment, environment_layer, extends_p
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.payloads import Compaction, ConfigDelta, InquiryRequest, InquiryResponse, Payload
-from turnmark.core.stream.turns import SOURCE_KEY, summary_source
+from turnmark.core.stream.turn_facts import SOURCE_KEY
+from turnmark.core.stream.turns import summary_source
 from turnmark.core.summaries.catchup import (
     apply_summaries,
     extractive_answer,

@@ -11,8 +11,8 @@ import pytest
 
 from bench.huge import CONVERSATION_ID, generate_long_conversation
 from turnmark.core.stream import conversation_stream
-from turnmark.core.stream.codec import decode_document, encode_document
 from turnmark.core.stream.event_ids import sequential_ids
+from turnmark.core.stream.json_document import decode_document, encode_document
 from turnmark.core.stream.payloads import ToolCallResponse
 from turnmark.shell.errors import SaveRefused
 from turnmark.shell.storage import conversations
