@@ -15,8 +15,6 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, cast
 
-from turnmark.core.errors import IdSourceExhausted
-
 if TYPE_CHECKING:
     from turnmark.core.stream.entries import IdOrigin
 
@@ -122,6 +120,8 @@ def fresh_id(source: IdSource, used: Callable[[str], bool]) -> str:
         candidate = source()
         if candidate and not used(candidate):
             return candidate
+    from turnmark.core.errors import IdSourceExhausted  # the error types, only where the source gives out
+
     raise IdSourceExhausted(f"no unused event ID after {MAX_ATTEMPTS} attempts")
 
 

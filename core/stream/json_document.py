@@ -2,12 +2,18 @@
 message), encoded as JP lays them out; apart from reading entries (``codec``), which ``metadata.json`` and the
 light reader's commands do not load."""
 
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING
 
 import msgspec
+from returns.result import Failure, Result, Success
 
-from turnmark.core.errors import InvalidDocument
 from turnmark.core.stream.json_value import Json
+
+if TYPE_CHECKING:
+    from turnmark.core.errors import StreamError
 
 _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
@@ -17,11 +23,30 @@ def decode_document(data: bytes, document: str) -> Json:
     """Parse JSON bytes, raising ``StreamError``-ready ``InvalidDocument`` with a line and column."""
     try:
         return _decoder.decode(data)
-    except RecursionError:
-        raise InvalidDocument("the JSON is nested too deeply", 1, 1, document) from None
-    except msgspec.DecodeError as error:
-        message = str(error)
-        raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
+    except (msgspec.DecodeError, RecursionError) as error:
+        message, line, column = _problem(data, error)
+    from turnmark.core.errors import InvalidDocument  # the error types, only where a document is refused
+
+    raise InvalidDocument(message, line, column, document)
+
+
+def read_document(data: bytes, document: str) -> Result[Json, StreamError]:
+    """``decode_document`` as a value: the document, or the ``StreamError`` its ``InvalidDocument`` carries."""
+    try:
+        return Success(_decoder.decode(data))
+    except (msgspec.DecodeError, RecursionError) as error:
+        message, line, column = _problem(data, error)
+    from turnmark.core.errors import StreamError
+
+    return Failure(StreamError(message, line=line, column=column, document=document))
+
+
+def _problem(data: bytes, error: Exception) -> tuple[str, int, int]:
+    """What is wrong with a document that does not decode, and its line and column."""
+    if isinstance(error, RecursionError):
+        return "the JSON is nested too deeply", 1, 1
+    message = str(error)
+    return (_describe_decode_error(data, message), *_locate(data, message))
 
 
 _entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from returns.result import Failure, Success
 
-from turnmark.core.errors import StreamError
 from turnmark.core.stream.event_ids import IdSource
 from turnmark.core.stream.light import LazyTurns
 from turnmark.core.stream.light import read_lazily as read_lazily_from
@@ -70,6 +69,7 @@ with lazy_imports():
     from turnmark.shell.storage import undo
 
 if TYPE_CHECKING:
+    from turnmark.core.errors import StreamError
     from turnmark.core.stream.conversation_stream import ConversationStream, ReadFile
     from turnmark.core.stream.legacy_upgrade import LegacyUpgrade
     from turnmark.shell.storage.undo import Along

@@ -125,9 +125,15 @@ def test_light_reads_load_no_full_stream_and_no_save(arguments: tuple[str, ...],
     assert heavy_modules_after("--workspace", str(workspace), *arguments, names=FULL_LOAD) == ""
 
 
-ENTRY_TYPES = ("turnmark.core.stream.payloads", "turnmark.core.stream.entries", "turnmark.core.stream.codec")
-"""The typed entries and their reader: what a conversation's facts are read without (``core/stream/kinds.py``,
-``turn_facts``, ``json_document`` and ``links/reasons`` hold what the light reader needs of them)."""
+ENTRY_TYPES = (
+    "turnmark.core.stream.payloads",
+    "turnmark.core.stream.entries",
+    "turnmark.core.stream.codec",
+    "turnmark.core.errors",
+)
+"""The typed entries, their reader and the core's error types: what a conversation's facts are read without when
+nothing is wrong (``core/stream/kinds.py``, ``turn_facts``, ``json_document`` and ``links/reasons`` hold what the
+light reader needs of them)."""
 
 
 @pytest.mark.parametrize("arguments", [("turns", "17800000010"), ("conversations",), ("turns", "17790000000")])
@@ -135,9 +141,14 @@ def test_facts_are_read_without_the_typed_entries(arguments: tuple[str, ...], wo
     assert heavy_modules_after("--workspace", str(workspace), *arguments, names=ENTRY_TYPES) == ""
 
 
-def test_the_probe_sees_the_typed_entries_when_a_turn_is_shown(workspace) -> None:  # type: ignore[no-untyped-def]
+def test_the_probe_sees_them_when_a_turn_is_shown_or_a_file_refused(workspace) -> None:  # type: ignore[no-untyped-def]
     loaded = heavy_modules_after("--workspace", str(workspace), "show", "17800000010", names=ENTRY_TYPES).split(",")
     assert "turnmark.core.stream.codec" in loaded
+    (folder,) = (workspace / ".jp" / "conversations").glob("17800000010-*")
+    (folder / "metadata.json").write_text("{")
+    assert "turnmark.core.errors" in heavy_modules_after(
+        "--workspace", str(workspace), "turns", "17800000010", names=ENTRY_TYPES
+    )
 
 
 def test_the_probe_sees_the_full_load_when_a_command_takes_it(workspace) -> None:  # type: ignore[no-untyped-def]
