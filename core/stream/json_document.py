@@ -23,30 +23,30 @@ def decode_document(data: bytes, document: str) -> Json:
     """Parse JSON bytes, raising ``StreamError``-ready ``InvalidDocument`` with a line and column."""
     try:
         return _decoder.decode(data)
-    except (msgspec.DecodeError, RecursionError) as error:
-        message, line, column = _problem(data, error)
-    from turnmark.core.errors import InvalidDocument  # the error types, only where a document is refused
+    except RecursionError:
+        from turnmark.core.errors import InvalidDocument  # the error types, only where a document is refused
 
-    raise InvalidDocument(message, line, column, document)
+        raise InvalidDocument("the JSON is nested too deeply", 1, 1, document) from None
+    except msgspec.DecodeError as error:
+        from turnmark.core.errors import InvalidDocument
+
+        message = str(error)
+        raise InvalidDocument(_describe_decode_error(data, message), *_locate(data, message), document) from None
 
 
 def read_document(data: bytes, document: str) -> Result[Json, StreamError]:
-    """``decode_document`` as a value: the document, or the ``StreamError`` its ``InvalidDocument`` carries."""
+    """``decode_document`` as a value: the document, or the ``StreamError`` its ``InvalidDocument`` carries (a
+    document that does not decode is decoded again to say where)."""
     try:
         return Success(_decoder.decode(data))
-    except (msgspec.DecodeError, RecursionError) as error:
-        message, line, column = _problem(data, error)
-    from turnmark.core.errors import StreamError
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    from turnmark.core.errors import InvalidDocument
 
-    return Failure(StreamError(message, line=line, column=column, document=document))
-
-
-def _problem(data: bytes, error: Exception) -> tuple[str, int, int]:
-    """What is wrong with a document that does not decode, and its line and column."""
-    if isinstance(error, RecursionError):
-        return "the JSON is nested too deeply", 1, 1
-    message = str(error)
-    return (_describe_decode_error(data, message), *_locate(data, message))
+    try:
+        return Success(decode_document(data, document))
+    except InvalidDocument as refused:
+        return Failure(refused.error)
 
 
 _entries_decoder = msgspec.json.Decoder(list[msgspec.Raw])
