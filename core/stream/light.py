@@ -259,7 +259,7 @@ _CHECKS: dict[str, Callable[[_Entry], None]] = {
 class LightStream:
     """What the light reader found: the format, the entries' count, the turns' facts and the request links.
 
-    ``links`` holds ``(event_id, type, request_id)`` per entry, as ``resolution.count_unresolved`` takes them;
+    ``links`` holds ``(event_id, type, request_id)`` per entry, as ``reasons.count_unresolved`` takes them;
     ``first_turn_start`` is the ID catch-up gives the first turn when it has no ``turn_start``
     (``labels.ensure_first_turn_start``), else ``None``.
     """
@@ -729,7 +729,7 @@ def _turn(
     ids: tuple[str, ...],
     origins: Sequence[IdOrigin],
 ) -> TurnFacts:
-    """The turn's facts; each event's step as completeness reads it (``turns.Step``: a checked answer's message
+    """The turn's facts; each event's step as completeness reads it (``turn_facts.Step``: a checked answer's message
     and reasoning are each a string when they are there, ``_chat_response``)."""
     start, stop = span.start, span.stop
     kinds = tags[start:stop]
