@@ -23,6 +23,7 @@ from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json
 from turnmark.core.stream.payloads import (
     ChatRequest,
+    Payload,
     ToolCallRequest,
     ToolCallResponse,
     TurnStart,
@@ -83,11 +84,15 @@ class Exclusion:
 
 def tool_pairs(entries: Sequence[Entry], indices: Sequence[int] | None = None) -> dict[int, int]:
     """Each tool call's position mapped to its result's, and back: by ``id``, per turn, count-aware."""
+    turns = turn_indices(entries) if indices is None else indices
+    return paired_payloads([entry.payload for entry in entries], turns)
+
+
+def paired_payloads(payloads: Sequence[Payload], turns: Sequence[int]) -> dict[int, int]:
+    """``tool_pairs`` of the payloads of entries in ``turns``."""
     partner: dict[int, int] = {}
     pending: dict[tuple[int, str], deque[int]] = defaultdict(deque)
-    turns = turn_indices(entries) if indices is None else indices
-    for position, (entry, turn) in enumerate(zip(entries, turns, strict=True)):
-        payload = entry.payload
+    for position, (payload, turn) in enumerate(zip(payloads, turns, strict=True)):
         if isinstance(payload, ToolCallRequest):
             pending[turn, payload.id].append(position)
         elif isinstance(payload, ToolCallResponse):

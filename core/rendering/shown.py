@@ -21,10 +21,9 @@ from returns.result import Failure, Result, Success
 
 from turnmark.core.errors import TurnSelectionError
 from turnmark.core.links.compaction import SummaryRun, TurnOverlay, turn_overlays
-from turnmark.core.links.exclusion import exclude_unresolved, tool_pairs
+from turnmark.core.links.exclusion import exclude_unresolved, paired_payloads
 from turnmark.core.links.reasons import count_unresolved
 from turnmark.core.links.resolution import REASON_TEXT
-from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.json_value import Json, JsonObject
 from turnmark.core.stream.light import LazyTurns, LightTurn
 from turnmark.core.stream.payloads import (
@@ -32,10 +31,12 @@ from turnmark.core.stream.payloads import (
     ChatResponse,
     InquiryRequest,
     InquiryResponse,
+    Payload,
     ToolCallRequest,
     ToolCallResponse,
 )
 from turnmark.core.stream.previews import telling_argument
+from turnmark.core.stream.quick_init import quick_init
 from turnmark.core.stream.turn_facts import TurnFacts
 from turnmark.core.stream.turns import NamedTurn, NamedTurnT, Turn, find_turn, turn_indices
 from turnmark.core.summaries.turn_rows import LabelSource, row_of
@@ -100,6 +101,7 @@ class ExclusionMark:
         return {"request_id": self.request_id, "reason": self.reason, "by_closure": self.by_closure}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ShownTool:
     """A tool call with its result; ``output`` is ``None`` while the call has no result."""
@@ -142,6 +144,7 @@ class ShownTool:
         return f"{self.call} {self.outcome}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ShownEvent:
     """One item of a turn. ``text`` is a request's, answer's or reasoning's text, structured data as JSON,
@@ -187,6 +190,7 @@ class ShownEvent:
         return shown
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ShownTurn:
     index: int
@@ -498,7 +502,18 @@ def shown_turns(stream: ConversationStream, turns: Sequence[Turn], options: Show
         for diagnostic in exclude_unresolved(entries, stream.duplicated_ids, indices).diagnostics
         for event in diagnostic.excluded
     }
-    return _shown(((turn, turn.facts()) for turn in turns), options, excluded, turn_overlays(entries, indices))
+    read = (
+        (
+            turn.index,
+            turn.id(),
+            turn.positions,
+            [entry.event_id for entry in turn.entries],
+            [entry.payload for entry in turn.entries],
+            turn.facts(),
+        )
+        for turn in turns
+    )
+    return _shown(read, options, excluded, turn_overlays(entries, indices))
 
 
 def plainly_shown(lazy: LazyTurns) -> bool:
@@ -509,66 +524,73 @@ def plainly_shown(lazy: LazyTurns) -> bool:
 
 
 def shown_lazily(lazy: LazyTurns, turns: Iterable[LightTurn], options: ShowOptions) -> Iterator[ShownTurn]:
-    """``shown_turns`` of a file read lazily, each turn's entries read as it is shown; only for a file shown
+    """``shown_turns`` of a file read lazily, each turn's payloads made as it is shown; only for a file shown
     ``plainly_shown`` (else the whole stream is needed for what is left out and the overlays)."""
-    return _shown(((lazy.turn(turn), lazy.facts(turn)) for turn in turns), options, {}, {})
+    read = (
+        (turn.index, turn.id(), turn.span, lazy.event_ids(turn), lazy.payloads(turn), lazy.facts(turn))
+        for turn in turns
+    )
+    return _shown(read, options, {}, {})
+
+
+_TurnRead = tuple[int, str | None, Sequence[int], Sequence[str], Sequence[Payload], TurnFacts]
+"""What a turn is shown from: its number and ID, its entries' positions in the stream, their ``event_id`` and
+payloads, and its facts."""
 
 
 def _shown(
-    turns: Iterable[tuple[Turn, TurnFacts]],
+    turns: Iterable[_TurnRead],
     options: ShowOptions,
     excluded: dict[int, ExclusionMark],
     overlays: dict[int, TurnOverlay],
 ) -> Iterator[ShownTurn]:
-    for turn, facts in turns:
+    for index, turn_id, positions, ids, payloads, facts in turns:
         row = row_of(facts)
-        answers = {e.payload.id: e.payload.answer for e in turn.entries if isinstance(e.payload, InquiryResponse)}
-        at = dict(zip(turn.positions, turn.entries, strict=True))
-        partners = (
-            {} if options.tools == "none" else _positioned(tool_pairs(turn.entries, (turn.index,) * len(at)), turn)
-        )
+        answers = {p.id: p.answer for p in payloads if isinstance(p, InquiryResponse)}
+        partners = {} if options.tools == "none" else paired_payloads(payloads, (index,) * len(payloads))
         events: list[ShownEvent] = []
-        for position, entry in at.items():
-            event = _shown_event(entry, position, partners, at, answers=answers, options=options)
+        for local in range(len(payloads)):
+            event = _shown_event(local, ids, payloads, partners, answers=answers, options=options)
             if event is not None:
-                mark = excluded.get(position) or excluded.get(partners.get(position, -1)) if excluded else None
+                mark = _mark(excluded, positions, local, partners) if excluded else None
                 events.append(replace(event, excluded=mark) if mark is not None else event)
         yield ShownTurn(
-            turn.index,
-            turn.id(),
-            turn_time(turn),
-            row.label,
-            row.label_source,
-            tuple(events),
-            overlays.get(turn.index),
+            index, turn_id, _first_time(payloads), row.label, row.label_source, tuple(events), overlays.get(index)
         )
 
 
-def _positioned(pairs: dict[int, int], turn: Turn) -> dict[int, int]:
-    """``tool_pairs`` of a turn's own entries, by their positions in the stream (a pair never crosses a turn)."""
-    positions = turn.positions
-    return {positions[call]: positions[result] for call, result in pairs.items()}
+def _mark(
+    excluded: dict[int, ExclusionMark], positions: Sequence[int], local: int, partners: dict[int, int]
+) -> ExclusionMark | None:
+    """Why the turn's ``local``-th event, or the other half of its tool call, is left out (by stream position)."""
+    partner = partners.get(local)
+    return excluded.get(positions[local]) or (excluded.get(positions[partner]) if partner is not None else None)
 
 
 def turn_time(turn: Turn) -> str | None:
     """When the turn happened: the first timestamp of its entries, as written."""
-    for entry in turn.entries:
-        stamp = getattr(entry.payload, "timestamp", None)
+    return _first_time([entry.payload for entry in turn.entries])
+
+
+def _first_time(payloads: Sequence[Payload]) -> str | None:
+    for payload in payloads:
+        stamp = getattr(payload, "timestamp", None)
         if isinstance(stamp, str):
             return stamp
     return None
 
 
 def _shown_event(
-    entry: Entry,
-    position: int,
+    local: int,
+    ids: Sequence[str],
+    payloads: Sequence[Payload],
     partners: dict[int, int],
-    entries: dict[int, Entry],
     *,
     answers: dict[str, Json],
     options: ShowOptions,
 ) -> ShownEvent | None:
-    event_id, payload = entry.event_id, entry.payload
+    """The turn's ``local``-th event as shown (``partners``: its tool pairs, by place in the turn)."""
+    event_id, payload = ids[local], payloads[local]
     if isinstance(payload, ChatRequest):
         return ShownEvent(event_id, "request", payload.timestamp, payload.content)
     if isinstance(payload, ChatResponse):
@@ -581,19 +603,19 @@ def _shown_event(
     if options.tools == "none":
         return None
     if isinstance(payload, ToolCallRequest):
-        partner = partners.get(position)
-        result = entries[partner] if partner is not None else None
-        output = result.payload if result is not None and isinstance(result.payload, ToolCallResponse) else None
+        partner = partners.get(local)
+        result = payloads[partner] if partner is not None else None
+        output = result if isinstance(result, ToolCallResponse) else None
         tool = ShownTool(
             payload.id,
             payload.name,
             payload.arguments or {},
             output.content if output else None,
             output.is_error if output else False,
-            result.event_id if result is not None else None,
+            ids[partner] if partner is not None else None,
         )
         return ShownEvent(event_id, "tool", payload.timestamp, tool=tool)
-    if isinstance(payload, ToolCallResponse) and position not in partners:
+    if isinstance(payload, ToolCallResponse) and local not in partners:
         tool = ShownTool(payload.id, "(result without its call)", {}, payload.content, payload.is_error, event_id)
         return ShownEvent(event_id, "tool", payload.timestamp, tool=tool)
     if isinstance(payload, InquiryRequest):

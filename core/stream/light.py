@@ -37,6 +37,7 @@ from turnmark.core.text.summary_text import mechanical_summary
 
 if TYPE_CHECKING:
     from turnmark.core.stream.entries import IdOrigin
+    from turnmark.core.stream.payloads import Payload
     from turnmark.core.stream.turns import Turn
 
 UNSET: Any = msgspec.UNSET
@@ -202,9 +203,8 @@ def _chat_request(entry: _Entry) -> None:
 
 def _chat_response(entry: _Entry) -> None:
     message, reasoning, data = entry.message, entry.reasoning, entry.data
-    _check(message is not NONE or reasoning is not NONE or data is not NONE)
-    _check((message is NONE or _string(message)) and (reasoning is NONE or _string(reasoning)))
-    _check(data is NONE or _read_as_written(data))
+    _check(_string(message) or _string(reasoning) or data is not NONE)
+    _check(_read_as_written(message) and _read_as_written(reasoning) and _read_as_written(data))
 
 
 def _tool_call_request(entry: _Entry) -> None:
@@ -664,6 +664,27 @@ class LazyTurns:
         )
         return Turn(turn.index, tuple(turn.span), entries)
 
+    def event_ids(self, turn: LightTurn) -> tuple[str, ...]:
+        """The ``event_id`` of each of the turn's entries, as the full load settles them."""
+        span = turn.span
+        return self._settled.ids[span.start : span.stop]
+
+    def payloads(self, turn: LightTurn) -> list[Payload]:
+        """The payload of each of the turn's entries, equal to the full load's: made from the quick read's struct
+        (``quick_payloads``), else read as ``turn`` reads the entry."""
+        from turnmark.core.stream.quick_payloads import payload_of
+
+        made = [payload_of(self._entries[position]) for position in turn.span]
+        if None not in made:
+            return made  # type: ignore[return-value]
+        from turnmark.core.stream.codec import read_entry
+
+        elements, offset = self._elements, self._offset
+        return [
+            payload if payload is not None else read_entry(_ANY.decode(elements[position]), position + offset).payload
+            for position, payload in zip(turn.span, made, strict=True)
+        ]
+
 
 def read_lazily(events: bytes, base_config: bytes | None, conversation: str = "") -> LazyTurns | None:
     """``read_light`` with each turn's facts and entries left to work out when asked (``LazyTurns``); ``None``
@@ -717,6 +738,12 @@ def _spans(tags: list[str]) -> tuple[range, ...]:
     return tuple(map(range, bounds[:-1], bounds[1:]))
 
 
+def _reasoning(entry: Element) -> bool:
+    """A checked answer is reasoning: its ``message`` is not a string, its ``reasoning`` is (``codec.read_entry``)."""
+    message = entry.message
+    return (message is NONE or not _string(message)) and _string(entry.reasoning)
+
+
 _TOOL_TAGS = frozenset(("tool_call_request", "tool_call_response"))
 
 
@@ -729,14 +756,13 @@ def _turn(
     ids: tuple[str, ...],
     origins: Sequence[IdOrigin],
 ) -> TurnFacts:
-    """The turn's facts; each event's step as completeness reads it (``turn_facts.Step``: a checked answer's message
-    and reasoning are each a string when they are there, ``_chat_response``)."""
+    """The turn's facts; each event's step as completeness reads it (``turn_facts.Step``)."""
     start, stop = span.start, span.stop
     kinds = tags[start:stop]
     steps: list[Step] = [
         (tag, entry.id if type(entry.id) is str else None, False)
         if tag in _TOOL_TAGS
-        else (tag, None, tag == "chat_response" and entry.message is NONE and entry.reasoning is not NONE)
+        else (tag, None, tag == "chat_response" and _reasoning(entry))
         for tag, entry in zip(kinds, entries[start:stop], strict=True)
         if tag in EVENTS
     ]

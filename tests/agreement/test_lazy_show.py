@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from returns.result import Failure, Result
 
+from tests.agreement.test_light_reader import QUICK_OR_NOT
 from tests.agreement.workspaces import (
     ConversationShape,
     conversation_entries,
@@ -122,3 +123,21 @@ def test_generated_conversations(shape: ConversationShape, number: int) -> None:
         same_show(encode(entries), None, repr(shape), EVERY_OPTION[::3])
     else:
         same_show(encode(entries), b"{}\n", repr(shape), EVERY_OPTION[::3])
+
+
+@pytest.mark.parametrize("entry", QUICK_OR_NOT)
+def test_odd_elements(entry: bytes) -> None:
+    """Each odd element the light reader's tests read (a key written twice, a key of another kind, odd values)
+    is shown the same both ways, after a request and before a tool call and its result."""
+    stamp = b'"timestamp": "2026-01-01 10:00:00.0"'
+    events = b", ".join(
+        (
+            b'[{"type": "turn_start", ' + stamp + b', "event_id": "t0"}',
+            b'{"type": "chat_request", ' + stamp + b', "content": "Fix it"}',
+            entry,
+            b'{"type": "tool_call_request", ' + stamp + b', "id": "c", "name": "fs_read_file", '
+            b'"arguments": {"path": "c3JjL2xpYi5ycw=="}}',
+            b'{"type": "tool_call_response", ' + stamp + b', "id": "c", "content": "b2s=", "is_error": false}]',
+        )
+    )
+    same_show(events, b"{}\n", repr(entry), EVERY_OPTION[::2])

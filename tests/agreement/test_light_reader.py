@@ -6,7 +6,7 @@ with only its kind's keys) the same as reading every element by ``_Entry``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from unittest import mock
@@ -29,6 +29,7 @@ from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.entries import Entry
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.light import DEEPEST, LazyTurns, read_lazily, read_light
+from turnmark.core.stream.payloads import Payload
 from turnmark.core.summaries.facts import ConversationFacts, facts_of, light_facts
 
 CONVERSATION = "jp-c17800000099"
@@ -82,6 +83,7 @@ def agree_quickly(events: bytes, base_config: bytes | None, what: str) -> None:
         assert (lazy.stream, lazy.turns, lazy.compactions) == (long_way.stream, long_way.turns, long_way.compactions)
         for turn in lazy.turns:
             assert (lazy.facts(turn), lazy.turn(turn)) == (long_way.facts(turn), long_way.turn(turn)), what
+            assert _payloads(lazy.payloads(turn)) == _payloads(long_way.payloads(turn)), what
 
 
 def agree_lazily(lazy: LazyTurns, stream: ConversationStream, what: str) -> None:
@@ -97,9 +99,19 @@ def agree_lazily(lazy: LazyTurns, stream: ConversationStream, what: str) -> None
         assert [_whole(entry) for entry in read.entries] == [_whole(entry) for entry in turn.entries], what
         assert lazy.facts(light_turn) == turn.facts(), what
         assert (light_turn.id(), light_turn.time) == (turn.id(), turn_time(turn)), what
+        assert lazy.event_ids(light_turn) == tuple(entry.event_id for entry in turn.entries), what
+        assert _payloads(lazy.payloads(light_turn)) == _payloads([entry.payload for entry in turn.entries]), what
     if plainly_shown(lazy):
         assert not exclude_unresolved(stream.entries, stream.duplicated_ids).positions, what
         assert not turn_overlays(stream.entries), what
+
+
+def _payloads(payloads: Sequence[Payload]) -> list[tuple[object, ...]]:
+    """Each payload with its kind, and a tool output's text both as stored and as read (what equality may skip)."""
+    return [
+        (type(payload), payload, getattr(payload, "stored", None), getattr(payload, "content", None))
+        for payload in payloads
+    ]
 
 
 def _whole(entry: Entry) -> tuple[object, ...]:
@@ -303,6 +315,25 @@ QUICK_OR_NOT = [
     b'{"type": "turn_start", "timestamp": "2026-01-01 10:00:00.0", "event_id": "t", "request_id": null}',
     b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": "m", "request_id": ""}',
     b'{"type": "config_delta", "timestamp": "not a time", "delta": {"a": 1}}',
+    b'{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": "a", "content": "b"}',
+    b'{"type": "chat_request", "timestamp": "2026-01-01 10:00:00.0", "content": 1, "content": "b"}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": "a", "message": "b"}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": 1, "reasoning": "r", "message": "m"}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": "m", "message": null, "data": 2}',
+    b'{"type": "tool_call_request", "timestamp": "2026-01-01 10:00:00.0", "id": "c", "name": "n", '
+    b'"arguments": {"p": "eA=="}, "arguments": {"q": "eQ=="}, "metadata": {"a": "eA=="}, "metadata": {"b": 1}}',
+    b'{"type": "tool_call_response", "timestamp": "2026-01-01 10:00:00.0", "id": "c", "content": "eA==", '
+    b'"content": "eQ==", "is_error": false, "is_error": true}',
+    b'{"type": "inquiry_response", "timestamp": "2026-01-01 10:00:00.0", "id": "i", "answer": 1, "answer": [2]}',
+    b'{"type": "inquiry_request", "timestamp": "2026-01-01 10:00:00.0", "id": "i", "source": {}, '
+    b'"question": {"text": "q", "text": "r"}, "id": "j"}',
+    b'{"type": "turn_start", "timestamp": "2026-01-01 10:00:00.0", "summary": "s", "summary": null}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": 5, "data": 2}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": "m", "reasoning": [5]}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": null, "reasoning": "r"}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "reasoning": {"a": 1}, "data": null}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": 1e999, "reasoning": "r"}',
+    b'{"type": "chat_response", "timestamp": "2026-01-01 10:00:00.0", "message": 5, "reasoning": 6}',
 ]
 
 
