@@ -624,24 +624,33 @@ class LightTurn:
 
 @dataclass(frozen=True, slots=True)
 class LazyTurns:
-    """A file read lightly, each turn's facts and entries worked out only when asked (``facts``, ``turn``), as
+    """A file read lightly, each turn's facts, payloads and entries worked out only when asked, as
     the light read and the full load make them.
 
-    It holds the file's bytes (each element's undecoded view) and the light reader's structs instead of every
-    entry's objects: what ``show`` needs to write the first turns of a long conversation at the cost of the
-    light read.
+    It holds the file's bytes and the light reader's structs instead of every entry's objects: what ``show``
+    needs to write the first turns of a long conversation at the cost of the light read. A turn's payloads
+    (what ``show`` shows) are made from the structs; its entries (with how each is written) are read again from
+    the bytes.
     """
 
     stream: LightStream
     """The light read's facts, without its turns' (``facts``)."""
     turns: tuple[LightTurn, ...]
     compactions: int
-    _elements: list[msgspec.Raw]
+    _events: bytes
     _entries: list[Element]
     _tags: list[str]
     _offset: int
     _settled: _Settled
     _facts: dict[int, TurnFacts] = field(default_factory=dict)
+    _raw: list[list[msgspec.Raw]] = field(default_factory=list)
+
+    def _element(self, position: int) -> Any:
+        """The entry at ``position`` decoded as the full reader decodes it (the file's elements split once, when
+        first asked for: a file whose turns are all made from the quick read's structs is not split)."""
+        if not self._raw:
+            self._raw.append(_ELEMENTS.decode(self._events))
+        return _ANY.decode(self._raw[0][position + self._offset])
 
     def facts(self, turn: LightTurn) -> TurnFacts:
         """The turn's facts, equal to ``read_light``'s (worked out once)."""
@@ -657,9 +666,9 @@ class LazyTurns:
         from turnmark.core.stream.codec import read_entry  # the full reader, only where a turn is shown
         from turnmark.core.stream.turns import Turn
 
-        elements, offset, ids, origins = self._elements, self._offset, self._settled.ids, self._settled.origins
+        offset, ids, origins = self._offset, self._settled.ids, self._settled.origins
         entries = tuple(
-            read_entry(_ANY.decode(elements[position]), position + offset).settled(ids[position], origins[position])
+            read_entry(self._element(position), position + offset).settled(ids[position], origins[position])
             for position in turn.span
         )
         return Turn(turn.index, tuple(turn.span), entries)
@@ -679,9 +688,9 @@ class LazyTurns:
             return made  # type: ignore[return-value]
         from turnmark.core.stream.codec import read_entry
 
-        elements, offset = self._elements, self._offset
+        offset = self._offset
         return [
-            payload if payload is not None else read_entry(_ANY.decode(elements[position]), position + offset).payload
+            payload if payload is not None else read_entry(self._element(position), position + offset).payload
             for position, payload in zip(turn.span, made, strict=True)
         ]
 
@@ -691,19 +700,18 @@ def read_lazily(events: bytes, base_config: bytes | None, conversation: str = ""
     when the full reader would refuse the file."""
     try:
         _check(_utf8(events))
-        elements = _ELEMENTS.decode(events)
         read, tags = _entries(events)
         entries, legacy = _elements(read, base_config)
         settled = _settle(entries, legacy, conversation, ids=True, facts=False, tags=_after_head(tags, entries))
     except _REFUSALS:
         return None
-    offset = len(elements) - len(entries)
+    offset = len(read) - len(entries)
     tags, ids = settled.tags, settled.ids
     turns = tuple(
         LightTurn(number, span, _head(span, tags, ids), str(entries[span.start].timestamp))
         for number, span in enumerate(settled.spans)
     )
-    return LazyTurns(settled.stream, turns, tags.count("compaction"), elements[offset:], entries, tags, offset, settled)
+    return LazyTurns(settled.stream, turns, tags.count("compaction"), events, entries, tags, offset, settled)
 
 
 def _head(span: range, tags: list[str], ids: tuple[str, ...]) -> str | None:
