@@ -17,10 +17,8 @@ import html
 import re
 from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import Lexer
@@ -39,6 +37,10 @@ from turnmark.core.rendering.shown import (
 )
 from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import visible
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 ALLOWED_SCHEMES = ("http://", "https://", "mailto:")
 CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -91,15 +93,16 @@ def _image(self: Any, tokens: Sequence[Token], index: int, options: Any, env: An
     return f'<a href="{source}" rel="noopener noreferrer" class="image">[image: {html.escape(described)}]</a>'
 
 
+@cache
 def _markdown() -> MarkdownIt:
+    """The Markdown renderer (loaded with the first text Markdown marks: ``_plain`` text needs none)."""
+    from markdown_it import MarkdownIt
+
     parser = MarkdownIt("commonmark", {"html": False, "highlight": _highlighted})
     parser.validateLink = allowed_link  # type: ignore[method-assign]
     parser.add_render_rule("link_open", _link_open)
     parser.add_render_rule("image", _image)
     return parser
-
-
-_MARKDOWN = _markdown()
 
 
 def markdown_html(text: str) -> str:
@@ -114,7 +117,7 @@ def markdown_html(text: str) -> str:
     if _plain(text):
         paragraphs = (" ".join(part.split()) for part in _BLANK_LINES.split(text.strip()))
         return "".join(f"<p>{html.escape(paragraph, quote=False)}</p>\n" for paragraph in paragraphs if paragraph)
-    return str(_MARKDOWN.render(text))
+    return str(_markdown().render(text))
 
 
 _MARKUP = re.compile(r"[^\w\s,.;:?!()/'%@$+=-]|_|^[ \t]*(?:[-+=]|\d+[.)])|^(?: {4}|\t)|  $|\t", re.MULTILINE)

@@ -16,13 +16,7 @@ import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.token import Comment, Keyword, Literal, Name, Number, Operator, String, _TokenType
-from pygments.util import ClassNotFound
+from typing import TYPE_CHECKING
 
 from turnmark.core.rendering.shown import (
     ShownConversation,
@@ -36,23 +30,18 @@ from turnmark.core.rendering.shown import (
 from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import visible
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+    from pygments.lexer import Lexer
+    from pygments.token import _TokenType
+
 Run = tuple[str, str]
 """A piece of text and its style (space-separated names; ``""``: plain)."""
 Line = tuple[Run, ...]
 
 _EVENT_STYLE = {"request": "bold cyan", "message": "bold green", "data": "bold green"}
 _OUTCOME_STYLE = {"ok": "green", "error": "bold red", "pending": "yellow"}
-_TOKEN_STYLES: tuple[tuple[_TokenType, str], ...] = (
-    (Comment, "dim italic"),
-    (Keyword, "magenta bold"),
-    (String, "green"),
-    (Number, "cyan"),
-    (Literal, "cyan"),
-    (Name.Function, "blue"),
-    (Name.Class, "blue bold"),
-    (Name.Builtin, "cyan"),
-    (Operator, "yellow"),
-)
 _OUTPUT_CHARS = 1_500
 _MARKS = {"strong_open": "bold", "em_open": "italic", "s_open": "strike"}
 
@@ -135,19 +124,42 @@ def _indented(lines: list[Line], first: str, rest: str | None = None, style: str
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
+    """The Markdown parser (loaded with the first text Markdown marks: ``plain_paragraphs`` needs none)."""
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
 
 
 @lru_cache(maxsize=64)
 def _lexer(language: str) -> Lexer | None:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     try:
         return get_lexer_by_name(language)
     except ClassNotFound:
         return None
 
 
+@lru_cache(maxsize=1)
+def _token_styles() -> tuple[tuple[_TokenType, str], ...]:
+    from pygments.token import Comment, Keyword, Literal, Name, Number, Operator, String
+
+    return (
+        (Comment, "dim italic"),
+        (Keyword, "magenta bold"),
+        (String, "green"),
+        (Number, "cyan"),
+        (Literal, "cyan"),
+        (Name.Function, "blue"),
+        (Name.Class, "blue bold"),
+        (Name.Builtin, "cyan"),
+        (Operator, "yellow"),
+    )
+
+
 def _token_style(kind: _TokenType) -> str:
-    for parent, style in _TOKEN_STYLES:
+    for parent, style in _token_styles():
         if kind[: len(parent)] == parent:
             return style
     return ""
