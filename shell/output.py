@@ -54,15 +54,25 @@ def emit_chunks(chunks: Iterable[str]) -> None:
     """A document made in pieces on stdout, each shown as ``emit_line`` shows a line (controls visible, keys
     redacted; a key never spans two pieces, each ending at the end of a line)."""
     for chunk in chunks:
-        _write(sys.stdout, visible(redacted(chunk)), TEXT_ERRORS)
+        write_prepared(shown(chunk))
 
 
 def emit_json_chunks(chunks: Iterable[str], stream: TextIO | None = None) -> None:
     """``emit_json`` of a document made in pieces (each piece escaped and redacted as ``emit_json`` does the
     whole; a key never spans two pieces, each being whole JSON values or punctuation)."""
+    write_json_prepared(map(json_shown, chunks), stream)
+
+
+def json_shown(chunk: str) -> str:
+    """A piece of a JSON document as ``emit_json_chunks`` writes it: escaped, keys redacted."""
+    return redacted(json_escaped(chunk))
+
+
+def write_json_prepared(chunks: Iterable[str], stream: TextIO | None = None) -> None:
+    """``emit_json_chunks`` of pieces already ``json_shown``."""
     target = stream or sys.stdout
     for chunk in chunks:
-        _write(target, redacted(json_escaped(chunk)), JSON_ERRORS)
+        _write(target, chunk, JSON_ERRORS)
     _write(target, "\n", JSON_ERRORS)
 
 

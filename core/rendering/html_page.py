@@ -26,6 +26,7 @@ from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from turnmark.core.rendering.shown import (
+    Document,
     ShownConversation,
     ShownEvent,
     ShownStream,
@@ -220,13 +221,18 @@ def render_html(conversation: ShownConversation) -> str:
 
 def html_chunks(conversation: ShownConversation | ShownStream) -> Iterator[str]:
     """``render_html``: the head and the table of contents, then each turn as it is made, then the end."""
+    return html_document(conversation).chunks(conversation.turns)
+
+
+def html_document(conversation: ShownConversation | ShownStream) -> Document:
+    """``html_chunks``'s ``Document``."""
     title = escaped(conversation.title)
     identity = escaped(str(conversation.conversation.get("id", "")))
     contents = "\n".join(
         f'<li><a href="#{turn.anchor}"><span class="n">{turn.index}</span> {escaped(turn.label or "(empty)")}</a></li>'
         for turn in conversation.heads
     )
-    yield f"""<!DOCTYPE html>
+    head = f"""<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -246,9 +252,11 @@ def html_chunks(conversation: ShownConversation | ShownStream) -> Iterator[str]:
 </ol></nav>
 <main>
 """
-    for turn in conversation.turns:
-        yield _turn(turn, conversation.options.tools)
-    yield """</main>
+    tools = conversation.options.tools
+    return Document(head, lambda turn, _: _turn(turn, tools), _TAIL)
+
+
+_TAIL = """</main>
 </div>
 </body>
 </html>

@@ -11,11 +11,11 @@ sits in a fence longer than any backtick run inside it. Control characters show 
 from __future__ import annotations
 
 import html
-import itertools
 import re
 from collections.abc import Iterator
 
 from turnmark.core.rendering.shown import (
+    Document,
     ShownConversation,
     ShownEvent,
     ShownStream,
@@ -23,7 +23,6 @@ from turnmark.core.rendering.shown import (
     ShownTurn,
     answer_text,
     cut,
-    ending_once,
     fence,
     minute,
 )
@@ -197,6 +196,11 @@ def render_markdown(conversation: ShownConversation) -> str:
 
 def markdown_chunks(conversation: ShownConversation | ShownStream) -> Iterator[str]:
     """``render_markdown``, the head and contents first, then one chunk per turn as it is made."""
+    return markdown_document(conversation).chunks(conversation.turns)
+
+
+def markdown_document(conversation: ShownConversation | ShownStream) -> Document:
+    """``markdown_chunks``'s ``Document``."""
     identity = str(conversation.conversation.get("id", ""))
     lines = [
         f"# {inline(conversation.title)}",
@@ -209,5 +213,4 @@ def markdown_chunks(conversation: ShownConversation | ShownStream) -> Iterator[s
     lines += [f"- [{inline(turn.heading)}](#{turn.anchor})" for turn in conversation.heads]
     lines.append("")
     tools = conversation.options.tools
-    chunks = ("\n".join(_turn(turn, tools)) + "\n" for turn in conversation.turns)
-    return ending_once(itertools.chain(["\n".join(lines) + "\n"], chunks))
+    return Document("\n".join(lines) + "\n", lambda turn, _: "\n".join(_turn(turn, tools)) + "\n", once=True)

@@ -11,6 +11,7 @@ written here: each format escapes it for its medium.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -316,6 +317,9 @@ class ShownStream:
     turns: Iterator[ShownTurn]
     total_turns: int
     options: ShowOptions
+    blocks: Callable[[int, int], Iterator[ShownTurn]] | None = None
+    """The chosen turns from the ``a``-th to before the ``b``-th, made apart from the others (``None``: only in
+    order, through ``turns``): a block may be made in another process."""
 
     @property
     def heads(self) -> tuple[ShownTurn, ...]:
@@ -340,10 +344,40 @@ def streamed(
     turns: Iterator[ShownTurn],
     total_turns: int,
     options: ShowOptions,
+    blocks: Callable[[int, int], Iterator[ShownTurn]] | None = None,
 ) -> ShownStream:
     """A ``ShownStream`` of the ``chosen`` turns whose heads are made at most once, when first asked for."""
     indices = tuple(turn.index for turn in chosen)
-    return ShownStream(conversation, indices, functools.cache(heads), turns, total_turns, options)
+    return ShownStream(conversation, indices, functools.cache(heads), turns, total_turns, options, blocks)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A format's document of a view, in pieces: ``head``, one chunk per chosen turn (``turn(shown, n)`` of the
+    ``n``-th chosen turn, made from that turn alone), then ``tail``; with ``once`` the whole ends in exactly one
+    line feed (``ending_once``)."""
+
+    head: str
+    turn: Callable[[ShownTurn, int], str]
+    tail: str = ""
+    once: bool = False
+
+    def chunks(self, turns: Iterable[ShownTurn]) -> Iterator[str]:
+        """The document of ``turns`` (the chosen ones, in order), a chunk at a time."""
+        return self.around(self.turn(turn, ordinal) for ordinal, turn in enumerate(turns))
+
+    def around(self, turn_chunks: Iterable[str]) -> Iterator[str]:
+        """The document around its turns' chunks, made by ``turn`` (here or elsewhere)."""
+        chunks = itertools.chain((self.head,), turn_chunks, (self.tail,))
+        return ending_once(chunks) if self.once else chunks
+
+    def prepared(self, prepare: Callable[[str], str]) -> Document:
+        """The same document with each chunk passed through ``prepare`` (made safe for its medium): a function of
+        each chunk alone, that keeps its line feeds, so the pieces and the whole agree."""
+        turn = self.turn
+        return Document(
+            prepare(self.head), lambda shown, ordinal: prepare(turn(shown, ordinal)), prepare(self.tail), self.once
+        )
 
 
 def ending_once(chunks: Iterable[str]) -> Iterator[str]:
@@ -363,18 +397,25 @@ def ending_once(chunks: Iterable[str]) -> Iterator[str]:
 def json_chunks(view: ShownStream) -> Iterator[str]:
     """``show --format json`` as ``indented(ShownConversation.to_json())`` writes it, one turn at a time (the
     document is never held whole)."""
+    return json_document(view).chunks(view.turns)
+
+
+def json_document(view: ShownStream) -> Document:
+    """``json_chunks``'s ``Document``."""
     head = {
         "conversation": view.conversation,
         "total_turns": view.total_turns,
         "options": {"reasoning": view.options.reasoning, "tools": view.options.tools},
     }
     text = indented(head)
-    opened = False
-    for turn in view.turns:
-        body = indented(turn.to_json(view.options.tools)).replace("\n", "\n    ")
-        yield (text[:-2] + ',\n  "turns": [\n    ' if not opened else ",\n    ") + body
-        opened = True
-    yield "\n  ]\n}" if opened else text[:-2] + ',\n  "turns": []\n}'
+    tools = view.options.tools
+
+    def turn(shown: ShownTurn, ordinal: int) -> str:
+        return ("" if ordinal == 0 else ",\n    ") + indented(shown.to_json(tools)).replace("\n", "\n    ")
+
+    if not view.indices:
+        return Document(text[:-2] + ',\n  "turns": []\n}', turn)
+    return Document(text[:-2] + ',\n  "turns": [\n    ', turn, "\n  ]\n}")
 
 
 _ANCHOR_SAFE = re.compile(r"[^a-z0-9]")

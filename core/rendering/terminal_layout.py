@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -413,10 +412,8 @@ def turn_lines(turn: ShownTurn, detail: str, width: int) -> list[Line]:
     return lines
 
 
-def conversation_lines(conversation: ShownConversation | ShownStream, width: int) -> Iterator[list[Line]]:
-    """The page's lines, its title first, then turn by turn (each list is one turn's)."""
+def title_lines(conversation: ShownConversation | ShownStream, width: int) -> list[Line]:
+    """The page's title: the conversation's, its ID and which turns are shown, then a blank line."""
     identity = visible(str(conversation.conversation.get("id", "")))
     title = wrap([(visible(conversation.title), "bold"), (f"  {identity} · {conversation.scope}", "dim")], width)
-    yield [*title, ()]
-    for turn in conversation.turns:
-        yield turn_lines(turn, conversation.options.tools, width)
+    return [*title, ()]

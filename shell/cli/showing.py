@@ -26,7 +26,8 @@ from turnmark.shell.cli.common import (
 from turnmark.shell.cli.pager import page_chunks
 from turnmark.shell.errors import WorkspaceError
 from turnmark.shell.lazy import lazy_imports
-from turnmark.shell.output import emit_chunks, emit_json_chunks, styled
+from turnmark.shell.output import json_shown, styled, write_json_prepared, write_prepared
+from turnmark.shell.output import shown as text_shown
 
 if TYPE_CHECKING:
     from turnmark.core.errors import TurnSelectionError
@@ -130,14 +131,19 @@ def show(
     else:
         unreadable = partial(conversations.unreadable, lazy)
         streamed = _unwrapped(showing.shown_lazily(lazy.turns, conversation_json(lazy), selection, options, unreadable))
+    environ = dict(settings.environ if settings.environ is not None else os.environ)
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
+    document = showing.format_document(streamed, chosen.value, min(width, 120), _color(environ))
+    children, block = showing.helpers_for(len(lazy.events), len(lazy.turns.turns), settings.jobs) if lazy else (0, 1)
+    prepare = {ShowFormat.json: json_shown, ShowFormat.text: styled}.get(chosen, text_shown)
+    chunks = showing.written_chunks(streamed, document, prepare, children=children, block=block)
     if chosen is ShowFormat.json:
-        emit_json_chunks(shown.json_chunks(streamed))
+        write_json_prepared(chunks)
     elif chosen is ShowFormat.text:
-        environ = dict(settings.environ if settings.environ is not None else os.environ)
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
-        page_chunks(map(styled, showing.text_chunks(streamed, min(width, 120), _color(environ))), environ)
+        page_chunks(chunks, environ)
     else:
-        emit_chunks(showing.document_chunks(streamed, "md" if chosen is ShowFormat.md else "html"))
+        for chunk in chunks:
+            write_prepared(chunk)
 
 
 def _chosen(

@@ -19,6 +19,7 @@ from returns.result import Result
 from turnmark.core.errors import InvalidEntry, TurnSelectionError
 from turnmark.core.rendering import shown
 from turnmark.core.rendering.shown import (
+    Document,
     ShownConversation,
     ShownStream,
     ShownTurn,
@@ -35,6 +36,8 @@ from turnmark.core.text.indented_json import indented
 from turnmark.core.text.terminal import json_escaped
 from turnmark.shell.lazy import lazy_imports
 from turnmark.shell.storage import files
+from turnmark.shell.usecases.forked_chunks import forked_chunks
+from turnmark.shell.usecases.parallel import default_jobs
 
 if TYPE_CHECKING:
     from turnmark.core.stream.conversation_stream import ConversationStream
@@ -100,6 +103,7 @@ def shown_lazily(
             turns=_guarded(turns(chosen), unreadable),
             total_turns=len(lazy.turns),
             options=options,
+            blocks=lambda start, stop: _guarded(turns(chosen[start:stop]), unreadable),
         )
     )
 
@@ -109,6 +113,50 @@ def _guarded(turns: Iterator[ShownTurn], unreadable: Callable[[], Exception]) ->
         yield from turns
     except (msgspec.MsgspecError, RecursionError, InvalidEntry):
         raise unreadable() from None
+
+
+FORK_BYTES = 2_000_000
+"""A file this long or longer (``events.json``) is shown on every core allowed (``forked_chunks``): smaller ones
+take less time than a child costs."""
+BLOCK_BYTES = 256_000
+"""About how much of the file each block of turns a process makes at a time holds."""
+
+
+def helpers_for(file_bytes: int, turns: int, jobs: int | None) -> tuple[int, int]:
+    """How many children help make a shown file's turns, and how many turns each block holds: none for a short
+    file, ``--jobs 1`` or one core; else one per other core allowed."""
+    processes = default_jobs() if jobs is None else jobs
+    if file_bytes < FORK_BYTES or processes < 2 or turns < 2:
+        return 0, max(1, turns)
+    return processes - 1, max(1, BLOCK_BYTES * turns // file_bytes)
+
+
+def written_chunks(
+    view: ShownStream, document: Document, prepare: Callable[[str], str], *, children: int = 0, block: int = 1
+) -> Iterator[str]:
+    """``document``'s chunks of ``view``, each made safe for its medium by ``prepare``; its turns made in blocks
+    by ``children`` forked processes too, when the view can make its turns apart (``ShownStream.blocks``)."""
+    ready = document.prepared(prepare)
+    blocks = view.blocks
+    if blocks is None or children < 1:
+        return ready.chunks(view.turns)
+
+    def make(start: int, stop: int) -> Iterator[str]:
+        return (ready.turn(turn, ordinal) for ordinal, turn in enumerate(blocks(start, stop), start))
+
+    return ready.around(forked_chunks(make, len(view.indices), block, children))
+
+
+def format_document(view: ShownStream, output_format: ShowFormat, width: int = 100, color: bool = False) -> Document:
+    """The ``Document`` of ``view`` in ``output_format`` (``text``: laid out in ``width`` cells, styled with
+    ``color``)."""
+    if output_format == "json":
+        return shown.json_document(view)
+    if output_format == "md":
+        return markdown_export.markdown_document(view)
+    if output_format == "html":
+        return html_page.html_document(view)
+    return terminal_text.terminal_document(view, width, color)
 
 
 def text_chunks(conversation: ShownStream, width: int, color: bool) -> Iterator[str]:

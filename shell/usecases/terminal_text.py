@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from turnmark.core.rendering.shown import ShownConversation, ShownStream, ending_once
-from turnmark.core.rendering.terminal_layout import Line, conversation_lines
+from turnmark.core.rendering.shown import Document, ShownConversation, ShownStream
+from turnmark.core.rendering.terminal_layout import Line, title_lines, turn_lines
 
 _CODES = {
     "bold": "1",
@@ -46,8 +46,18 @@ def _line(line: Line, color: bool) -> str:
 
 def terminal_chunks(conversation: ShownConversation | ShownStream, width: int, color: bool) -> Iterator[str]:
     """The reader's view for a terminal, one chunk per turn (the title first), ending in one line feed."""
-    return ending_once(
-        "".join(_line(line, color) + "\n" for line in lines) for lines in conversation_lines(conversation, width)
+    return terminal_document(conversation, width, color).chunks(conversation.turns)
+
+
+def terminal_document(conversation: ShownConversation | ShownStream, width: int, color: bool) -> Document:
+    """``terminal_chunks``'s ``Document``."""
+    tools = conversation.options.tools
+
+    def text(lines: list[Line]) -> str:
+        return "".join(_line(line, color) + "\n" for line in lines)
+
+    return Document(
+        text(title_lines(conversation, width)), lambda turn, _: text(turn_lines(turn, tools, width)), once=True
     )
 
 

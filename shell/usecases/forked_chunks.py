@@ -1,0 +1,124 @@
+"""One ordered stream of chunks made on several cores: blocks of it by forked children, written in order here.
+
+``show`` of a long conversation makes one chunk per turn, each from that turn alone; on a machine with
+cores to spare, every other block of turns (every third with two children…) is made by a child forked from
+this process, which has the conversation read already. Each child sends its chunks back through a pipe as
+it makes them, and this process writes them in their place, so the output is the same bytes as made here
+alone. Whatever goes wrong in a child (an error, a signal, a pipe cut) only ends it: this process makes
+what the child did not send itself, so an error is raised here, after the chunks before it, exactly where
+making them here alone would raise it. Children ignore Ctrl-C (this process stops them), never write
+anywhere but their pipe, and leave by ``os._exit`` (no buffer of this process is flushed twice); when the
+stream is closed early (``| head``, a pager quit), they are killed and reaped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import struct
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+Make = Callable[[int, int], Iterator[str]]
+"""``make(a, b)``: the chunks of items ``a`` to ``b - 1``, one chunk per item, in order."""
+
+_LENGTH = struct.Struct("<Q")
+PIPE_BYTES = 1 << 20
+"""How much a child may have sent ahead of this process (the pipe's size, where the system allows it)."""
+
+
+def can_fork() -> bool:
+    """This process may fork children that make chunks: the system forks, and no other thread runs here (a
+    thread's held lock would be copied held)."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def forked_chunks(make: Make, count: int, block: int, children: int) -> Iterator[str]:
+    """``make``'s chunks of items ``0`` to ``count - 1``, in order, blocks of ``block`` items made in turn by
+    this process and ``children`` forked ones (block ``k`` by process ``k % (children + 1)``, 0 being this)."""
+    bounds = [(start, min(start + block, count)) for start in range(0, count, block)]
+    if children < 1 or len(bounds) < 2 or not can_fork():
+        yield from make(0, count)
+        return
+    processes = min(children, len(bounds) - 1) + 1
+    helpers: list[_Child] = []
+    try:
+        for number in range(1, processes):
+            helpers.append(_fork(make, bounds[number::processes]))
+        for index, (start, stop) in enumerate(bounds):
+            helper = helpers[index % processes - 1] if index % processes else None
+            got = start
+            if helper is not None:
+                for chunk in helper.chunks(stop - start):
+                    yield chunk
+                    got += 1
+            if got < stop:
+                yield from make(got, stop)
+    finally:
+        for helper in helpers:
+            helper.stop()
+
+
+@dataclass
+class _Child:
+    pid: int
+    pipe: BinaryIO
+    alive: bool = True
+
+    def chunks(self, wanted: int) -> Iterator[str]:
+        """Up to ``wanted`` chunks from the child, fewer once it has ended (it sends nothing more after)."""
+        for _ in range(wanted):
+            if not self.alive:
+                return
+            head = self.pipe.read(_LENGTH.size)
+            size = _LENGTH.unpack(head)[0] if len(head) == _LENGTH.size else -1
+            data = self.pipe.read(size) if size >= 0 else b""
+            if size < 0 or len(data) != size:
+                self.alive = False
+                return
+            yield data.decode("utf-8", "surrogatepass")
+
+    def stop(self) -> None:
+        """Kill the child (when it is still making chunks nobody will read) and reap it."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        self.pipe.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _fork(make: Make, blocks: list[tuple[int, int]]) -> _Child:
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):
+        import fcntl
+
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child; its chunks are checked by the parent's output
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            os.close(read_end)
+            _send(make, blocks, write_end)
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    return _Child(pid, os.fdopen(read_end, "rb"))
+
+
+def _send(make: Make, blocks: list[tuple[int, int]], pipe: int) -> None:
+    """In the child: each block's chunks, framed by their length; the first error ends it."""
+    with contextlib.suppress(BaseException):
+        for start, stop in blocks:
+            for chunk in make(start, stop):
+                data = chunk.encode("utf-8", "surrogatepass")
+                _write_all(pipe, _LENGTH.pack(len(data)))
+                _write_all(pipe, data)
+
+
+def _write_all(pipe: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(pipe, view) :]
