@@ -34,7 +34,11 @@ from turnmark.core.rendering.shown import (
 from turnmark.core.stream.conversation_stream import ConversationStream
 from turnmark.core.stream.event_ids import sequential_ids
 from turnmark.core.stream.light import read_lazily
+from turnmark.shell.output import json_shown, styled
+from turnmark.shell.output import shown as text_shown
 from turnmark.shell.usecases import showing
+from turnmark.shell.usecases.forked_chunks import can_fork
+from turnmark.shell.usecases.showing import ShowFormat
 
 CONVERSATION = "jp-c17800000099"
 IDENTITY = {"id": CONVERSATION, "title": "A conversation", "format": "current"}
@@ -141,3 +145,60 @@ def test_odd_elements(entry: bytes) -> None:
         )
     )
     same_show(events, b"{}\n", repr(entry), EVERY_OPTION[::2])
+
+
+FORMATS: tuple[ShowFormat, ...] = ("text", "md", "html", "json")
+PREPARED = {"text": styled, "md": text_shown, "html": text_shown, "json": json_shown}
+
+
+def same_on_two_cores(events: bytes, base_config: bytes | None, what: str, options: tuple[ShowOptions, ...]) -> bool:
+    """A file shown lazily writes the same prepared chunks, joined, when a forked child makes every other block of
+    its turns (blocks of one and three turns) as when this process makes them all; whether it was shown lazily."""
+    assert can_fork(), "a forked child makes blocks here: no other thread may run in the test process"
+    lazy = read_lazily(events, base_config, CONVERSATION)
+    if lazy is None or not plainly_shown(lazy):
+        return False
+    for option in options:
+        for selection in (TurnSelection(), TurnSelection(span="1-3")):
+            for kind in FORMATS:
+                made = []
+                for children, block in ((0, 1), (1, 1), (1, 3)):
+                    view = showing.shown_lazily(lazy, IDENTITY, selection, option, _never)
+                    if isinstance(view, Failure):
+                        break
+                    document = showing.format_document(view.unwrap(), kind, 80, kind == "text")
+                    chunks = showing.written_chunks(
+                        view.unwrap(), document, PREPARED[kind], children=children, block=block
+                    )
+                    made.append("".join(chunks))
+                assert made[1:] == made[:1] * (len(made) - 1), f"{what}: {option} {selection} {kind}"
+    return True
+
+
+@pytest.mark.parametrize("folder", fixture_folders(), ids=lambda folder: f"{folder.parts[-4]}/{folder.name}")
+def test_every_fixture_on_two_cores(folder: Path) -> None:
+    same_on_two_cores(*corpus_files(folder), str(folder), (ShowOptions(reasoning=True, tools="full"),))
+
+
+@pytest.mark.parametrize("folder", corpus_params())
+def test_every_corpus_conversation_on_two_cores(folder: Path) -> None:
+    options = (ShowOptions(reasoning=False, tools="names"), ShowOptions(reasoning=True, tools="full"))
+    assert same_on_two_cores(*corpus_files(folder), str(folder), options), f"{folder} was not shown lazily"
+
+
+@settings(max_examples=30, derandomize=True, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(drawn=hand_edited(max_edits=6))
+def test_hand_edited_conversations_on_two_cores(drawn: Drawn) -> None:
+    same_on_two_cores(drawn.events, drawn.base_config, repr(drawn.edits), (ShowOptions(reasoning=True, tools="args"),))
+
+
+@settings(max_examples=20, derandomize=True, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(shape=conversation_shapes(), number=st.integers(0, 9))
+def test_generated_conversations_on_two_cores(shape: ConversationShape, number: int) -> None:
+    entries = conversation_entries(shape, number)
+    options = (ShowOptions(reasoning=False, tools="full"),)
+    if shape.legacy:
+        entries.insert(0, {"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {}})
+        same_on_two_cores(encode(entries), None, repr(shape), options)
+    else:
+        same_on_two_cores(encode(entries), b"{}\n", repr(shape), options)
