@@ -65,3 +65,35 @@ def test_no_pager_when_not_needed(show_workspace: Path, settings: str, arguments
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
     assert "EXIT=0" in screen
     assert "What did we change today" in screen
+
+
+def _turnmark_processes(marker: str) -> list[str]:
+    """The processes whose command line names ``marker`` (a workspace's path)."""
+    listing = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in listing.splitlines() if marker in line and "tmux" not in line and "ps -ww" not in line]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("keys", ["G", "q"], ids=["to-the-end", "quit-at-once"])
+def test_a_long_conversation_shown_on_two_cores_pages_and_leaves_nothing_behind(tmp_path: Path, keys: str) -> None:
+    """A conversation long enough for a child to make every other block of turns: the pager shows the first screen,
+    then the end (``G``), the last turn whole; ``q`` leaves with 0, at the end or at once, and no process of the
+    command is left."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    from bench.huge import generate_long_conversation
+
+    generate_long_conversation(tmp_path, turns=400)
+    session = in_terminal(
+        f"env -u NO_COLOR -u LESS PAGER=less {TURNMARK} -w {tmp_path} --jobs 2 show; echo EXIT=$?; sleep 30"
+    )
+    try:
+        wait_for(session, "Turn 0 (")
+        assert _turnmark_processes(str(tmp_path)), "the command waits for the reader"
+        if keys == "G":
+            subprocess.run(["tmux", "send-keys", "-t", session, "G"], check=True)
+            assert "Turn 399 (" in wait_for(session, "(END)", timeout=60) or "Turn 399" in screen_with_escapes(session)
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        assert "EXIT=0" in wait_for(session, "EXIT=", timeout=60)
+        assert _turnmark_processes(str(tmp_path)) == []
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -191,3 +192,102 @@ def test_a_turn_that_cannot_be_read_as_it_is_shown_ends_show_with_the_full_reade
     assert b"out of range" in done.stderr
     assert b"turn 0" in done.stdout
     assert b"turn 1" not in done.stdout
+
+
+@pytest.fixture(scope="module")
+def long_workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace of one conversation long enough to be shown on two cores (400 turns, about 4 MB)."""
+    sys.path.insert(0, str(REPO))
+    from bench.huge import generate_long_conversation
+
+    root = tmp_path_factory.mktemp("long")
+    events = generate_long_conversation(root, turns=400) / "events.json"
+    assert events.stat().st_size > showing.FORK_BYTES
+    return root
+
+
+def _show(root: Path, *arguments: str, jobs: str | None = None) -> subprocess.CompletedProcess[bytes]:
+    chosen = ["--jobs", jobs] if jobs is not None else []
+    command = [TURNMARK, "-w", str(root), *chosen, "show", *arguments]
+    return subprocess.run(command, check=False, capture_output=True, timeout=120)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "arguments",
+    [(), ("-F", "md"), ("-F", "html"), ("-F", "json", "--reasoning"), ("--tools", "full", "--turns", "30-333")],
+    ids=["text", "md", "html", "json", "span"],
+)
+def test_two_cores_write_what_one_writes(long_workspace: Path, arguments: tuple[str, ...]) -> None:
+    """The default (a child per other core) and ``--jobs 1``: the same stdout, stderr and exit code."""
+    alone = _show(long_workspace, *arguments, jobs="1")
+    assert alone.returncode == 0, alone.stderr
+    for jobs in (None, "3"):
+        shared = _show(long_workspace, *arguments, jobs=jobs)
+        assert (shared.returncode, shared.stderr) == (0, alone.stderr)
+        assert shared.stdout == alone.stdout
+
+
+def _with_unreadable_turn(root: Path, turn: int) -> Path:
+    """A copy of the long workspace whose ``turn``-th request has a key written twice, the first out of range (a
+    value the light read never sees: found when the turn is shown)."""
+    copy = root.parent / f"{root.name}-{turn}"
+    shutil.copytree(root, copy)
+    (events,) = copy.glob(".jp/conversations/*/events.json")
+    data = events.read_bytes()
+    mark = b'"type": "chat_request"'
+    place = -1
+    for _ in range(turn + 1):
+        place = data.index(mark, place + 1)
+    events.write_bytes(data[:place] + b'"x": 1e999, "x": 1, ' + data[place:])
+    return copy
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("turn", [3, 40, 399])
+def test_a_turn_that_cannot_be_read_on_two_cores(long_workspace: Path, turn: int) -> None:
+    """Wherever the turn is (a block this process makes, or a child's), the turns before it are written, then the
+    full reader's error: what one process writes."""
+    root = _with_unreadable_turn(long_workspace, turn)
+    alone = _show(root, jobs="1")
+    assert alone.returncode == 2
+    assert b"out of range" in alone.stderr
+    assert f"Turn {turn - 1} ".encode() in alone.stdout
+    assert f"Turn {turn} ".encode() not in alone.stdout
+    shared = _show(root)
+    assert (shared.returncode, shared.stdout, shared.stderr) == (alone.returncode, alone.stdout, alone.stderr)
+
+
+FORKS_COUNTED = """
+import atexit, os, runpy, sys
+forks = []
+real_fork = os.fork
+def counted():
+    pid = real_fork()
+    if pid:
+        forks.append(pid)
+    return pid
+os.fork = counted
+atexit.register(lambda: print(f"forks={len(forks)}", file=sys.stderr))
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("jobs", "forks"), [("2", 1), ("3", 2), ("1", 0)])
+def test_the_children_a_long_conversation_is_shown_with(long_workspace: Path, jobs: str, forks: int) -> None:
+    command = [sys.executable, "-c", FORKS_COUNTED, TURNMARK, "-w", str(long_workspace), "--jobs", jobs, "show"]
+    done = subprocess.run(command, check=False, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().splitlines()[-1] == f"forks={forks}"
+
+
+def test_how_many_children_help() -> None:
+    big, small = showing.FORK_BYTES, showing.FORK_BYTES - 1
+    assert showing.helpers_for(big, 400, 2) == (1, showing.BLOCK_BYTES * 400 // big)
+    assert showing.helpers_for(big, 400, 4)[0] == 3
+    assert showing.helpers_for(big * 100, 2, 2) == (1, 1)
+    assert showing.helpers_for(small, 400, 2)[0] == 0
+    assert showing.helpers_for(big, 400, 1)[0] == 0
+    assert showing.helpers_for(big, 1, 2)[0] == 0
