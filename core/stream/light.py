@@ -203,8 +203,10 @@ def _chat_request(entry: _Entry) -> None:
 
 def _chat_response(entry: _Entry) -> None:
     message, reasoning, data = entry.message, entry.reasoning, entry.data
-    _check(_string(message) or _string(reasoning) or data is not NONE)
-    _check(_read_as_written(message) and _read_as_written(reasoning) and _read_as_written(data))
+    if message is NONE or not _string(message):
+        _check(_string(reasoning) or data is not NONE)
+        _check(_read_as_written(message))
+    _check((reasoning is NONE or _read_as_written(reasoning)) and (data is NONE or _read_as_written(data)))
 
 
 def _tool_call_request(entry: _Entry) -> None:
