@@ -86,7 +86,8 @@ class Settings:
     environ: Mapping[str, str] | None = None
     http: HttpSettings = field(default_factory=_http_settings)
     jobs: int | None = None
-    """Processes for work over many conversations (``--jobs``; ``None``: one per core)."""
+    """Processes for work over many conversations and for ``show`` of a long one (``--jobs``; ``None``: one per
+    core)."""
 
     def run(self, model: str | None = None) -> RunSettings:
         """What a use case is given: ``model`` (``--model``), and the global ``--cfg``, environment and HTTP."""
@@ -203,8 +204,9 @@ def main_callback(
             min=1,
             metavar="N",
             help=(
-                "Processes for work over many conversations: reading what the workspace cache lacks, "
-                "summarize --all with builtin/extractive (default: one per core; at most two per core)."
+                "Processes for work over many conversations (reading what the workspace cache lacks, "
+                "summarize --all with builtin/extractive) and for show of a long one "
+                "(default: one per core; at most two per core)."
             ),
         ),
     ] = None,

@@ -72,7 +72,9 @@ it works opened from disk and printed): a table of contents by turn, anchors
 #turn-<id> and #event-<id>. Content is untrusted: everything is escaped, raw
 HTML shows as text, only http(s) and mailto links are kept. Without --format,
 -o FILE takes the format from its suffix (.md, .html, .json). Long text on a
-terminal goes through $PAGER (default less).
+terminal goes through $PAGER (default less). The turns of a long conversation
+are made on every core allowed (--jobs; --jobs 1: one process), written in
+order as they come: the same output.
 """
 
 
@@ -131,6 +133,14 @@ def show(
     else:
         unreadable = partial(conversations.unreadable, lazy)
         streamed = _unwrapped(showing.shown_lazily(lazy.turns, conversation_json(lazy), selection, options, unreadable))
+    _write(settings, chosen, streamed, lazy)
+
+
+def _write(
+    settings: Settings, chosen: ShowFormat, streamed: shown.ShownStream, lazy: conversations.LazyConversation | None
+) -> None:
+    """The view on stdout in the chosen format as it is made, through the pager when it is long text for a
+    terminal; a conversation read lazily made on every core allowed (``showing.helpers_for``)."""
     environ = dict(settings.environ if settings.environ is not None else os.environ)
     width = shutil.get_terminal_size().columns if sys.stdout.isatty() else 100
     document = showing.format_document(streamed, chosen.value, min(width, 120), _color(environ))

@@ -10,7 +10,9 @@ with the reply a probe scripts, built from the credential the request carried.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -113,7 +115,22 @@ class _Server(ThreadingHTTPServer):
 
     def __init__(self, owner: LoopbackServer) -> None:
         self.owner = owner
+        self.handlers: list[tuple[threading.Thread, socket.socket]] = []
         super().__init__(("127.0.0.1", 0), owner.exchange)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
+        self.handlers.append((thread, request))
+        thread.start()
+
+    def close_handlers(self) -> None:
+        """End every exchange still open (a client that keeps its connection for the next request): no thread of
+        this server outlives it (a test that forks needs a process with one thread)."""
+        for _, request in self.handlers:
+            with contextlib.suppress(OSError):
+                request.shutdown(socket.SHUT_RDWR)
+        for thread, _ in self.handlers:
+            thread.join(timeout=10)
 
     def handle_error(self, request: object, client_address: object) -> None:
         return None  # a client that gave up (timeout, size cap) is expected here
@@ -141,6 +158,7 @@ class LoopbackServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        self._server.close_handlers()
 
     def posts(self) -> list[Received]:
         return [request for request in self.received if request.method == "POST"]
