@@ -32,6 +32,7 @@ from turnmark.core.stream.payloads import (
     InquiryRequest,
     InquiryResponse,
     Payload,
+    ResponseVariant,
     ToolCallRequest,
     ToolCallResponse,
     TurnStart,
@@ -62,6 +63,7 @@ def _chat_request(entry: _ChatRequest) -> Payload:
 
 def _chat_response(entry: _ChatResponse) -> Payload:
     value: Json
+    variant: ResponseVariant
     if _string(entry.message):
         variant, value = "message", _decode(entry.message)
     elif _string(entry.reasoning):

@@ -18,7 +18,7 @@ import os
 import signal
 import struct
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -36,7 +36,7 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def forked_chunks(make: Make, count: int, block: int, children: int) -> Iterator[str]:
+def forked_chunks(make: Make, count: int, block: int, children: int) -> Generator[str, None, None]:
     """``make``'s chunks of items ``0`` to ``count - 1``, in order, blocks of ``block`` items made in turn by
     this process and ``children`` forked ones (block ``k`` by process ``k % (children + 1)``, 0 being this)."""
     bounds = [(start, min(start + block, count)) for start in range(0, count, block)]

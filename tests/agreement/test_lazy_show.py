@@ -121,12 +121,16 @@ def test_hand_edited_conversations(drawn: Drawn) -> None:
 @settings(max_examples=60, derandomize=True, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(shape=conversation_shapes(), number=st.integers(0, 9))
 def test_generated_conversations(shape: ConversationShape, number: int) -> None:
+    same_show(*_generated(shape, number), repr(shape), EVERY_OPTION[::3])
+
+
+def _generated(shape: ConversationShape, number: int) -> tuple[bytes, bytes | None]:
+    """A generated conversation's ``events.json`` and ``base_config.json`` (none in the legacy format)."""
     entries = conversation_entries(shape, number)
     if shape.legacy:
         entries.insert(0, {"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {}})
-        same_show(encode(entries), None, repr(shape), EVERY_OPTION[::3])
-    else:
-        same_show(encode(entries), b"{}\n", repr(shape), EVERY_OPTION[::3])
+        return encode(entries), None
+    return encode(entries), b"{}\n"
 
 
 @pytest.mark.parametrize("entry", QUICK_OR_NOT)
@@ -195,10 +199,4 @@ def test_hand_edited_conversations_on_two_cores(drawn: Drawn) -> None:
 @settings(max_examples=20, derandomize=True, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(shape=conversation_shapes(), number=st.integers(0, 9))
 def test_generated_conversations_on_two_cores(shape: ConversationShape, number: int) -> None:
-    entries = conversation_entries(shape, number)
-    options = (ShowOptions(reasoning=False, tools="full"),)
-    if shape.legacy:
-        entries.insert(0, {"type": "config_delta", "timestamp": "2026-01-01 10:00:00.0", "delta": {}})
-        same_on_two_cores(encode(entries), None, repr(shape), options)
-    else:
-        same_on_two_cores(encode(entries), b"{}\n", repr(shape), options)
+    same_on_two_cores(*_generated(shape, number), repr(shape), (ShowOptions(reasoning=False, tools="full"),))
