@@ -47,9 +47,13 @@ def forked_chunks(make: Make, count: int, block: int, children: int) -> Generato
     helpers: list[_Child] = []
     try:
         for number in range(1, processes):
-            helpers.append(_fork(make, bounds[number::processes]))
+            helper = _fork(make, bounds[number::processes])
+            if helper is None:
+                break
+            helpers.append(helper)
         for index, (start, stop) in enumerate(bounds):
-            helper = helpers[index % processes - 1] if index % processes else None
+            number = index % processes
+            helper = helpers[number - 1] if 0 < number <= len(helpers) else None
             got = start
             if helper is not None:
                 for chunk in helper.chunks(stop - start):
@@ -90,13 +94,22 @@ class _Child:
             os.waitpid(self.pid, 0)
 
 
-def _fork(make: Make, blocks: list[tuple[int, int]]) -> _Child:
-    read_end, write_end = os.pipe()
+def _fork(make: Make, blocks: list[tuple[int, int]]) -> _Child | None:
+    """A child making ``blocks``; ``None`` when the system cannot start one (this process makes them)."""
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return None
     with contextlib.suppress(OSError, AttributeError):
         import fcntl
 
         fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return None
     if pid == 0:  # pragma: no cover - the child; its chunks are checked by the parent's output
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)

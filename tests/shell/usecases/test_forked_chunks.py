@@ -163,3 +163,37 @@ for chunk in forked_chunks(slow, 10_000, 1, 1):
     assert errors.count(b"Traceback") == 1, errors
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)
+
+
+def test_when_the_system_cannot_fork_everything_is_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fork refused (no more processes, no memory): no error, the chunks made here alone, no pipe left open."""
+
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    open_before = len(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(os, "fork", refused)
+    assert list(forked_chunks(_items, 9, 2, 2)) == list(_items(0, 9))
+    assert len(os.listdir("/proc/self/fd")) == open_before
+
+
+def test_when_only_the_first_child_starts_its_blocks_and_the_others_are_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_fork = os.fork
+    forks: list[int] = []
+
+    def once() -> int:
+        if forks:
+            raise BlockingIOError(11, "Resource temporarily unavailable")
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", once)
+
+    def where(start: int, stop: int) -> Iterator[str]:
+        return (f"{item} {os.getpid()}" for item in range(start, stop))
+
+    made = [chunk.split() for chunk in forked_chunks(where, 12, 2, 2)]
+    assert [int(item) for item, _ in made] == list(range(12))
+    assert [pid == str(PARENT) for _, pid in made] == [True, True, False, False, True, True] * 2
