@@ -6,9 +6,11 @@ this process, which has the conversation read already. Each child sends its chun
 it makes them, and this process writes them in their place, so the output is the same bytes as made here
 alone. Whatever goes wrong in a child (an error, a signal, a pipe cut) only ends it: this process makes
 what the child did not send itself, so an error is raised here, after the chunks before it, exactly where
-making them here alone would raise it. Children ignore Ctrl-C (this process stops them), never write
-anywhere but their pipe, and leave by ``os._exit`` (no buffer of this process is flushed twice); when the
-stream is closed early (``| head``, a pager quit), they are killed and reaped.
+making them here alone would raise it (this process makes its own blocks at the depth of stack it would make
+them alone: nesting too deep for one is too deep for both). Children ignore Ctrl-C (this process stops them),
+keep no descriptor but their pipe (stdin, stdout and stderr are /dev/null), and leave by ``os._exit`` (no
+buffer of this process is flushed twice); when the stream is closed early (``| head``, a pager quit), they
+are killed and reaped.
 """
 
 from __future__ import annotations
@@ -47,10 +49,12 @@ def forked_chunks(make: Make, count: int, block: int, children: int) -> Generato
     helpers: list[_Child] = []
     try:
         for number in range(1, processes):
-            helper = _fork(make, bounds[number::processes])
+            with _interrupts_held():
+                helper = _fork(make, bounds[number::processes])
+                if helper is not None:
+                    helpers.append(helper)
             if helper is None:
                 break
-            helpers.append(helper)
         for index, (start, stop) in enumerate(bounds):
             number = index % processes
             helper = helpers[number - 1] if 0 < number <= len(helpers) else None
@@ -62,8 +66,20 @@ def forked_chunks(make: Make, count: int, block: int, children: int) -> Generato
             if got < stop:
                 yield from make(got, stop)
     finally:
-        for helper in helpers:
-            helper.stop()
+        with _interrupts_held():
+            for helper in helpers:
+                helper.stop()
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C held until the end (then raised): a child is never started without being kept, nor left unreaped
+    by a second Ctrl-C while the others are stopped."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @dataclass
@@ -113,12 +129,23 @@ def _fork(make: Make, blocks: list[tuple[int, int]]) -> _Child | None:
     if pid == 0:  # pragma: no cover - the child; its chunks are checked by the parent's output
         try:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            os.close(read_end)
+            _alone(write_end)
             _send(make, blocks, write_end)
         finally:
             os._exit(0)
     os.close(write_end)
     return _Child(pid, os.fdopen(read_end, "rb"))
+
+
+def _alone(pipe: int) -> None:
+    """In the child: no descriptor but its pipe, and /dev/null for stdin, stdout and stderr. What reads this
+    process's output, or another child's pipe, sees its end when this process and that child are gone, whatever
+    this child is doing."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for standard in (0, 1, 2):
+        os.dup2(null, standard)
+    os.closerange(3, pipe)
+    os.closerange(pipe + 1, max(pipe + 1, os.sysconf("SC_OPEN_MAX")))
 
 
 def _send(make: Make, blocks: list[tuple[int, int]], pipe: int) -> None:

@@ -135,10 +135,12 @@ def written_chunks(
     view: ShownStream, document: Document, prepare: Callable[[str], str], *, children: int = 0, block: int = 1
 ) -> Iterator[str]:
     """``document``'s chunks of ``view``, each made safe for its medium by ``prepare``; its turns made in blocks
-    by ``children`` forked processes too, when the view can make its turns apart (``ShownStream.blocks``)."""
+    by ``children`` forked processes too, when the view can make its turns apart (``ShownStream.blocks``). Such
+    a view's turns take the same way with no child (``forked_chunks`` makes them all here): the same stack, so
+    the same nesting is too deep with children or without."""
     ready = document.prepared(prepare)
     blocks = view.blocks
-    if blocks is None or children < 1:
+    if blocks is None:
         return ready.chunks(view.turns)
 
     def make(start: int, stop: int) -> Iterator[str]:

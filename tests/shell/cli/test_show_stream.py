@@ -291,3 +291,43 @@ def test_how_many_children_help() -> None:
     assert showing.helpers_for(small, 400, 2)[0] == 0
     assert showing.helpers_for(big, 400, 1)[0] == 0
     assert showing.helpers_for(big, 1, 2)[0] == 0
+
+
+def _with_deep_data(root: Path, turn: int, depth: int) -> Path:
+    """A copy of the long workspace whose ``turn``-th reasoning is structured data ``depth`` arrays deep."""
+    copy = root.parent / f"{root.name}-deep"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root, copy)
+    (events,) = copy.glob(".jp/conversations/*/events.json")
+    data = events.read_bytes()
+    mark = b'"type": "chat_response",\n    "reasoning": "'
+    place = -1
+    for _ in range(turn + 1):
+        place = data.index(mark, place + 1)
+    end = data.index(b'"', place + len(mark))
+    deep = b'"type": "chat_response",\n    "data": ' + b"[" * depth + b"]" * depth
+    events.write_bytes(data[:place] + deep + data[end + 1 :])
+    return copy
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("turn", [3, 40])
+def test_data_nested_about_as_deep_as_python_goes_is_shown_as_one_process_shows_it(
+    long_workspace: Path, turn: int
+) -> None:
+    """Around the deepest data one process lays out (found here: it depends on Python's recursion limit), two
+    cores show the same, or stop with the same error, wherever the turn is."""
+    low, high = 100, 3000
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (
+            (middle, high)
+            if _show(_with_deep_data(long_workspace, turn, middle), jobs="1").returncode == 0
+            else (low, middle)
+        )
+    for depth in (low - 1, low, high, high + 1):
+        root = _with_deep_data(long_workspace, turn, depth)
+        alone, shared = _show(root, jobs="1"), _show(root)
+        assert (shared.returncode, shared.stdout, shared.stderr) == (alone.returncode, alone.stdout, alone.stderr), (
+            depth
+        )

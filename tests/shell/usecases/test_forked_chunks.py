@@ -4,6 +4,8 @@ Ctrl-C)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -197,3 +199,25 @@ def test_when_only_the_first_child_starts_its_blocks_and_the_others_are_made(mon
     made = [chunk.split() for chunk in forked_chunks(where, 12, 2, 2)]
     assert [int(item) for item, _ in made] == list(range(12))
     assert [pid == str(PARENT) for _, pid in made] == [True, True, False, False, True, True] * 2
+
+
+def test_a_child_keeps_no_descriptor_but_its_pipe() -> None:
+    """A child holds stdin, stdout and stderr on /dev/null and its own pipe, nothing else (not a sibling's pipe,
+    not this process's output): whatever reads this process's output sees its end with this process's."""
+
+    def descriptors(start: int, stop: int) -> Iterator[str]:
+        for _ in range(start, stop):
+            fds = {}
+            for name in os.listdir("/proc/self/fd"):
+                with contextlib.suppress(OSError):
+                    fds[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+            yield json.dumps([os.getpid(), fds])
+
+    made = [json.loads(chunk) for chunk in forked_chunks(descriptors, 6, 1, 2)]
+    children = [fds for pid, fds in made if pid != PARENT]
+    assert len(children) == 4
+    for fds in children:
+        standard = {fds.pop(str(number)) for number in (0, 1, 2)}
+        assert standard == {os.devnull}
+        assert len(fds) <= 2, fds  # its pipe, and the listing's own descriptor
+        assert all(target.startswith("pipe:") for target in fds.values() if not target.startswith("/proc/")), fds
