@@ -21,6 +21,7 @@ SHELL_LAYERS = {
     "entropy": 0,
     "clock": 0,
     "collector": 0,
+    "interrupts": 0,
     "output": 0,
     "settings": 0,
     "lazy": 0,

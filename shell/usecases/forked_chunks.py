@@ -24,6 +24,8 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from turnmark.shell.interrupts import interrupts_held
+
 Make = Callable[[int, int], Iterator[str]]
 """``make(a, b)``: the chunks of items ``a`` to ``b - 1``, one chunk per item, in order."""
 
@@ -49,7 +51,7 @@ def forked_chunks(make: Make, count: int, block: int, children: int) -> Generato
     helpers: list[_Child] = []
     try:
         for number in range(1, processes):
-            with _interrupts_held():
+            with interrupts_held():  # a child is never started without being kept
                 helper = _fork(make, bounds[number::processes])
                 if helper is not None:
                     helpers.append(helper)
@@ -66,20 +68,9 @@ def forked_chunks(make: Make, count: int, block: int, children: int) -> Generato
             if got < stop:
                 yield from make(got, stop)
     finally:
-        with _interrupts_held():
+        with interrupts_held():  # nor left unreaped by a second Ctrl-C while the others stop
             for helper in helpers:
                 helper.stop()
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> Iterator[None]:
-    """Ctrl-C held until the end (then raised): a child is never started without being kept, nor left unreaped
-    by a second Ctrl-C while the others are stopped."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 @dataclass

@@ -28,6 +28,7 @@ from multiprocessing import resource_tracker
 from typing import TypeVar
 
 from turnmark.shell.errors import WorkerDied
+from turnmark.shell.interrupts import interrupts_held
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -56,11 +57,8 @@ def _worker_signals() -> None:
 def _interrupts_held() -> Iterator[None]:
     """SIGINT blocked in this thread (and so in every process it starts) until the block ends."""
     resource_tracker.ensure_running()  # started now: it unblocks SIGINT when it starts
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
+    with interrupts_held():
         yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextmanager

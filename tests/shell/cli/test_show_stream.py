@@ -8,7 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -228,19 +228,26 @@ def test_two_cores_write_what_one_writes(long_workspace: Path, arguments: tuple[
         assert shared.stdout == alone.stdout
 
 
-def _with_unreadable_turn(root: Path, turn: int) -> Path:
-    """A copy of the long workspace whose ``turn``-th request has a key written twice, the first out of range (a
-    value the light read never sees: found when the turn is shown)."""
-    copy = root.parent / f"{root.name}-{turn}"
+def _edited_copy(root: Path, name: str, mark: bytes, turn: int, edit: Callable[[bytes, int], bytes]) -> Path:
+    """A copy of the long workspace (``name`` beside it, made again) whose ``events.json`` is ``edit(data, place)``,
+    ``place`` where ``mark`` occurs for the ``turn``-th time (once a turn)."""
+    copy = root.parent / f"{root.name}-{name}"
+    shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(root, copy)
     (events,) = copy.glob(".jp/conversations/*/events.json")
     data = events.read_bytes()
-    mark = b'"type": "chat_request"'
     place = -1
     for _ in range(turn + 1):
         place = data.index(mark, place + 1)
-    events.write_bytes(data[:place] + b'"x": 1e999, "x": 1, ' + data[place:])
+    events.write_bytes(edit(data, place))
     return copy
+
+
+def _with_unreadable_turn(root: Path, turn: int) -> Path:
+    """A copy of the long workspace whose ``turn``-th request has a key written twice, the first out of range (a
+    value the light read never sees: found when the turn is shown)."""
+    mark = b'"type": "chat_request"'
+    return _edited_copy(root, f"{turn}", mark, turn, lambda data, at: data[:at] + b'"x": 1e999, "x": 1, ' + data[at:])
 
 
 @pytest.mark.slow
@@ -295,19 +302,13 @@ def test_how_many_children_help() -> None:
 
 def _with_deep_data(root: Path, turn: int, depth: int) -> Path:
     """A copy of the long workspace whose ``turn``-th reasoning is structured data ``depth`` arrays deep."""
-    copy = root.parent / f"{root.name}-deep"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(root, copy)
-    (events,) = copy.glob(".jp/conversations/*/events.json")
-    data = events.read_bytes()
     mark = b'"type": "chat_response",\n    "reasoning": "'
-    place = -1
-    for _ in range(turn + 1):
-        place = data.index(mark, place + 1)
-    end = data.index(b'"', place + len(mark))
     deep = b'"type": "chat_response",\n    "data": ' + b"[" * depth + b"]" * depth
-    events.write_bytes(data[:place] + deep + data[end + 1 :])
-    return copy
+
+    def edit(data: bytes, at: int) -> bytes:
+        return data[:at] + deep + data[data.index(b'"', at + len(mark)) + 1 :]
+
+    return _edited_copy(root, "deep", mark, turn, edit)
 
 
 @pytest.mark.slow
