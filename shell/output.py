@@ -46,30 +46,18 @@ def _write(stream: TextIO, text: str, errors: str) -> None:
 
 def emit_json(value: Any, stream: TextIO | None = None) -> None:
     """A ``--format json`` result: one pretty JSON document on stdout (or ``stream``)."""
-    document = redacted(json_escaped(indented_json.indented(value)))
+    document = json_shown(indented_json.indented(value))
     _write(stream or sys.stdout, document + "\n", JSON_ERRORS)
 
 
-def emit_chunks(chunks: Iterable[str]) -> None:
-    """A document made in pieces on stdout, each shown as ``emit_line`` shows a line (controls visible, keys
-    redacted; a key never spans two pieces, each ending at the end of a line)."""
-    for chunk in chunks:
-        write_prepared(shown(chunk))
-
-
-def emit_json_chunks(chunks: Iterable[str], stream: TextIO | None = None) -> None:
-    """``emit_json`` of a document made in pieces (each piece escaped and redacted as ``emit_json`` does the
-    whole; a key never spans two pieces, each being whole JSON values or punctuation)."""
-    write_json_prepared(map(json_shown, chunks), stream)
-
-
 def json_shown(chunk: str) -> str:
-    """A piece of a JSON document as ``emit_json_chunks`` writes it: escaped, keys redacted."""
+    """A piece of a JSON document as ``emit_json`` writes the whole: escaped, keys redacted (a key never spans
+    two pieces, each being whole JSON values or punctuation)."""
     return redacted(json_escaped(chunk))
 
 
 def write_json_prepared(chunks: Iterable[str], stream: TextIO | None = None) -> None:
-    """``emit_json_chunks`` of pieces already ``json_shown``."""
+    """A JSON document made in pieces already ``json_shown``, on stdout (or ``stream``), ending in a line feed."""
     target = stream or sys.stdout
     for chunk in chunks:
         _write(target, chunk, JSON_ERRORS)
@@ -78,7 +66,7 @@ def write_json_prepared(chunks: Iterable[str], stream: TextIO | None = None) -> 
 
 def json_line(value: Any) -> None:
     """One JSON object on one line of stdout (a stream of events, such as ``watch --format json``)."""
-    _write(sys.stdout, redacted(json_escaped(json.dumps(value, ensure_ascii=False))) + "\n", JSON_ERRORS)
+    _write(sys.stdout, json_shown(json.dumps(value, ensure_ascii=False)) + "\n", JSON_ERRORS)
 
 
 def emit_line(text: str = "") -> None:

@@ -161,18 +161,6 @@ def format_document(view: ShownStream, output_format: ShowFormat, width: int = 1
     return terminal_text.terminal_document(view, width, color)
 
 
-def text_chunks(conversation: ShownStream, width: int, color: bool) -> Iterator[str]:
-    """The terminal's text, turn by turn, as ``rendered(..., "text")`` gives it whole."""
-    return terminal_text.terminal_chunks(conversation, width, color)
-
-
-def document_chunks(conversation: ShownStream, output_format: Literal["md", "html"]) -> Iterator[str]:
-    """The Markdown or HTML document, turn by turn, as ``rendered`` gives it whole."""
-    if output_format == "md":
-        return markdown_export.markdown_chunks(conversation)
-    return html_page.html_chunks(conversation)
-
-
 def rendered(conversation: ShownConversation, output_format: ShowFormat, width: int = 100, color: bool = False) -> str:
     """The document in ``output_format``; ``text`` is styled for a terminal only with ``color``."""
     if output_format == "json":

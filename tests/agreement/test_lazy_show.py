@@ -63,11 +63,12 @@ def _documents(make: Callable[[], Result[ShownStream, TurnSelectionError]]) -> l
             return [str(streamed.failure().describe())]
         shown = streamed.unwrap()
         if kind in ("text", "color"):
-            documents.append("".join(showing.text_chunks(shown, 80, kind == "color")))
+            documents.append("".join(showing.format_document(shown, "text", 80, kind == "color").chunks(shown.turns)))
         elif kind == "json":
             documents.append("".join(json_chunks(shown)))
         else:
-            documents.append("".join(showing.document_chunks(shown, "md" if kind == "md" else "html")))
+            chosen: ShowFormat = "md" if kind == "md" else "html"
+            documents.append("".join(showing.format_document(shown, chosen).chunks(shown.turns)))
     return documents
 
 

@@ -48,12 +48,14 @@ def _same_text(folder: Path, tools: str, color: bool) -> None:
             continue
         whole = showing.shown_conversation(stream, identity, selection, options).unwrap()
         streamed = showing.shown_stream(stream, identity, selection, options).unwrap()
-        assert "".join(showing.text_chunks(streamed, 80, color)) == showing.rendered(whole, "text", 80, color)
+        text = showing.format_document(streamed, "text", 80, color).chunks(streamed.turns)
+        assert "".join(text) == showing.rendered(whole, "text", 80, color)
         again = showing.shown_stream(stream, identity, selection, options).unwrap()
         document = json.dumps(whole.to_json(), ensure_ascii=False, indent=2)
         assert "".join(json_chunks(again)) == document
         for kind in ("md", "html"):
-            pieces = showing.document_chunks(showing.shown_stream(stream, identity, selection, options).unwrap(), kind)
+            view = showing.shown_stream(stream, identity, selection, options).unwrap()
+            pieces = showing.format_document(view, kind).chunks(view.turns)
             assert "".join(pieces) == showing.rendered(whole, kind)
 
 
