@@ -37,7 +37,7 @@ from turnmark.core.text.summary_text import mechanical_summary
 
 if TYPE_CHECKING:
     from turnmark.core.stream.entries import IdOrigin
-    from turnmark.core.stream.payloads import Payload
+    from turnmark.core.stream.payloads import Payload, ResponseVariant
     from turnmark.core.stream.turns import Turn
 
 UNSET: Any = msgspec.UNSET
@@ -748,10 +748,12 @@ def _spans(tags: list[str]) -> tuple[range, ...]:
     return tuple(map(range, bounds[:-1], bounds[1:]))
 
 
-def _reasoning(entry: Element) -> bool:
-    """A checked answer is reasoning: its ``message`` is not a string, its ``reasoning`` is (``codec.read_entry``)."""
-    message = entry.message
-    return (message is NONE or not _string(message)) and _string(entry.reasoning)
+def _variant(entry: Element) -> ResponseVariant:
+    """A checked answer's variant as the full reader decides it (``codec.read_entry``): ``message`` when its message
+    is a string, else ``reasoning`` when its reasoning is, else ``data``."""
+    if _string(entry.message):
+        return "message"
+    return "reasoning" if _string(entry.reasoning) else "data"
 
 
 _TOOL_TAGS = frozenset(("tool_call_request", "tool_call_response"))
@@ -772,7 +774,7 @@ def _turn(
     steps: list[Step] = [
         (tag, entry.id if type(entry.id) is str else None, False)
         if tag in _TOOL_TAGS
-        else (tag, None, tag == "chat_response" and _reasoning(entry))
+        else (tag, None, tag == "chat_response" and _variant(entry) == "reasoning")
         for tag, entry in zip(kinds, entries[start:stop], strict=True)
         if tag in EVENTS
     ]

@@ -14,17 +14,17 @@ from typing import Any
 
 import msgspec
 
-from turnmark.core.stream.json_value import Json, JsonObject
+from turnmark.core.stream.json_value import JsonObject
 from turnmark.core.stream.light import (
     Element,
     _ChatRequest,
     _ChatResponse,
     _InquiryRequest,
     _InquiryResponse,
-    _string,
     _ToolCallRequest,
     _ToolCallResponse,
     _TurnStart,
+    _variant,
 )
 from turnmark.core.stream.payloads import (
     ChatRequest,
@@ -32,7 +32,6 @@ from turnmark.core.stream.payloads import (
     InquiryRequest,
     InquiryResponse,
     Payload,
-    ResponseVariant,
     ToolCallRequest,
     ToolCallResponse,
     TurnStart,
@@ -62,15 +61,8 @@ def _chat_request(entry: _ChatRequest) -> Payload:
 
 
 def _chat_response(entry: _ChatResponse) -> Payload:
-    value: Json
-    variant: ResponseVariant
-    if _string(entry.message):
-        variant, value = "message", _decode(entry.message)
-    elif _string(entry.reasoning):
-        variant, value = "reasoning", _decode(entry.reasoning)
-    else:
-        variant, value = "data", _decode(entry.data)
-    return ChatResponse(entry.timestamp, variant, value, _decoded(entry.metadata))
+    variant = _variant(entry)
+    return ChatResponse(entry.timestamp, variant, _decode(getattr(entry, variant)), _decoded(entry.metadata))
 
 
 def _tool_call_request(entry: _ToolCallRequest) -> Payload:
