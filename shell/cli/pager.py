@@ -3,7 +3,9 @@
 Only when stdout is a terminal and the text is taller than it. The pager is ``$PAGER`` (split as
 a shell would, run without a shell), else ``less``; ``LESS`` defaults to ``FRX`` (quit when one
 screen is enough, pass colours through, leave the screen as it is). ``PAGER=cat`` or an empty
-``PAGER`` turns it off, and a pager that cannot start is skipped.
+``PAGER`` turns it off, and a pager that cannot start is skipped. Ctrl-C while the pager shows is the pager's,
+as under git: the text stops where it is, the pager keeps what it has until it is quit, and only then does the
+command end (interrupted, 130).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO
 
 from turnmark.shell.output import write_prepared
 
@@ -59,26 +62,46 @@ def page_chunks(chunks: Iterable[str], environ: Mapping[str, str] | None = None)
     else:
         write_prepared("".join(held))
         return
-    _through_pager(command, environ, itertools.chain(held, rest))
+    _through_pager(command, environ, held, rest)
 
 
-def _through_pager(command: list[str], environ: Mapping[str, str], chunks: Iterable[str]) -> None:
+def _through_pager(command: list[str], environ: Mapping[str, str], held: list[str], rest: Iterator[str]) -> None:
+    """``held`` then ``rest`` into the pager, unbuffered, so that Ctrl-C is seen between two writes; on Ctrl-C
+    ``rest`` is closed (a child making chunks ends), the pager is left what it was given, and the interrupt is
+    raised once the pager has ended."""
     sys.stdout.flush()
     try:
-        pager = subprocess.Popen(command, stdin=subprocess.PIPE, env={"LESS": "FRX", **environ})
+        pager = subprocess.Popen(command, stdin=subprocess.PIPE, bufsize=0, env={"LESS": "FRX", **environ})
     except OSError:
-        for chunk in chunks:
+        for chunk in itertools.chain(held, rest):
             write_prepared(chunk)
         return
-    assert pager.stdin is not None
+    stdin = pager.stdin
+    assert stdin is not None
+    interrupted = False
+    try:
+        with contextlib.suppress(BrokenPipeError):
+            for chunk in itertools.chain(held, rest):
+                _write_all(stdin, chunk.encode("utf-8"))
+    except KeyboardInterrupt:
+        interrupted = True
+        close = getattr(rest, "close", None)
+        if close is not None:
+            close()
     with contextlib.suppress(BrokenPipeError):
-        for chunk in chunks:
-            pager.stdin.write(chunk.encode("utf-8"))
-    with contextlib.suppress(BrokenPipeError):
-        pager.stdin.close()
+        stdin.close()
     while True:
         try:
             pager.wait()
-            return
+            break
         except KeyboardInterrupt:
             continue
+    if interrupted:
+        raise KeyboardInterrupt
+
+
+def _write_all(stdin: IO[bytes], data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = stdin.write(view)
+        view = view[written or 0 :]

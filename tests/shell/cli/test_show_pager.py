@@ -97,3 +97,41 @@ def test_a_long_conversation_shown_on_two_cores_pages_and_leaves_nothing_behind(
         assert _turnmark_processes(str(tmp_path)) == []
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_pager_is_the_pagers_and_the_command_ends_after_it(tmp_path: Path) -> None:
+    """Ctrl-C while the pager shows a conversation still being written (as under git): the text stops where it is,
+    a child making turns is gone at once, the pager stays with what it has (``G`` reaches its end, no ``EXIT``
+    printed over it), and the command ends only when the pager is quit, interrupted (130), leaving no process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    from bench.huge import generate_long_conversation
+
+    generate_long_conversation(tmp_path, turns=400)
+    session = in_terminal(
+        f"env -u NO_COLOR -u LESS PAGER=less {TURNMARK} -w {tmp_path} --jobs 2 show; echo EXIT=$?; sleep 30"
+    )
+    try:
+        wait_for(session, "Turn 0 (")
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
+        deadline = time.monotonic() + 10
+        while len(_python_processes(tmp_path)) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_python_processes(tmp_path)) == 1, "the child is gone, the command waits for the pager"
+        subprocess.run(["tmux", "send-keys", "-t", session, "G"], check=True)
+        screen = wait_for(session, "(END)", timeout=30)
+        time.sleep(0.5)
+        screen = screen_with_escapes(session)
+        assert "EXIT=" not in screen, "the command waits for the pager"
+        assert "Turn 399 (" not in screen, "the text stopped at the interrupt"
+        assert _python_processes(tmp_path), "the command waits for the pager"
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        assert "EXIT=130" in wait_for(session, "EXIT=", timeout=30)
+        assert _turnmark_processes(str(tmp_path)) == []
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
+def _python_processes(workspace: Path) -> list[str]:
+    """The command's processes (itself and its children), not the shell that runs it."""
+    return [line for line in _turnmark_processes(str(workspace)) if " bash -c " not in f" {line.split(maxsplit=1)[1]}"]
