@@ -39,6 +39,11 @@ class Provider(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.model.id!r})"
 
+    def close(self) -> None:
+        """Close the client's connections (a long-lived process, ``watch`` or ``mcp``, opens one provider a
+        catch-up)."""
+        self.http.close()
+
     def headers(self, api_key: str | None) -> dict[str, str]:
         """The headers every request carries."""
         return {}

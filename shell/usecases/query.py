@@ -16,6 +16,7 @@ saying it was not run, and reported.
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -212,12 +213,14 @@ def _turn(
     ref: ConversationRef | None = None
     if options.new:
         config = effective_config(workspace, None, options.cfg, options.environ, start)
-        model_id = _usable(_assistant_model(config, options.model), config, options).model.id
+        with closing(_usable(_assistant_model(config, options.model), config, options)) as checked:
+            model_id = checked.model.id
         if options.persist:
             ref = new_conversation(workspace, model_id)
     else:
         ref = pick_conversation(start, options.conversation, lambda message: chrome(f"warning: {message}", err))
     lock: ConversationLock | None = hold_lock(ref) if options.persist and ref is not None else None
+    opened = ExitStack()
     try:
         if ref is None:
             loaded = None
@@ -228,7 +231,7 @@ def _turn(
             stream = catchup_stream(loaded.stream)
             config = effective_config(ref.workspace, loaded.stream, options.cfg, options.environ, start)
         model = _assistant_model(config, options.model)
-        provider = _usable(model, config, options)
+        provider = opened.enter_context(closing(_usable(model, config, options)))
         result.conversation = ref.display_id if ref is not None else None
         result.model = model.id
         auto = lookup(config, f"{TURN_SUMMARY}.auto") is not False
@@ -254,6 +257,7 @@ def _turn(
             result.stored = _stored(stream)
         return status
     finally:
+        opened.close()
         if lock is not None:
             lock.release()
 

@@ -26,7 +26,7 @@ turns for the next run.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import ExitStack, closing, nullcontext
 from typing import TYPE_CHECKING
 
 from turnmark.core.stream.event_ids import IdSource
@@ -103,7 +103,7 @@ def _catch_up(
     if planned is None:
         return report
     session, stream, runnable = planned
-    with collector_paused() if session.provider is None else nullcontext():
+    with closing(session), collector_paused() if session.provider is None else nullcontext():
         _ask_and_write(session, stream, runnable, on_batch=on_batch, should_stop=should_stop)
     on_batch(len(runnable), len(runnable))
     return report
@@ -178,15 +178,18 @@ def _planned(
     session = Session.open(ref, loaded.stream, options, new_id, report=report, run=run)
     if session is None:
         return None
-    with collector_paused():
-        runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
-        if options.dry_run and runnable:
-            report.upgrade = legacy_upgrade(loaded.stream, stream)
-            if (refusal := save_refusal(loaded, stream)) is not None:
-                report.save_refused = str(refusal)
-    if options.dry_run or not runnable:
-        return None
-    session.adopt(loaded, stream, files)
+    with ExitStack() as unless_kept:
+        unless_kept.callback(session.close)
+        with collector_paused():
+            runnable = session.batches(stream, last_turn_may_be_open=open_turn)[: options.max_batches]
+            if options.dry_run and runnable:
+                report.upgrade = legacy_upgrade(loaded.stream, stream)
+                if (refusal := save_refusal(loaded, stream)) is not None:
+                    report.save_refused = str(refusal)
+        if options.dry_run or not runnable:
+            return None
+        session.adopt(loaded, stream, files)
+        unless_kept.pop_all()
     return session, stream, runnable
 
 

@@ -90,12 +90,15 @@ def _unusable(
     *,
     dry_run_note: str = "",
 ) -> tuple[ModelSpec, Provider | None, int | None]:
-    """An implicit model gives way to the offline summarizer; a dry run notes the failure; otherwise it is raised."""
-    if model.implicit:
-        return _offline(model, str(error), report), None, None
-    if options.dry_run:
+    """An implicit model gives way to the offline summarizer; a dry run notes the failure; otherwise it is raised.
+    A provider not kept is closed."""
+    if options.dry_run and not model.implicit:
         report.notes.append(f"a real run would fail: {error}{dry_run_note}")
         return model, provider, None
+    if provider is not None:
+        provider.close()
+    if model.implicit:
+        return _offline(model, str(error), report), None, None
     raise error
 
 
@@ -192,10 +195,16 @@ class Session:
             run.remember(model.id, f"{model.id} cannot be used", configuration=True)
             return None
         if provider is not None and not options.dry_run and _skipped(report, run, provider.endpoint):
+            provider.close()
             return None
         return cls(
             ref, options, new_id, model, provider, window, batch_size(config), report, run, max_message_chars=limit
         )
+
+    def close(self) -> None:
+        """Close the provider's connections; a session is closed once its catch-up is done."""
+        if self.provider is not None:
+            self.provider.close()
 
     def batches(self, stream: ConversationStream, *, last_turn_may_be_open: bool) -> list[Packing]:
         """The requests to make for ``stream``, recorded in the report's plan."""

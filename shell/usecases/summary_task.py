@@ -10,6 +10,7 @@ non-blocking lock, only for turns whose fingerprint still matches.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import closing
 from typing import TYPE_CHECKING
 
 from turnmark.core.stream.event_ids import IdSource
@@ -54,10 +55,11 @@ class TurnSummaryTask:
             return
         if session is None:
             return
-        batches = session.batches(self.snapshot, last_turn_may_be_open=True)
-        if not batches or token.cancelled:
-            return
-        answer = session.ask(self.snapshot, batches[0], lambda: token.cancelled)
+        with closing(session):
+            batches = session.batches(self.snapshot, last_turn_may_be_open=True)
+            if not batches or token.cancelled:
+                return
+            answer = session.ask(self.snapshot, batches[0], lambda: token.cancelled)
         if answer is not None and not token.cancelled:
             self._session, self._work = session, (batches[0], answer)
 

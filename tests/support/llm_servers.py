@@ -163,6 +163,16 @@ class LoopbackServer:
     def posts(self) -> list[Received]:
         return [request for request in self.received if request.method == "POST"]
 
+    def open_connections(self, settle: float = 2.0) -> int:
+        """How many clients still hold a connection to this server, once those closing have had ``settle``
+        seconds to do so (an exchange ends when its client closes the connection)."""
+        deadline = time.monotonic() + settle
+        while True:
+            alive = sum(thread.is_alive() for thread, _ in self._server.handlers)
+            if not alive or time.monotonic() > deadline:
+                return alive
+            time.sleep(0.02)
+
     def window(self, path: str) -> Any:
         """What a context-window lookup at ``path`` answers, or ``None`` for another path."""
         if path == "/api/tags":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -576,3 +577,21 @@ def test_a_catch_up_leaves_the_cycle_collector_on(workspace: Path) -> None:
 
     run(pick_conversation(workspace, CLEAN), model="builtin/extractive")
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
+def test_a_catch_up_leaves_no_connection_open(workspace: Path, server: ModelServer, dry_run: bool) -> None:
+    """The provider's client is closed when its catch-up ends (``watch`` and ``mcp`` live long and open one a
+    catch-up): with the cyclic collector off, which alone let go of it before, the server sees every connection
+    closed, after the summaries were asked (or, in a dry run, the context window)."""
+    use_model(workspace, server)
+    ref = pick_conversation(workspace, CLEAN)
+    gc.disable()
+    try:
+        report = run(ref, dry_run=dry_run)
+        assert report.error is None
+        assert bool(server.posts()) is not dry_run
+        assert server.received, "the server was asked"
+        assert server.open_connections() == 0
+    finally:
+        gc.enable()

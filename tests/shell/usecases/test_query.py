@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import time
@@ -299,3 +300,20 @@ def test_a_query_on_a_legacy_conversation_says_it_upgraded_and_undo_takes_the_wh
     said = undo(ref)
     assert said.startswith("jp-c17790000000: restored the copy kept before query, in JP's older format")
     assert {path.name: path.read_bytes() for path in directory.iterdir() if path.name != "metadata.json"} == before
+
+
+def test_a_query_leaves_no_connection_open(workspace: Path, server: ModelServer) -> None:
+    """The assistant's client is closed once the answer is in (a long-lived process asks many): with the cyclic
+    collector off, the server sees every connection closed, the summaries' task's too."""
+    script(server, "First answer.")
+    ask(workspace, "First question", None, new=True)
+    [ref_id] = [p.name for p in (workspace / ".jp" / "conversations").iterdir() if "-" not in p.name]
+    script(server, "Second answer.")
+    gc.disable()
+    try:
+        status, _, _ = ask(workspace, "Second question", ref_id)
+        assert status == 0
+        assert any(is_summary_request(post.body or {}) for post in server.posts()), "the summaries' task asked too"
+        assert server.open_connections() == 0
+    finally:
+        gc.enable()
