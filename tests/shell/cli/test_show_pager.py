@@ -73,19 +73,25 @@ def _turnmark_processes(marker: str) -> list[str]:
     return [line for line in listing.splitlines() if marker in line and "tmux" not in line and "ps -ww" not in line]
 
 
+def _long_show_in_pager(workspace: Path) -> str:
+    """A tmux session showing a generated conversation of 400 turns (long enough for a child to make every other
+    block of turns) through less, on two cores; its name."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    from bench.huge import generate_long_conversation
+
+    generate_long_conversation(workspace, turns=400)
+    return in_terminal(
+        f"env -u NO_COLOR -u LESS PAGER=less {TURNMARK} -w {workspace} --jobs 2 show; echo EXIT=$?; sleep 30"
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("keys", ["G", "q"], ids=["to-the-end", "quit-at-once"])
 def test_a_long_conversation_shown_on_two_cores_pages_and_leaves_nothing_behind(tmp_path: Path, keys: str) -> None:
     """A conversation long enough for a child to make every other block of turns: the pager shows the first screen,
     then the end (``G``), the last turn whole; ``q`` leaves with 0, at the end or at once, and no process of the
     command is left."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-    from bench.huge import generate_long_conversation
-
-    generate_long_conversation(tmp_path, turns=400)
-    session = in_terminal(
-        f"env -u NO_COLOR -u LESS PAGER=less {TURNMARK} -w {tmp_path} --jobs 2 show; echo EXIT=$?; sleep 30"
-    )
+    session = _long_show_in_pager(tmp_path)
     try:
         wait_for(session, "Turn 0 (")
         assert _turnmark_processes(str(tmp_path)), "the command waits for the reader"
@@ -104,13 +110,7 @@ def test_ctrl_c_in_the_pager_is_the_pagers_and_the_command_ends_after_it(tmp_pat
     """Ctrl-C while the pager shows a conversation still being written (as under git): the text stops where it is,
     a child making turns is gone at once, the pager stays with what it has (``G`` reaches its end, no ``EXIT``
     printed over it), and the command ends only when the pager is quit, interrupted (130), leaving no process."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-    from bench.huge import generate_long_conversation
-
-    generate_long_conversation(tmp_path, turns=400)
-    session = in_terminal(
-        f"env -u NO_COLOR -u LESS PAGER=less {TURNMARK} -w {tmp_path} --jobs 2 show; echo EXIT=$?; sleep 30"
-    )
+    session = _long_show_in_pager(tmp_path)
     try:
         wait_for(session, "Turn 0 (")
         subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
@@ -119,7 +119,7 @@ def test_ctrl_c_in_the_pager_is_the_pagers_and_the_command_ends_after_it(tmp_pat
             time.sleep(0.05)
         assert len(_python_processes(tmp_path)) == 1, "the child is gone, the command waits for the pager"
         subprocess.run(["tmux", "send-keys", "-t", session, "G"], check=True)
-        screen = wait_for(session, "(END)", timeout=30)
+        wait_for(session, "(END)", timeout=30)
         time.sleep(0.5)
         screen = screen_with_escapes(session)
         assert "EXIT=" not in screen, "the command waits for the pager"
