@@ -20,6 +20,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO
 
+from turnmark.shell.interrupts import NotedInterrupts, interrupts_noted
 from turnmark.shell.output import write_prepared
 
 
@@ -66,42 +67,52 @@ def page_chunks(chunks: Iterable[str], environ: Mapping[str, str] | None = None)
 
 
 def _through_pager(command: list[str], environ: Mapping[str, str], held: list[str], rest: Iterator[str]) -> None:
-    """``held`` then ``rest`` into the pager, unbuffered, so that Ctrl-C is seen between two writes; on Ctrl-C
-    ``rest`` is closed (a child making chunks ends), the pager is left what it was given, and the interrupt is
-    raised once the pager has ended."""
+    """``held`` then ``rest`` into the pager. Ctrl-C from the pager's start to its end is noted, never raised where
+    it would leave the pager behind; only while the text is written is it raised too, to stop the writing (unbuffered,
+    so it is seen between two writes). Once the writing stops (Ctrl-C, the pager quit), ``rest`` is closed (a child
+    making chunks ends), the pager keeps what it was given, and after Ctrl-C ``KeyboardInterrupt`` is raised once
+    the pager has ended."""
     sys.stdout.flush()
-    try:
-        pager = subprocess.Popen(command, stdin=subprocess.PIPE, bufsize=0, env={"LESS": "FRX", **environ})
-    except OSError:
+    with interrupts_noted() as interrupts:
+        try:
+            pager = subprocess.Popen(command, stdin=subprocess.PIPE, bufsize=0, env={"LESS": "FRX", **environ})
+        except OSError:
+            pager = None
+        if pager is not None:
+            _feed(pager, held, rest, interrupts)
+    if interrupts.seen:
+        raise KeyboardInterrupt
+    if pager is None:
         for chunk in itertools.chain(held, rest):
             write_prepared(chunk)
-        return
+
+
+def _feed(pager: subprocess.Popen[bytes], held: list[str], rest: Iterator[str], interrupts: NotedInterrupts) -> None:
     stdin = pager.stdin
     assert stdin is not None
-    interrupted = False
     try:
-        with contextlib.suppress(BrokenPipeError):
-            for chunk in itertools.chain(held, rest):
-                _write_all(stdin, chunk.encode("utf-8"))
+        interrupts.raising = not interrupts.seen
+        if interrupts.raising:
+            with contextlib.suppress(BrokenPipeError):
+                for chunk in itertools.chain(held, rest):
+                    _write_all(stdin, chunk.encode("utf-8"))
     except KeyboardInterrupt:
-        interrupted = True
-        close = getattr(rest, "close", None)
-        if close is not None:
-            close()
-    with contextlib.suppress(BrokenPipeError):
-        stdin.close()
-    while True:
+        pass
+    finally:
+        interrupts.raising = False
         try:
+            close = getattr(rest, "close", None)
+            if close is not None:
+                close()
+        finally:
+            with contextlib.suppress(BrokenPipeError):
+                stdin.close()
             pager.wait()
-            break
-        except KeyboardInterrupt:
-            continue
-    if interrupted:
-        raise KeyboardInterrupt
 
 
 def _write_all(stdin: IO[bytes], data: bytes) -> None:
     view = memoryview(data)
     while view:
         written = stdin.write(view)
-        view = view[written or 0 :]
+        assert written is not None, "a pipe that blocks"
+        view = view[written:]

@@ -40,8 +40,7 @@ class Provider(ABC):
         return f"{type(self).__name__}({self.model.id!r})"
 
     def close(self) -> None:
-        """Close the client's connections (a long-lived process, ``watch`` or ``mcp``, opens one provider a
-        catch-up)."""
+        """Close the client's connections (a long-lived ``watch`` opens one provider a catch-up)."""
         self.http.close()
 
     def headers(self, api_key: str | None) -> dict[str, str]:

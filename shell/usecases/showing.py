@@ -8,7 +8,7 @@ link, atomically).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -146,7 +146,16 @@ def written_chunks(
     def make(start: int, stop: int) -> Iterator[str]:
         return (ready.turn(turn, ordinal) for ordinal, turn in enumerate(blocks(start, stop), start))
 
-    return ready.around(forked_chunks(make, len(view.indices), block, children))
+    forked = forked_chunks(make, len(view.indices), block, children)
+    return _closing(ready.around(forked), forked)
+
+
+def _closing(chunks: Iterator[str], forked: Generator[str, None, None]) -> Iterator[str]:
+    """``chunks``; closing them (or their end) ends ``forked`` too, at once: its children are gone when this is."""
+    try:
+        yield from chunks
+    finally:
+        forked.close()
 
 
 def format_document(view: ShownStream, output_format: ShowFormat, width: int = 100, color: bool = False) -> Document:

@@ -79,6 +79,9 @@ def _open(
     except ModelError as error:
         report.notes.append(f"context window unknown ({error}); assuming the default")
         return model, provider, None
+    except BaseException:
+        provider.close()
+        raise
 
 
 def _unusable(

@@ -13,15 +13,14 @@ Ctrl-C exits. A task's failure is reported and never fails the command.
 from __future__ import annotations
 
 import queue
-import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
 from turnmark.shell.clock import monotonic
+from turnmark.shell.interrupts import NotedInterrupts, interrupts_noted
 from turnmark.shell.output import chrome
 
 SOFT_TIMEOUT = 10.0
@@ -82,8 +81,9 @@ class TaskHandler:
         self._log = log or (lambda message: chrome(message, self._stream))
         self._done: queue.Queue[tuple[Task, BaseException | None]] = queue.Queue()
         self._running: dict[int, Task] = {}
-        self._interrupted = False
-        """Ctrl-C came while draining (acted on between two waits)."""
+        self._interrupts = NotedInterrupts()
+        """Ctrl-C while draining, acted on between two waits for a task (the main thread's only): raised inside
+        the queue's wait, it could leave the queue's lock released twice."""
 
     def spawn(self, task: Task) -> None:
         """Start ``task.run`` now, on its own daemon thread (abandoned threads never block exit)."""
@@ -110,8 +110,7 @@ class TaskHandler:
     ) -> None:
         label = "Cancelling background tasks…" if countdown else "Finishing background tasks…"
         while self._running and monotonic() < deadline:
-            if self._interrupted:
-                self._interrupted = False
+            if self._interrupts.take():
                 raise KeyboardInterrupt
             try:
                 task, error = self._done.get(timeout=TIMER_INTERVAL)
@@ -132,26 +131,8 @@ class TaskHandler:
         report = DrainReport()
         if not self._running:
             return report
-        with self._interrupts_noted():
+        with interrupts_noted() as self._interrupts:
             return self._drain(report)
-
-    @contextmanager
-    def _interrupts_noted(self) -> Iterator[None]:
-        """Ctrl-C while draining is noted and acted on between two waits for a task (the main thread's only):
-        raised inside the queue's wait, it could leave the queue's lock released twice."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        self._interrupted = False
-
-        def note(signum: int, frame: object) -> None:
-            self._interrupted = True
-
-        previous = signal.signal(signal.SIGINT, note)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, previous)
 
     def _drain(self, report: DrainReport) -> DrainReport:
         started = monotonic()

@@ -50,6 +50,23 @@ def test_long_text_is_paged_in_colour_and_q_leaves(show_workspace: Path) -> None
         subprocess.run(["tmux", "kill-session", "-t", session], check=False)
 
 
+def test_ctrl_c_once_the_text_is_written_ends_the_command_interrupted_when_the_pager_is_quit(
+    show_workspace: Path,
+) -> None:
+    session = in_terminal(
+        f"env -u NO_COLOR -u LESS PAGER=less {TURNMARK} -w {show_workspace} show 17820000010; echo EXIT=$?; sleep 30"
+    )
+    try:
+        wait_for(session, "Turn 0 (s0turn0)")
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
+        time.sleep(0.3)
+        assert "EXIT=" not in screen_with_escapes(session), "the command waits for the pager"
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        assert "EXIT=130" in wait_for(session, "EXIT=")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+
+
 @pytest.mark.parametrize(
     ("settings", "arguments"),
     [("PAGER=less", "--turn 3"), ("PAGER=cat", ""), ("PAGER=less", "| cat")],
@@ -106,18 +123,24 @@ def test_a_long_conversation_shown_on_two_cores_pages_and_leaves_nothing_behind(
 
 
 @pytest.mark.slow
-def test_ctrl_c_in_the_pager_is_the_pagers_and_the_command_ends_after_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("presses", [1, 2], ids=["once", "twice"])
+def test_ctrl_c_in_the_pager_is_the_pagers_and_the_command_ends_after_it(tmp_path: Path, presses: int) -> None:
     """Ctrl-C while the pager shows a conversation still being written (as under git): the text stops where it is,
     a child making turns is gone at once, the pager stays with what it has (``G`` reaches its end, no ``EXIT``
-    printed over it), and the command ends only when the pager is quit, interrupted (130), leaving no process."""
+    printed over it, nor a traceback when Ctrl-C comes twice), and the command ends only when the pager is quit,
+    interrupted (130), leaving no process."""
     session = _long_show_in_pager(tmp_path)
     try:
         wait_for(session, "Turn 0 (")
-        subprocess.run(["tmux", "send-keys", "-t", session, "C-c"], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", session, *["C-c"] * presses], check=True)
         deadline = time.monotonic() + 10
         while len(_python_processes(tmp_path)) > 1 and time.monotonic() < deadline:
             time.sleep(0.05)
         assert len(_python_processes(tmp_path)) == 1, "the child is gone, the command waits for the pager"
+        time.sleep(0.3)
+        printed_over_the_pager = screen_with_escapes(session)
+        assert "Traceback" not in printed_over_the_pager
+        assert "Exception" not in printed_over_the_pager
         subprocess.run(["tmux", "send-keys", "-t", session, "G"], check=True)
         wait_for(session, "(END)", timeout=30)
         time.sleep(0.5)

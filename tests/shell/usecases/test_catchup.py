@@ -581,9 +581,9 @@ def test_a_catch_up_leaves_the_cycle_collector_on(workspace: Path) -> None:
 
 @pytest.mark.parametrize("dry_run", [False, True], ids=["run", "dry-run"])
 def test_a_catch_up_leaves_no_connection_open(workspace: Path, server: ModelServer, dry_run: bool) -> None:
-    """The provider's client is closed when its catch-up ends (``watch`` and ``mcp`` live long and open one a
-    catch-up): with the cyclic collector off, which alone let go of it before, the server sees every connection
-    closed, after the summaries were asked (or, in a dry run, the context window)."""
+    """The provider's client is closed when its catch-up ends (a long-lived ``watch`` opens one a catch-up): with
+    the cyclic collector off, which alone let go of it before, the server sees every connection closed, after the
+    summaries were asked (or, in a dry run, the context window)."""
     use_model(workspace, server)
     ref = pick_conversation(workspace, CLEAN)
     gc.disable()
