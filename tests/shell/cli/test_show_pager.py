@@ -3,16 +3,22 @@ pipe and ``PAGER=cat`` do not."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.optional_tools import needs
 from tests.support.terminal import wait_for
+from turnmark.shell.cli.pager import _through_pager
+from turnmark.shell.interrupts import interrupts_held
 
 pytestmark = needs(shutil.which("tmux") is not None and shutil.which("less") is not None, "tmux or less")
 TURNMARK = Path(sys.executable).parent / "turnmark"
@@ -158,3 +164,38 @@ def test_ctrl_c_in_the_pager_is_the_pagers_and_the_command_ends_after_it(tmp_pat
 def _python_processes(workspace: Path) -> list[str]:
     """The command's processes (itself and its children), not the shell that runs it."""
     return [line for line in _turnmark_processes(str(workspace)) if " bash -c " not in f" {line.split(maxsplit=1)[1]}"]
+
+
+def _made_with_a_cleanup_interrupted(stopped: list[float]) -> Iterator[str]:
+    """Chunks, the last as long as several pipes; their maker's cleanup holds Ctrl-C as ``forked_chunks`` does
+    while it stops its children, and a second Ctrl-C comes meanwhile (delivered as the hold ends)."""
+
+    def made() -> Iterator[str]:
+        try:
+            yield "a\n" * 50
+            yield "b" * 1_000_000 + "\n"
+        finally:
+            with interrupts_held():
+                os.kill(os.getpid(), signal.SIGINT)
+            stopped.append(time.monotonic())
+
+    yield from made()
+
+
+def test_ctrl_c_twice_while_writing_to_the_pager_raises_once_after_the_pager_ended(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """In process, with a pager that reads nothing for half a second: Ctrl-C while a write to it is blocked stops
+    the writing; the second, during the chunks' cleanup, is only noted (no traceback, no early return); the
+    interrupt comes out once, after the pager has ended."""
+    ended = tmp_path / "ended"
+    pager_command = ["sh", "-c", f"sleep 0.5; cat > /dev/null; touch {ended}"]
+    stopped: list[float] = []
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        _through_pager(pager_command, {}, ["first screen\n"], _made_with_a_cleanup_interrupted(stopped))
+    timer.join()
+    assert ended.exists(), "the pager ended before the interrupt came out"
+    assert stopped, "the chunks' maker was closed"
+    assert "Exception ignored" not in capfd.readouterr().err
