@@ -6,7 +6,9 @@ of any of those forms is replaced by ``***``, before a message is ever cut.
 """
 
 import base64
+import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 RUN = 8
 MASK = "***"
@@ -35,25 +37,58 @@ def key_runs(secrets: Iterable[str]) -> frozenset[str]:
 
 
 def redact(text: str, runs: frozenset[str]) -> str:
-    """``text`` with every stretch covered by a key run replaced by ``***``."""
+    """``text`` with every stretch covered by a key run replaced by ``***``.
+
+    Only the places a run could start are tried (``_starts``): a text with no part of a key costs one pass in C,
+    not a step per character.
+    """
     if not runs:
         return text
     lengths = sorted({len(run) for run in runs})
-    covered = [False] * len(text)
-    for start in range(len(text)):
+    covered = bytearray(len(text))
+    for start in _starts(text, runs, lengths):
         for length in lengths:
-            if text[start : start + length] in runs:
-                covered[start : start + length] = [True] * length
-    if not any(covered):
+            piece = text[start : start + length]
+            if piece in runs:
+                covered[start : start + len(piece)] = b"\x01" * len(piece)
+    if 1 not in covered:
         return text
     pieces: list[str] = []
-    masked = False
-    for char, hidden in zip(text, covered, strict=True):
-        if hidden:
-            if not masked:
-                pieces.append(MASK)
-            masked = True
-        else:
-            pieces.append(char)
-            masked = False
+    shown = 0
+    for hidden in _HIDDEN.finditer(covered):
+        pieces += [text[shown : hidden.start()], MASK]
+        shown = hidden.end()
+    pieces.append(text[shown:])
     return "".join(pieces)
+
+
+_BLOCK = 4
+_BLOCKS = re.compile(f"(?s).{{{_BLOCK}}}")
+_HIDDEN = re.compile(b"\x01+")
+_SLICE = _BLOCK << 14
+"""How much of a text is cut into blocks at a time (a multiple of ``_BLOCK``: the blocks stay where they were)."""
+
+
+def _starts(text: str, runs: frozenset[str], lengths: list[int]) -> Iterable[int]:
+    """Every place of ``text`` where a run may start. A run of ``2 * _BLOCK - 1`` characters or more holds a whole
+    block of ``text`` at a multiple of ``_BLOCK``, which is one of the run's own ``_BLOCK``-grams: only around such
+    blocks can a run start (a shorter run is looked for everywhere)."""
+    if lengths[0] < 2 * _BLOCK - 1:
+        return range(len(text))
+    grams = _grams(runs)
+    longest = lengths[-1]
+    found: set[int] = set()
+    for offset in range(0, len(text), _SLICE):
+        blocks = _BLOCKS.findall(text, offset, offset + _SLICE)
+        if grams.isdisjoint(blocks):
+            continue
+        for number, block in enumerate(blocks):
+            if block in grams:
+                at = offset + number * _BLOCK
+                found.update(range(max(0, at + _BLOCK - longest), at + 1))
+    return sorted(found)
+
+
+@lru_cache(maxsize=8)
+def _grams(runs: frozenset[str]) -> frozenset[str]:
+    return frozenset(run[start : start + _BLOCK] for run in runs for start in range(len(run) - _BLOCK + 1))
