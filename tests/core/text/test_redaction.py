@@ -70,3 +70,4 @@ def test_a_short_key_is_still_tried_everywhere() -> None:
     runs = key_runs(["ab1", "sk-live-Q7wE9rT2yU4iO6pA"])
     assert list(_starts("xxab1xx", runs, sorted({len(run) for run in runs}))) == list(range(7))
     assert redact("xxab1xx", runs) == f"xx{MASK}xx"
+    assert redact("xxab1", runs) == f"xx{MASK}", "a short key's run at the end, beside a longer key's runs"
