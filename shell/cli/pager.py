@@ -37,11 +37,6 @@ def pager_command(environ: Mapping[str, str]) -> list[str] | None:
     return command if command and command != ["cat"] else None
 
 
-def page(text: str, environ: Mapping[str, str] | None = None) -> None:
-    """Write ``text`` (already safe for a terminal) to stdout, paged when it is taller than the terminal."""
-    page_chunks([text], environ)
-
-
 def page_chunks(chunks: Iterable[str], environ: Mapping[str, str] | None = None) -> None:
     """Write ``chunks`` (already safe for a terminal) to stdout as they come: through the pager once they
     are taller than the terminal (the first screen shows while the rest is still being made)."""
