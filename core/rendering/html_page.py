@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -216,16 +216,11 @@ def _turn(turn: ShownTurn, detail: str) -> str:
 
 def render_html(conversation: ShownConversation) -> str:
     """The whole page."""
-    return "".join(html_chunks(conversation))
-
-
-def html_chunks(conversation: ShownConversation | ShownStream) -> Iterator[str]:
-    """``render_html``: the head and the table of contents, then each turn as it is made, then the end."""
-    return html_document(conversation).chunks(conversation.turns)
+    return "".join(html_document(conversation).chunks(conversation.turns))
 
 
 def html_document(conversation: ShownConversation | ShownStream) -> Document:
-    """``html_chunks``'s ``Document``."""
+    """The page as a ``Document``: the head and the table of contents, each turn as it is made, then the end."""
     title = escaped(conversation.title)
     identity = escaped(str(conversation.conversation.get("id", "")))
     contents = "\n".join(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
 
 from turnmark.core.rendering.shown import (
     Document,
@@ -191,16 +190,11 @@ def _turn(turn: ShownTurn, detail: str) -> list[str]:
 
 def render_markdown(conversation: ShownConversation) -> str:
     """The whole Markdown document: a title, the contents by turn, then every turn."""
-    return "".join(markdown_chunks(conversation))
-
-
-def markdown_chunks(conversation: ShownConversation | ShownStream) -> Iterator[str]:
-    """``render_markdown``, the head and contents first, then one chunk per turn as it is made."""
-    return markdown_document(conversation).chunks(conversation.turns)
+    return "".join(markdown_document(conversation).chunks(conversation.turns))
 
 
 def markdown_document(conversation: ShownConversation | ShownStream) -> Document:
-    """``markdown_chunks``'s ``Document``."""
+    """The Markdown as a ``Document``: the head and contents, then one chunk per turn as it is made."""
     identity = str(conversation.conversation.get("id", ""))
     lines = [
         f"# {inline(conversation.title)}",

@@ -7,8 +7,6 @@ the SGR codes added below.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from turnmark.core.rendering.shown import Document, ShownConversation, ShownStream
 from turnmark.core.rendering.terminal_layout import Line, title_lines, turn_lines
 
@@ -44,13 +42,9 @@ def _line(line: Line, color: bool) -> str:
     return "".join(parts).rstrip(" ")
 
 
-def terminal_chunks(conversation: ShownConversation | ShownStream, width: int, color: bool) -> Iterator[str]:
-    """The reader's view for a terminal, one chunk per turn (the title first), ending in one line feed."""
-    return terminal_document(conversation, width, color).chunks(conversation.turns)
-
-
 def terminal_document(conversation: ShownConversation | ShownStream, width: int, color: bool) -> Document:
-    """``terminal_chunks``'s ``Document``."""
+    """The reader's view for a terminal as a ``Document``: the title, then one chunk per turn, ending in one line
+    feed."""
     tools = conversation.options.tools
 
     def text(lines: list[Line]) -> str:
@@ -63,4 +57,4 @@ def terminal_document(conversation: ShownConversation | ShownStream, width: int,
 
 def terminal_text(conversation: ShownConversation, width: int, color: bool) -> str:
     """The whole view as one text."""
-    return "".join(terminal_chunks(conversation, width, color))
+    return "".join(terminal_document(conversation, width, color).chunks(conversation.turns))
